@@ -1,0 +1,97 @@
+import * as v from 'valibot';
+import { isName } from './names.ts';
+
+/** A machine path: absolute and normalised, so it cannot climb out of a root. */
+const MachinePath = v.pipe(
+  v.string(),
+  v.check(
+    (path) =>
+      path.startsWith('/') &&
+      path.length > 1 &&
+      !path.endsWith('/') &&
+      !path.includes('\0') &&
+      path
+        .slice(1)
+        .split('/')
+        .every((part) => part !== '' && part !== '.' && part !== '..'),
+    'a machine path must be absolute and normalised (no "..", ".", "//" or trailing "/")',
+  ),
+);
+
+const SecretName = v.pipe(
+  v.string(),
+  v.regex(/^[a-z][a-z0-9_]{0,62}$/, 'a secret name is a-z, 0-9 and _, starting with a letter'),
+);
+
+const ModuleName = v.pipe(
+  v.string(),
+  v.check(isName, 'a module name is 1 to 63 characters of a-z, 0-9 and -'),
+);
+
+const SecretSpec = v.object({
+  path: MachinePath,
+  bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(8), v.maxValue(512)), 32),
+});
+
+const FileSpec = v.object({
+  mode: v.optional(
+    v.pipe(v.string(), v.regex(/^0?[0-7]{3}$/, 'a mode is octal, like "0640"')),
+    '0644',
+  ),
+  content: v.string(),
+});
+
+export const ModuleDefinitionSchema = v.pipe(
+  v.strictObject({
+    description: v.optional(v.string(), ''),
+    needs: v.optional(v.array(ModuleName), []),
+    data: v.optional(v.array(MachinePath), []),
+    secrets: v.optional(v.record(SecretName, SecretSpec), {}),
+    files: v.optional(v.record(MachinePath, FileSpec), {}),
+    start: v.optional(v.string()),
+    stop: v.optional(v.string()),
+  }),
+  v.check((definition) => {
+    const used = [...Object.values(definition.files)].flatMap((file) =>
+      [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string),
+    );
+    return used.every((name) => name in definition.secrets);
+  }, 'a file names a secret, with {{secret NAME}}, that the module does not declare'),
+);
+
+export type ModuleDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;
+
+export const SECRET_PLACEHOLDER = /\{\{secret ([a-z][a-z0-9_]*)\}\}/g;
+
+/** A catalog entry as the stores found it: a definition, or why there is none. */
+export type CatalogEntry =
+  | { name: string; definition: ModuleDefinition }
+  | { name: string; problem: string };
+
+/** Where module definitions come from. The file store reads `<catalog>/<name>.json`. */
+export interface Catalog {
+  /** Every module name the catalog holds, sorted. */
+  names(): Promise<string[]>;
+  /** One module; `problem` says why it cannot be used (missing, not JSON, not valid). */
+  entry(name: string): Promise<CatalogEntry>;
+}
+
+/** Checks a definition read as JSON text, with the words a user needs to mend it. */
+export function parseDefinition(name: string, where: string, text: string): CatalogEntry {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { name, problem: `${where} is not valid JSON: ${(error as Error).message}` };
+  }
+  const result = v.safeParse(ModuleDefinitionSchema, json);
+  if (result.success) return { name, definition: result.output };
+  const issue = result.issues[0];
+  const path = issue.path?.map((item) => String(item.key)).join('.');
+  return { name, problem: `${where} is not valid: ${path ? `${path}: ` : ''}${issue.message}` };
+}
+
+/** Puts the module's secrets into its file contents. */
+export function renderFile(content: string, secrets: Record<string, string>): string {
+  return content.replace(SECRET_PLACEHOLDER, (_, name: string) => secrets[name] ?? '');
+}

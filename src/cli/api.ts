@@ -1,0 +1,61 @@
+import { createApp } from '../http/app.ts';
+import { refuseEveryone } from '../http/authenticator.ts';
+import { listen } from '../http/serve.ts';
+import { machinesOf } from '../machines/reach.ts';
+import { openFileStores } from '../stores/file-store.ts';
+import type { StateLocation } from '../stores/state-dir.ts';
+import { EXIT, type Io, UsageError } from './io.ts';
+
+export interface ApiFlags {
+  listen: string;
+  issuer: string;
+  audience: string;
+}
+
+export const NO_ISSUER =
+  'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
+
+/**
+ * `berth api`: serves the Command API until SIGINT or SIGTERM, then closes
+ * gracefully and ends with 0. Refuses to start without an issuer.
+ */
+export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): Promise<number> {
+  if (flags.issuer.trim() === '') throw new UsageError(NO_ISSUER);
+  const address = parseListen(flags.listen);
+  const app = createApp({
+    authenticator: refuseEveryone(flags.issuer),
+    openStores: () => openFileStores(location),
+    machines: machinesOf,
+  });
+
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const served = await listen(app.fetch, address, stop.signal);
+    io.out(`serving ${served.url}`);
+    io.out(`accepting tokens from ${flags.issuer}`);
+    io.out('every route calls what the command line calls');
+    await served.closed;
+    return EXIT.done;
+  } catch (error) {
+    io.err(`berth api cannot listen on ${flags.listen}: ${(error as Error).message}`);
+    return EXIT.refused;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** `host:port`, with IPv6 hosts in brackets: `[::1]:8081`. */
+export function parseListen(text: string): { hostname: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) {
+    throw new UsageError(
+      `--listen takes host:port, like 127.0.0.1:8081 or [::1]:8081, not ${JSON.stringify(text)}`,
+    );
+  }
+  return { hostname: match[1] ?? (match[2] as string), port };
+}

@@ -1,0 +1,143 @@
+import { cac } from 'cac';
+import packageJson from '../../package.json' with { type: 'json' };
+import { type Command, commands } from '../commands/table.ts';
+import { locateState } from '../stores/state-dir.ts';
+import { EXIT, type Io, processIo, UsageError } from './io.ts';
+import { runFromCli } from './run-command.ts';
+
+type Flags = Record<string, unknown>;
+
+const OPTION_HELP = {
+  yes: ['--yes', 'Act, rather than preview'],
+  digest: ['--digest <digest>', 'The digest of the preview to act on'],
+  filter: ['--filter <module>', 'Converge this module alone'],
+  mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+} as const;
+
+/** The berth command line: the five commands from the table, `api`, `status` and `log`. */
+export async function runCli(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const cli = cac('berth');
+  cli.option(
+    '--state <dir>',
+    'The state directory (else $BERTH_STATE, else $XDG_STATE_HOME/berth)',
+    {
+      type: [String],
+    },
+  );
+  cli.option('--json', 'Print what the API would answer, as JSON');
+  let exit: Promise<number> | undefined;
+  const location = (flags: Flags) => locateState(last(flags.state), io.env);
+
+  for (const command of commands) {
+    const args = command.needs.map((field) => `[${field}]`).join(' ');
+    const entry = cli.command(`${command.name} ${args}`, command.summary);
+    for (const option of command.options) {
+      const [name, help] = OPTION_HELP[option];
+      entry.option(name, help, option === 'yes' ? undefined : { type: [String] });
+    }
+    entry.action((...given: unknown[]) => {
+      exit = runTableCommand(command, given, location, io);
+    });
+  }
+
+  cli
+    .command('api', 'Serve the Command API over HTTP')
+    .option('--listen <address>', 'host:port to listen on', {
+      default: '127.0.0.1:8081',
+      type: [String],
+    })
+    .option('--issuer <url>', 'The OAuth 2.0 issuer whose tokens are accepted (required)', {
+      type: [String],
+    })
+    .option('--audience <audience>', 'The audience a token must carry', {
+      default: 'berth',
+      type: [String],
+    })
+    .action((flags: Flags) => {
+      exit = import('./api.ts').then(({ runApi }) =>
+        runApi(
+          {
+            listen: last(flags.listen) ?? '',
+            issuer: last(flags.issuer) ?? '',
+            audience: last(flags.audience) ?? '',
+          },
+          location(flags),
+          io,
+        ),
+      );
+    });
+
+  cli
+    .command('status [node]', 'Show what each node is to run, what berth manages, and its account')
+    .action((node: unknown, flags: Flags) => {
+      exit = import('./reading.ts').then(({ showStatus }) =>
+        showStatus(
+          node === undefined ? undefined : String(node),
+          location(flags),
+          Boolean(flags.json),
+          io,
+        ),
+      );
+    });
+  cli.command('log', 'Show the journal of acts').action((flags: Flags) => {
+    exit = import('./reading.ts').then(({ showLog }) =>
+      showLog(location(flags), Boolean(flags.json), io),
+    );
+  });
+
+  cli.help();
+  cli.version(packageJson.version);
+
+  try {
+    const parsed = cli.parse(['node', 'berth', ...argv], { run: false });
+    if (parsed.options.help || parsed.options.version) return EXIT.done;
+    if (!cli.matchedCommand) {
+      if (cli.args.length > 0)
+        throw new UsageError(
+          `berth has no command ${JSON.stringify(cli.args[0])}; see berth --help`,
+        );
+      cli.outputHelp();
+      return EXIT.usage;
+    }
+    await cli.runMatchedCommand();
+    return await (exit ?? Promise.resolve(EXIT.done));
+  } catch (error) {
+    if (error instanceof UsageError || (error as Error).name === 'CACError') {
+      io.err(`${(error as Error).message}`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}
+
+function runTableCommand(
+  command: Command,
+  given: unknown[],
+  location: (flags: Flags) => ReturnType<typeof locateState>,
+  io: Io,
+): Promise<number> {
+  const flags = given[given.length - 1] as Flags;
+  const [node, module] = given
+    .slice(0, -1)
+    .map((value) => (value === undefined ? '' : String(value)));
+  const request = {
+    node: node ?? '',
+    module: command.needs.includes('module') ? (module ?? '') : '',
+    yes: Boolean(flags.yes),
+    digest: last(flags.digest),
+    filter: last(flags.filter),
+  };
+  const mint = ([] as unknown[]).concat(flags.mint ?? []).map(String);
+  return runFromCli(
+    command,
+    request,
+    { location: location(flags), mint, json: Boolean(flags.json) },
+    io,
+  );
+}
+
+/** A repeated option keeps its last value, as most command lines do. */
+function last(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value.length ? String(value[value.length - 1]) : undefined;
+  return value === undefined ? undefined : String(value);
+}

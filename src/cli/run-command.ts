@@ -1,0 +1,68 @@
+import { userInfo } from 'node:os';
+import type { CommandContext } from '../commands/context.ts';
+import { type Command, missingFields, runCommand } from '../commands/table.ts';
+import { machinesOf } from '../machines/reach.ts';
+import type { CommandRequest } from '../request.ts';
+import { openFileStores } from '../stores/file-store.ts';
+import type { StateLocation } from '../stores/state-dir.ts';
+import { storesCannotOpen } from '../stores/stores.ts';
+import { EXIT, type Io } from './io.ts';
+
+/**
+ * Runs one of the five commands for the command line: the same function, the same
+ * required-field words and the same store failure words as the Command API.
+ */
+export async function runFromCli(
+  command: Command,
+  request: CommandRequest,
+  options: { location: StateLocation; mint: string[]; json: boolean },
+  io: Io,
+): Promise<number> {
+  const say = (said: string, refused?: string) => {
+    if (options.json) {
+      io.out(JSON.stringify(refused === undefined ? { said } : { said, refused }));
+      return;
+    }
+    if (said) io.out(said);
+    if (refused !== undefined) io.err(refused);
+  };
+
+  const missing = missingFields(command, request);
+  if (missing) {
+    say('', missing);
+    return EXIT.usage;
+  }
+  let stores: Awaited<ReturnType<typeof openFileStores>>;
+  try {
+    stores = await openFileStores(options.location);
+  } catch (error) {
+    say('', storesCannotOpen(error));
+    return EXIT.stores;
+  }
+  try {
+    const context: CommandContext = {
+      stores,
+      reach: machinesOf(stores.settings),
+      actor: osUser(io),
+      via: 'cli',
+      now: () => new Date(),
+      mint: options.mint,
+    };
+    const outcome = await runCommand(command, request, context);
+    say(outcome.said, outcome.error);
+    return outcome.error === undefined ? EXIT.done : EXIT.refused;
+  } catch (error) {
+    say('', storesCannotOpen(error));
+    return EXIT.stores;
+  } finally {
+    await stores.close().catch(() => {});
+  }
+}
+
+function osUser(io: Io): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return io.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
+  }
+}

@@ -1,0 +1,34 @@
+import type { ReachMachine } from '../machines/machine.ts';
+import { checkName } from '../names.ts';
+import type { CommandRequest, Outcome } from '../request.ts';
+import { unknownNode } from '../settings.ts';
+import type { Stores } from '../stores/stores.ts';
+
+/** What every command function is given besides the request. */
+export interface CommandContext {
+  stores: Stores;
+  reach: ReachMachine;
+  /** Who acts: the OS user on the command line, the token's subject over the API. */
+  actor: string;
+  via: 'cli' | 'api';
+  now: () => Date;
+  /** Secrets the caller allows a take to mint over found data: `--mint`, command line only. */
+  mint: readonly string[];
+}
+
+export type CommandFunction = (
+  request: CommandRequest,
+  context: CommandContext,
+) => Promise<Outcome>;
+
+export function refuse(error: string, said = ''): Outcome {
+  return { said, error };
+}
+
+/** The first refusal a node name meets: the name rule, then the inventory. */
+export function checkNode(context: CommandContext, node: string): string | undefined {
+  return (
+    checkName('node', node) ??
+    (node in context.stores.settings.nodes ? undefined : unknownNode(node))
+  );
+}

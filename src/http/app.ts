@@ -1,0 +1,103 @@
+import { Hono } from 'hono';
+import type { CommandContext } from '../commands/context.ts';
+import { type Command, commands, missingFields, runCommand } from '../commands/table.ts';
+import type { ReachMachine } from '../machines/machine.ts';
+import { decodeRequest } from '../request.ts';
+import type { Settings } from '../settings.ts';
+import { type OpenStores, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
+import type { Authenticator } from './authenticator.ts';
+import { readBody } from './read-body.ts';
+
+export interface AppOptions {
+  authenticator: Authenticator;
+  openStores: OpenStores;
+  /** How the commands reach each node's machine, from the inventory. */
+  machines: (settings: Settings) => ReachMachine;
+  now?: () => Date;
+}
+
+const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
+
+/**
+ * The Command API: five POST routes made from the command table, each in the
+ * seed's order (authenticate, decode, required fields, open the stores, run), and
+ * 404 for anything else. Standards only: it serves Web Requests with Web Responses.
+ */
+export function createApp(options: AppOptions): Hono {
+  const app = new Hono();
+  for (const command of commands)
+    app.post(command.route, (c) => serveCommand(command, c.req.raw, options));
+  app.notFound((c) =>
+    c.json(
+      {
+        refused: `no route for ${c.req.method} ${new URL(c.req.url).pathname}; berth answers ${ROUTES}`,
+      },
+      404,
+    ),
+  );
+  app.onError((error, c) => {
+    console.error(`berth api: unexpected ${error.name}: ${error.message}`);
+    return c.json(
+      {
+        refused:
+          'berth failed unexpectedly while answering; the request may not have been carried out',
+      },
+      500,
+    );
+  });
+  return app;
+}
+
+async function serveCommand(
+  command: Command,
+  request: Request,
+  options: AppOptions,
+): Promise<Response> {
+  const who = await options.authenticator.authenticate(request);
+  if (!who.ok) return answer(401, { refused: who.refused }, { 'WWW-Authenticate': who.challenge });
+
+  const body = await readBody(request);
+  if (!body.ok) {
+    if ('tooLarge' in body)
+      return answer(413, { refused: 'the request body is larger than berth reads (64 KiB)' });
+    return answer(400, { refused: `this is not a request berth understands: ${body.message}` });
+  }
+  const decoded = decodeRequest(body.text);
+  if (!decoded.ok)
+    return answer(400, { refused: `this is not a request berth understands: ${decoded.message}` });
+  const missing = missingFields(command, decoded.request);
+  if (missing) return answer(400, { refused: missing });
+
+  let stores: Stores;
+  try {
+    stores = await options.openStores({ node: decoded.request.node });
+  } catch (error) {
+    return answer(503, { refused: storesCannotOpen(error) });
+  }
+  try {
+    const context: CommandContext = {
+      stores,
+      reach: options.machines(stores.settings),
+      actor: who.subject,
+      via: 'api',
+      now: options.now ?? (() => new Date()),
+      mint: [],
+    };
+    const outcome = await runCommand(command, decoded.request, context);
+    if (outcome.error !== undefined)
+      return answer(409, { said: outcome.said, refused: outcome.error });
+    return answer(200, { said: outcome.said });
+  } catch (error) {
+    if (error instanceof StoreError) return answer(503, { refused: storesCannotOpen(error) });
+    throw error;
+  } finally {
+    await stores.close().catch(() => {});
+  }
+}
+
+function answer(status: number, body: object, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+}

@@ -1,0 +1,28 @@
+import type { Settings } from '../settings.ts';
+import type { Machine, ReachMachine } from './machine.ts';
+import { rootedMachine } from './rooted-machine.ts';
+
+/** Picks each node's machine from the inventory: a root on this machine, or ssh. */
+export function machinesOf(settings: Settings): ReachMachine {
+  return (node) => {
+    const entry = settings.nodes[node];
+    if (entry && 'root' in entry) return rootedMachine(entry.root);
+    return unreachable(
+      entry
+        ? `it is reached over ssh (${entry.ssh}), which this berth cannot do yet`
+        : 'it is not in the inventory',
+    );
+  };
+}
+
+function unreachable(why: string): Machine {
+  const fail = () => Promise.reject(new Error(why));
+  return {
+    reach: async () => why,
+    inspect: fail,
+    read: fail,
+    write: fail,
+    makeDirectory: fail,
+    run: fail,
+  };
+}

@@ -1,0 +1,133 @@
+import { canonicalJson, digestOf } from './digest.ts';
+import type { KeptPreview, Stores } from './stores/stores.ts';
+
+/**
+ * What a preview was computed from, in one shape for take and converge, so that a
+ * refused act can say what changed. Holds fingerprints, never a secret value.
+ */
+export interface Basis {
+  node: string;
+  scope: string;
+  assigned: string[];
+  managed: Record<string, unknown>;
+  definitions: Record<string, unknown>;
+  survey: Record<string, unknown>;
+  desired?: Record<string, unknown>;
+}
+
+const DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Digests a preview (what the act would do, and its basis) and keeps it by that
+ * digest. The digest is the only thing an act needs to name the preview.
+ */
+export async function sealPreview(
+  stores: Stores,
+  kind: KeptPreview['kind'],
+  plan: unknown,
+  basis: Basis,
+  now: Date,
+): Promise<string> {
+  const digest = await digestOf({ kind, plan, basis });
+  await stores.keepPreview({ digest, kind, node: basis.node, at: now.toISOString(), basis });
+  return digest;
+}
+
+/** The refusal for an act whose digest does not name the current preview. */
+export function checkDigest(
+  stores: Stores,
+  given: string,
+  current: string,
+  basis: Basis,
+): string | undefined {
+  if (given === current) return undefined;
+  if (!DIGEST.test(given)) {
+    return `${JSON.stringify(given.slice(0, 80))} is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview`;
+  }
+  const shown = `${given.slice(0, 12)}…`;
+  const kept = stores.findPreview(given);
+  const changes = kept ? describeChanges(kept.basis as Basis, basis) : [];
+  if (changes.length === 0) return `the preview changed since digest ${shown}; preview again`;
+  return `the preview changed since digest ${shown}: ${changes.join('; ')}; preview again`;
+}
+
+/** Says, in the operator's words, what differs between two bases. */
+export function describeChanges(before: Basis, after: Basis): string[] {
+  const node = after.node;
+  if (before.node !== after.node || before.scope !== after.scope) {
+    return [
+      `that digest is of a preview of ${before.scope} on ${before.node}, not of ${after.scope} on ${node}`,
+    ];
+  }
+  const said = new Set<string>();
+  const was = new Set(before.assigned);
+  const is = new Set(after.assigned);
+  for (const module of is) if (!was.has(module)) said.add(`${node} is now to run ${module}`);
+  for (const module of was) if (!is.has(module)) said.add(`${node} is no longer to run ${module}`);
+
+  for (const [module] of changedKeys(before.managed, after.managed)) {
+    const now = after.managed[module];
+    const then = before.managed[module];
+    if (now && !then) said.add(`berth now manages ${module} on ${node}`);
+    else if (!now && then) said.add(`berth no longer manages ${module} on ${node}`);
+    else said.add(`the record of ${module} on ${node} changed`);
+  }
+  for (const [module] of changedKeys(before.definitions, after.definitions)) {
+    said.add(`the definition of ${module} changed`);
+  }
+  for (const [module, then, now] of changedKeys(before.survey, after.survey)) {
+    for (const change of describeHoldingsChange(module, node, then, now)) said.add(change);
+  }
+  for (const [module, then, now] of changedKeys(before.desired ?? {}, after.desired ?? {})) {
+    for (const [path] of changedKeys(asRecord(then), asRecord(now))) {
+      said.add(`what berth writes to ${path} for ${module} changed`);
+    }
+  }
+  return [...said];
+}
+
+type Holding = {
+  data?: { path: string; found: boolean }[];
+  secrets?: Record<string, unknown>;
+  files?: Record<string, unknown>;
+};
+
+function describeHoldingsChange(
+  module: string,
+  node: string,
+  then: unknown,
+  now: unknown,
+): string[] {
+  const before = (then ?? {}) as Holding;
+  const after = (now ?? {}) as Holding;
+  const said: string[] = [];
+  const wasFound = new Map((before.data ?? []).map((item) => [item.path, item.found]));
+  for (const item of after.data ?? []) {
+    if (wasFound.get(item.path) !== item.found) {
+      said.push(
+        `data ${item.path} of ${module} is ${item.found ? 'now found' : 'no longer found'} on ${node}`,
+      );
+    }
+  }
+  for (const [secret] of changedKeys(asRecord(before.secrets), asRecord(after.secrets))) {
+    said.push(`secret ${secret} of ${module} changed on ${node}`);
+  }
+  for (const [path] of changedKeys(asRecord(before.files), asRecord(after.files))) {
+    said.push(`file ${path} changed on ${node}`);
+  }
+  return said;
+}
+
+function changedKeys(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): [string, unknown, unknown][] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return keys
+    .filter((key) => canonicalJson(before[key]) !== canonicalJson(after[key]))
+    .map((key) => [key, before[key], after[key]]);
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+}

@@ -1,0 +1,39 @@
+import * as v from 'valibot';
+
+/**
+ * The command request, as the seed gives it: one shape for every route and every
+ * command. Omitted strings decode to empty so that "node is needed" is said by the
+ * required-field check, not by the decoder. Unknown fields are dropped, not refused.
+ */
+export const CommandRequestSchema = v.object({
+  node: v.optional(v.string(), ''),
+  module: v.optional(v.string(), ''),
+  yes: v.optional(v.boolean(), false),
+  digest: v.optional(v.string()),
+  filter: v.optional(v.string()),
+});
+
+export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;
+
+/** What a command function returns: what it said, and its refusal if it refused. */
+export interface Outcome {
+  said: string;
+  error?: string;
+}
+
+export type Decoded = { ok: true; request: CommandRequest } | { ok: false; message: string };
+
+/** Decodes a request body: JSON first, then the request's shape. */
+export function decodeRequest(body: string): Decoded {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+  const result = v.safeParse(CommandRequestSchema, json);
+  if (result.success) return { ok: true, request: result.output };
+  const issue = result.issues[0];
+  const path = issue.path?.map((item) => String(item.key)).join('.');
+  return { ok: false, message: path ? `${path}: ${issue.message}` : issue.message };
+}

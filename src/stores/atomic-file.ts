@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Replaces a file so that a reader, or a crash at any moment, sees either the old
+ * contents or the new, never a mix: temporary file, fsync, rename, fsync the directory.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644) {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const file = await open(temporary, 'wx', mode);
+  try {
+    await file.writeFile(data);
+    await file.chmod(mode);
+    await file.sync();
+  } catch (error) {
+    await file.close();
+    await unlink(temporary).catch(() => {});
+    throw error;
+  }
+  await file.close();
+  try {
+    await rename(temporary, path);
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
+  }
+  await syncDirectory(dirname(path));
+}
+
+export async function syncDirectory(dir: string) {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
