@@ -1,0 +1,131 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Authenticator } from '../../src/http/authenticator.ts';
+
+/** The built binary, exactly as `bin` runs it. */
+export const BERTH = resolve(import.meta.dirname, '../../dist/berth.mjs');
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * A throw-away world: a state directory, and a machine "box" stood up under its
+ * own root, known to berth.json. Everything is real files; nothing is mocked.
+ */
+export interface World {
+  dir: string;
+  state: string;
+  /** The root of node `box`. */
+  root: string;
+  berth(...args: string[]): Promise<Run>;
+  writeModule(name: string, definition: unknown): Promise<void>;
+  writeSettings(settings: unknown): Promise<void>;
+  /** Writes a file on the box, making its directories. */
+  onBox(path: string, content: string): Promise<void>;
+  readState(): Promise<Record<string, unknown>>;
+  journal(): Promise<Record<string, unknown>[]>;
+  cleanup(): Promise<void>;
+}
+
+export async function makeWorld(): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), 'berth-test-'));
+  const state = join(dir, 'state');
+  const root = join(dir, 'box');
+  await mkdir(join(state, 'modules'), { recursive: true });
+  await mkdir(root, { recursive: true });
+  const world: World = {
+    dir,
+    state,
+    root,
+    berth: (...args) => runBerth(['--state', state, ...args]),
+    async writeModule(name, definition) {
+      await writeFile(join(state, 'modules', `${name}.json`), JSON.stringify(definition));
+    },
+    async writeSettings(settings) {
+      await writeFile(join(state, 'berth.json'), JSON.stringify(settings));
+    },
+    async onBox(path, content) {
+      const full = join(root, path);
+      await mkdir(resolve(full, '..'), { recursive: true });
+      await writeFile(full, content);
+    },
+    async readState() {
+      return JSON.parse(await readFile(join(state, 'state.json'), 'utf8'));
+    },
+    async journal() {
+      const text = await readFile(join(state, 'journal.jsonl'), 'utf8').catch(() => '');
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+  await world.writeSettings({ nodes: { box: { root } } });
+  return world;
+}
+
+/** Runs the real binary with the environment a user would have (less the CA bundle, for speed). */
+export function runBerth(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<Run> {
+  const { NODE_EXTRA_CA_CERTS: _, BERTH_STATE: __, ...rest } = process.env;
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [BERTH, ...args],
+      { env: { ...rest, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A test authenticator that accepts every request as `subject`, to reach past step 1. */
+export function acceptAs(subject: string): Authenticator {
+  return { authenticate: async () => ({ ok: true, subject }) };
+}
+
+/** The example definitions tests build on: postgres, and gitea which needs it. */
+export const POSTGRES = {
+  description: 'PostgreSQL',
+  data: ['/var/lib/postgresql'],
+  secrets: { password: { path: '/etc/postgres/password' } },
+  files: { '/etc/postgres/pg.conf': { mode: '0640', content: 'password={{secret password}}\n' } },
+  start: 'touch "$BERTH_ROOT/started-postgres"',
+  stop: 'rm -f "$BERTH_ROOT/started-postgres"',
+};
+
+export const GITEA = {
+  description: 'Gitea, a git forge',
+  needs: ['postgres'],
+  data: ['/var/lib/gitea'],
+  secrets: {
+    db_password: { path: '/etc/gitea/db_password' },
+    admin_token: { path: '/etc/gitea/admin_token' },
+  },
+  files: {
+    '/etc/gitea/app.ini': {
+      mode: '0640',
+      content: '[database]\nPASSWD = {{secret db_password}}\n',
+    },
+  },
+  start: 'echo "$BERTH_MODULE on $BERTH_NODE" > "$BERTH_ROOT/started-gitea"',
+  stop: 'rm -f "$BERTH_ROOT/started-gitea"',
+};
+
+/** The digest on a preview's last line. */
+export function digestOf(said: string): string {
+  const last = said.trim().split('\n').at(-1) ?? '';
+  const match = /^digest ([0-9a-f]{64})$/.exec(last);
+  if (!match) throw new Error(`no digest line at the end of:\n${said}`);
+  return match[1] as string;
+}
