@@ -109,6 +109,10 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
   let state = await readJson(join(dir, FILES.state), StateSchema, emptyState);
   const vaultPath = join(dir, FILES.vault);
   await refuseOpenVault(vaultPath);
+  const vaultExists = await stat(vaultPath).then(
+    () => true,
+    () => false,
+  );
   const vaultFile = await readJson(vaultPath, VaultFileSchema, () => ({
     key: randomBytes(32).toString('base64'),
     secrets: {},
@@ -128,7 +132,7 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
   return {
     settings,
     catalog: fileCatalog(resolve(dir, settings.catalog)),
-    vault: fileVault(vaultFile, (data) => write(FILES.vault, data, 0o600)),
+    vault: fileVault(vaultFile, vaultExists, (data) => write(FILES.vault, data, 0o600)),
     state: () => state,
     async saveState(next) {
       await write(FILES.state, `${JSON.stringify(next, null, 1)}\n`);
@@ -156,10 +160,15 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
   };
 }
 
-function fileVault(file: VaultFile, save: (data: string) => Promise<void>): Vault {
+function fileVault(file: VaultFile, exists: boolean, save: (data: string) => Promise<void>): Vault {
+  let saved = exists;
   return {
     fingerprintKey: async () => {
-      if (Object.keys(file.secrets).length === 0) await save(JSON.stringify(file));
+      // A new key must be kept before any fingerprint made with it is.
+      if (!saved) {
+        await save(JSON.stringify(file));
+        saved = true;
+      }
       return new Uint8Array(Buffer.from(file.key, 'base64'));
     },
     get(node, module, secret) {
