@@ -31,6 +31,10 @@ export function decodeRequest(body: string): Decoded {
   } catch (error) {
     return { ok: false, message: (error as Error).message };
   }
+  // valibot's object schema takes an array for an object (and then reads
+  // Array.prototype.filter as `filter`), so an array is refused here, in its words.
+  if (Array.isArray(json))
+    return { ok: false, message: 'Invalid type: Expected Object but received Array' };
   const result = v.safeParse(CommandRequestSchema, json);
   if (result.success) return { ok: true, request: result.output };
   const issue = result.issues[0];
