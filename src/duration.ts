@@ -10,13 +10,29 @@ export function parseDuration(text: string): number | undefined {
 
 /** A short, rounded-down age: `40s`, `12m`, `2h`, `3d`. */
 export function describeAge(ms: number): string {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 120) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours}h`;
-  return `${Math.floor(hours / 24)}d`;
+  const [count, unit] = ageIn(ms, Math.floor);
+  return `${count}${unit}`;
+}
+
+/**
+ * An age beyond a limit, rounded down unless that would read as within the limit
+ * ("1s old; the flip allows 1s"): then rounded up, so it reads as what it is.
+ */
+export function describeAgeBeyond(ms: number, limit: number): string {
+  const [count, unit, size] = ageIn(ms, Math.floor);
+  if (count * size > limit) return `${count}${unit}`;
+  const [up, upUnit] = ageIn(ms, Math.ceil);
+  return `${up}${upUnit}`;
+}
+
+function ageIn(ms: number, round: (value: number) => number): [number, string, number] {
+  const seconds = Math.max(0, round(ms / 1000));
+  if (seconds < 120) return [seconds, 's', 1_000];
+  const minutes = round(seconds / 60);
+  if (minutes < 120) return [minutes, 'm', 60_000];
+  const hours = round(minutes / 60);
+  if (hours < 48) return [hours, 'h', 3_600_000];
+  return [round(hours / 24), 'd', 86_400_000];
 }
 
 export function describeDuration(ms: number): string {

@@ -7,6 +7,7 @@ import type { KeptPreview, Stores } from './stores/stores.ts';
  */
 export interface Basis {
   node: string;
+  /** The command previewed, as an operator types it after `berth`: `converge box --filter gitea`. */
   scope: string;
   assigned: string[];
   managed: Record<string, unknown>;
@@ -55,9 +56,7 @@ export function checkDigest(
 export function describeChanges(before: Basis, after: Basis): string[] {
   const node = after.node;
   if (before.node !== after.node || before.scope !== after.scope) {
-    return [
-      `that digest is of a preview of ${before.scope} on ${before.node}, not of ${after.scope} on ${node}`,
-    ];
+    return [`that digest is of a preview of berth ${before.scope}, not of berth ${after.scope}`];
   }
   const said = new Set<string>();
   const was = new Set(before.assigned);
@@ -72,13 +71,18 @@ export function describeChanges(before: Basis, after: Basis): string[] {
     else if (!now && then) said.add(`berth no longer manages ${module} on ${node}`);
     else said.add(`the record of ${module} on ${node} changed`);
   }
-  for (const [module] of changedKeys(before.definitions, after.definitions)) {
+  // A module that entered or left the preview is said by its assignment or record
+  // above; its definition, holdings and files are news only when both previews had them.
+  const inBoth = ([, then, now]: [string, unknown, unknown]) =>
+    then !== undefined && now !== undefined;
+  for (const [module] of changedKeys(before.definitions, after.definitions).filter(inBoth)) {
     said.add(`the definition of ${module} changed`);
   }
-  for (const [module, then, now] of changedKeys(before.survey, after.survey)) {
+  for (const [module, then, now] of changedKeys(before.survey, after.survey).filter(inBoth)) {
     for (const change of describeHoldingsChange(module, node, then, now)) said.add(change);
   }
-  for (const [module, then, now] of changedKeys(before.desired ?? {}, after.desired ?? {})) {
+  const desired = changedKeys(before.desired ?? {}, after.desired ?? {}).filter(inBoth);
+  for (const [module, then, now] of desired) {
     for (const [path] of changedKeys(asRecord(then), asRecord(now))) {
       said.add(`what berth writes to ${path} for ${module} changed`);
     }

@@ -26,7 +26,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
   );
   cli.option('--json', 'Print what the API would answer, as JSON');
   let exit: Promise<number> | undefined;
-  const location = (flags: Flags) => locateState(last(flags.state), io.env);
+  const location = () => locateState(optionValues(argv, 'state').at(-1), io.env);
 
   for (const command of commands) {
     const args = command.needs.map((field) => `[${field}]`).join(' ');
@@ -36,7 +36,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       entry.option(name, help, option === 'yes' ? undefined : { type: [String] });
     }
     entry.action((...given: unknown[]) => {
-      exit = runTableCommand(command, given, location, io);
+      exit = runTableCommand(command, given, argv, location(), io);
     });
   }
 
@@ -61,7 +61,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
             issuer: last(flags.issuer) ?? '',
             audience: last(flags.audience) ?? '',
           },
-          location(flags),
+          location(),
           io,
         ),
       );
@@ -73,7 +73,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       exit = import('./reading.ts').then(({ showStatus }) =>
         showStatus(
           node === undefined ? undefined : String(node),
-          location(flags),
+          location(),
           Boolean(flags.json),
           io,
         ),
@@ -81,7 +81,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     });
   cli.command('log', 'Show the journal of acts').action((flags: Flags) => {
     exit = import('./reading.ts').then(({ showLog }) =>
-      showLog(location(flags), Boolean(flags.json), io),
+      showLog(location(), Boolean(flags.json), io),
     );
   });
 
@@ -113,31 +113,62 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
 function runTableCommand(
   command: Command,
   given: unknown[],
-  location: (flags: Flags) => ReturnType<typeof locateState>,
+  argv: readonly string[],
+  location: ReturnType<typeof locateState>,
   io: Io,
 ): Promise<number> {
   const flags = given[given.length - 1] as Flags;
-  const [node, module] = given
-    .slice(0, -1)
-    .map((value) => (value === undefined ? '' : String(value)));
+  // After `--` every word is a name, even one that starts with "-": the command's
+  // name rule, not the option parser, is what refuses it.
+  const words = [
+    ...given.slice(0, -1).filter((value) => value !== undefined),
+    ...((flags['--'] as unknown[] | undefined) ?? []),
+  ].map(String);
+  if (words.length > command.needs.length) {
+    throw new UsageError(
+      `berth ${command.name} takes ${command.needs.join(' and ')}; ${JSON.stringify(words[command.needs.length])} is one word too many`,
+    );
+  }
+  const [node, module] = words;
   const request = {
     node: node ?? '',
     module: command.needs.includes('module') ? (module ?? '') : '',
     yes: Boolean(flags.yes),
-    digest: last(flags.digest),
-    filter: last(flags.filter),
+    digest: optionValues(argv, 'digest').at(-1),
+    filter: optionValues(argv, 'filter').at(-1),
   };
-  const mint = ([] as unknown[]).concat(flags.mint ?? []).map(String);
-  return runFromCli(
-    command,
-    request,
-    { location: location(flags), mint, json: Boolean(flags.json) },
-    io,
-  );
+  const mint = optionValues(argv, 'mint');
+  return runFromCli(command, request, { location, mint, json: Boolean(flags.json) }, io);
 }
 
 /** A repeated option keeps its last value, as most command lines do. */
 function last(value: unknown): string | undefined {
   if (Array.isArray(value)) return value.length ? String(value[value.length - 1]) : undefined;
   return value === undefined ? undefined : String(value);
+}
+
+/**
+ * An option's values exactly as typed. cac (through mri) turns number-like values
+ * into numbers, so `--filter 007` would reach the command as "7" and a digest of
+ * digits would lose its leading zeros; names and digests are text, so they are
+ * read from the words themselves. An option without a value is a usage error
+ * rather than the text "true".
+ */
+function optionValues(argv: readonly string[], name: string): string[] {
+  const end = argv.indexOf('--');
+  const words = end === -1 ? argv : argv.slice(0, end);
+  const values: string[] = [];
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] as string;
+    if (word.startsWith(`--${name}=`)) values.push(word.slice(name.length + 3));
+    else if (word === `--${name}`) {
+      const next = words[index + 1];
+      if (next === undefined || next.startsWith('-')) {
+        throw new UsageError(`--${name} needs a value`);
+      }
+      values.push(next);
+      index++;
+    }
+  }
+  return values;
 }

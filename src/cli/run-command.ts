@@ -18,12 +18,15 @@ export async function runFromCli(
   options: { location: StateLocation; mint: string[]; json: boolean },
   io: Io,
 ): Promise<number> {
+  // Lines an act said as it went are printed then; `said` is printed less those.
+  const shown: string[] = [];
   const say = (said: string, refused?: string) => {
     if (options.json) {
       io.out(JSON.stringify(refused === undefined ? { said } : { said, refused }));
       return;
     }
-    if (said) io.out(said);
+    const rest = said.split('\n').slice(shown.length).join('\n');
+    if (rest) io.out(rest);
     if (refused !== undefined) io.err(refused);
   };
 
@@ -47,6 +50,12 @@ export async function runFromCli(
       via: 'cli',
       now: () => new Date(),
       mint: options.mint,
+      progress: options.json
+        ? undefined
+        : (line) => {
+            io.out(line);
+            shown.push(line);
+          },
     };
     const outcome = await runCommand(command, request, context);
     say(outcome.said, outcome.error);

@@ -14,6 +14,11 @@ export interface CommandContext {
   now: () => Date;
   /** Secrets the caller allows a take to mint over found data: `--mint`, command line only. */
   mint: readonly string[];
+  /**
+   * Told each line of `said` as an act does it, so that a command line shows a long
+   * converge step by step; `said` still holds every line, in the same order.
+   */
+  progress?: (line: string) => void;
 }
 
 export type CommandFunction = (

@@ -46,7 +46,7 @@ export async function planConverge(
 
   const basis: Basis = {
     node,
-    scope: filter ? `converge ${filter}` : 'converge',
+    scope: filter ? `converge ${node} --filter ${filter}` : `converge ${node}`,
     assigned,
     managed: Object.fromEntries(Object.entries(managed).filter(([module]) => inScope(module))),
     definitions: {},
@@ -219,9 +219,23 @@ function describeHeld(module: string, holdings: Holdings): string {
   const data = holdings.data.filter((item) => item.found).map((item) => item.path);
   if (data.length > 0) return `${module}'s data (${data.join(', ')})`;
   const secrets = Object.entries(holdings.secrets).filter(([, secret]) => secret.found);
-  if (secrets.length > 0) return `${module}'s secret ${secrets.map(([name]) => name).join(', ')}`;
+  if (secrets.length > 0)
+    return `${module}'s ${counted(
+      'secret',
+      secrets.map(([name]) => name),
+    )}`;
   const files = Object.entries(holdings.files).filter(([, file]) => file.found);
-  return `${module}'s file ${files.map(([path]) => path).join(', ')}`;
+  return `${module}'s ${counted(
+    'file',
+    files.map(([path]) => path),
+  )}`;
+}
+
+/** "secret a", "secrets a and b", "secrets a, b and c". */
+function counted(noun: string, names: string[]): string {
+  const last = names.at(-1) ?? '';
+  if (names.length <= 1) return `${noun} ${last}`;
+  return `${noun}s ${names.slice(0, -1).join(', ')} and ${last}`;
 }
 
 /** Modes as four octal digits, the way a survey reports them. */

@@ -108,7 +108,9 @@ async function carryOut(
   for (const { module, steps } of plan.modules) {
     for (const step of steps) {
       try {
-        said.push(await doStep(step, node, machine, context));
+        const done = await doStep(step, node, machine, context);
+        said.push(done);
+        context.progress?.(done);
       } catch (error) {
         return refuse(
           `converge of ${node} stopped at ${module}: ${(error as Error).message}`,

@@ -1,8 +1,8 @@
 import { fingerprintWith } from '../digest.ts';
-import { describeAge, describeDuration } from '../duration.ts';
+import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
-import { doesNotResolve } from '../resolve.ts';
+import { doesNotResolve, resolveModule } from '../resolve.ts';
 import { mintSecret, SECRET_MODE } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import {
@@ -48,7 +48,7 @@ export const take: CommandFunction = async (request, context) => {
   const plan = planTake(node, module, holdings);
   const basis: Basis = {
     node,
-    scope: `take ${module}`,
+    scope: `take ${node} ${module}`,
     assigned: assignedTo(state, node),
     managed: {},
     definitions: { [module]: entry.definition },
@@ -60,7 +60,7 @@ export const take: CommandFunction = async (request, context) => {
   const flip = flipMs(stores.settings);
   const stale =
     age > flip
-      ? `the account of ${node} is ${describeAge(age)} old; the flip allows ${describeDuration(flip)}; adopt ${node} again`
+      ? `the account of ${node} is ${describeAgeBeyond(age, flip)} old; the flip allows ${describeDuration(flip)}; adopt ${node} again`
       : undefined;
   const nothingHeld = holdsNothing(holdings);
 
@@ -81,7 +81,22 @@ export const take: CommandFunction = async (request, context) => {
   if (stale) return refuse(stale);
   const mintRefusal = checkMint(module, node, plan, context.mint);
   if (mintRefusal) return refuse(mintRefusal);
-  return actOnTake(node, module, plan, entry.definition.secrets, context);
+  const outcome = await actOnTake(
+    node,
+    module,
+    plan,
+    entry.definition.secrets,
+    nothingHeld,
+    context,
+  );
+  if (outcome.error !== undefined) return outcome;
+  // Taken, it is assigned: a converge that it would block is worth saying now.
+  const assigned = new Set(assignedTo(stores.state(), node));
+  const resolution = await resolveModule(module, node, assigned, stores.catalog);
+  if (resolution.ok) return outcome;
+  return {
+    said: `${outcome.said}\n${doesNotResolve(module, resolution.problem)}: converge ${node} is blocked until it does`,
+  };
 };
 
 function planTake(node: string, module: string, holdings: Holdings): TakePlan {
@@ -149,6 +164,7 @@ async function actOnTake(
   module: string,
   plan: TakePlan,
   secrets: Record<string, { path: string; bytes: number }>,
+  nothingHeld: boolean,
   context: CommandContext,
 ) {
   const { stores } = context;
@@ -196,8 +212,15 @@ async function actOnTake(
     );
   }
   const state = stores.state();
-  const managed = withManaged(state, node, module, { since: at, via: 'take', started: true });
+  // What held something was installed by hand and runs; what held nothing is not
+  // running, so the next converge writes its files and runs its start.
+  const started = !nothingHeld;
+  const managed = withManaged(state, node, module, { since: at, via: 'take', started });
   await stores.saveState(withAssignments(managed, node, [...assignedTo(state, node), module]));
-  said.push(`berth manages ${module} on ${node} now, and ${node} is to run it`);
+  said.push(
+    started
+      ? `berth manages ${module} on ${node} now, and ${node} is to run it`
+      : `berth manages ${module} on ${node} now, not yet started, and ${node} is to run it: converge ${node} to start it`,
+  );
   return { said: said.join('\n') };
 }
