@@ -53,13 +53,14 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       default: 'berth',
       type: [String],
     })
-    .action((flags: Flags) => {
+    .action(() => {
       exit = import('./api.ts').then(({ runApi }) =>
         runApi(
           {
-            listen: last(flags.listen) ?? '',
-            issuer: last(flags.issuer) ?? '',
-            audience: last(flags.audience) ?? '',
+            // As typed: through cac an empty or blank --issuer would arrive as "0".
+            listen: optionValues(argv, 'listen').at(-1) ?? '127.0.0.1:8081',
+            issuer: optionValues(argv, 'issuer').at(-1) ?? '',
+            audience: optionValues(argv, 'audience').at(-1) ?? 'berth',
           },
           location(),
           io,
@@ -139,12 +140,6 @@ function runTableCommand(
   };
   const mint = optionValues(argv, 'mint');
   return runFromCli(command, request, { location, mint, json: Boolean(flags.json) }, io);
-}
-
-/** A repeated option keeps its last value, as most command lines do. */
-function last(value: unknown): string | undefined {
-  if (Array.isArray(value)) return value.length ? String(value[value.length - 1]) : undefined;
-  return value === undefined ? undefined : String(value);
 }
 
 /**

@@ -1,0 +1,397 @@
+import assert from 'node:assert/strict';
+import { access } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { listen } from '../src/http/serve.ts';
+import { appOver, noRoute } from './helpers/api.ts';
+import {
+  type ApiProcess,
+  dripHeaders,
+  httpAsk,
+  parseRaw,
+  runApiExpectingEnd,
+  startApi,
+} from './helpers/api-process.ts';
+import { digestOf, makeWorld, type World } from './helpers/world.ts';
+
+/** Nothing listens on port 9 (discard): no identity provider is running there. */
+const ISSUER = 'http://127.0.0.1:9/';
+const NO_IDENTITY_PROVIDER = `berth cannot yet verify a token from ${ISSUER}: the identity provider is a module, and none is running; use the berth command line instead`;
+const NO_ISSUER =
+  'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** Whether something accepts connections on the port. */
+function listening(port: number): Promise<boolean> {
+  return httpAsk(`http://127.0.0.1:${port}`, { method: 'GET', path: '/' }).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe('berth api, the real process over a real socket', () => {
+  let world: World;
+  let api: ApiProcess;
+  before(async () => {
+    world = await makeWorld();
+    api = await startApi(['--listen', '127.0.0.1:0', '--issuer', ISSUER, '--state', world.state]);
+  });
+  after(async () => {
+    await api.stop();
+    await world.cleanup();
+  });
+
+  it('prints the three start lines, the first with the port it bound', () => {
+    assert.match(api.lines[0] ?? '', /^serving http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(api.port, 0);
+    assert.deepEqual(api.lines.slice(1), [
+      `accepting tokens from ${ISSUER}`,
+      'every route calls what the command line calls',
+    ]);
+  });
+
+  it('answers a route without a token 401 in the seed words, with a Bearer challenge', async () => {
+    const answer = await httpAsk(api.url, {
+      path: '/assign',
+      body: JSON.stringify({ node: 'box', module: 'postgres' }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    assert.equal(answer.status, 401);
+    assert.equal(answer.headers['content-type'], 'application/json');
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.equal(answer.headers['www-authenticate'], 'Bearer realm="berth"');
+  });
+
+  it('answers a route with a token 401 with an invalid_token challenge', async () => {
+    const answer = await httpAsk(api.url, {
+      path: '/converge',
+      body: JSON.stringify({ node: 'box' }),
+      headers: { Authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln' },
+    });
+    assert.equal(answer.status, 401);
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.equal(
+      answer.headers['www-authenticate'],
+      `Bearer realm="berth", error="invalid_token", error_description="${NO_IDENTITY_PROVIDER}"`,
+    );
+  });
+
+  it('answers an unauthenticated body declared over 64 KiB 401, not 413', async () => {
+    const answer = await httpAsk(api.url, {
+      path: '/assign',
+      body: JSON.stringify({ node: 'box', pad: 'x'.repeat(70 * 1024) }),
+    });
+    assert.equal(answer.status, 401);
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+  });
+
+  it('answers another method or path 404, with or without credentials', async () => {
+    const asked: [string, string, Record<string, string>][] = [
+      ['GET', '/assign', {}],
+      ['PUT', '/take', { Authorization: 'Bearer abc.def.ghi' }],
+      ['POST', '/nope', {}],
+      ['POST', '/assign/', { Authorization: 'Bearer abc.def.ghi' }],
+    ];
+    for (const [method, path, headers] of asked) {
+      const answer = await httpAsk(api.url, { method, path, headers, body: '{}' });
+      assert.equal(answer.status, 404, `${method} ${path}`);
+      assert.equal(answer.headers['content-type'], 'application/json');
+      assert.deepEqual(answer.body, { refused: noRoute(method, path) });
+    }
+  });
+
+  it('cuts a client that drips its headers at about 10 s, serving others meanwhile', async () => {
+    const dripping = dripHeaders(
+      api.port,
+      'POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\n',
+      (n) => `X-Drip-${n}: still coming\r\n`,
+    );
+    let cut = false;
+    void dripping.then(() => {
+      cut = true;
+    });
+    await sleep(3_000);
+    const other = await httpAsk(api.url, { method: 'GET', path: '/assign' });
+    assert.equal(other.status, 404);
+    assert.equal(cut, false, 'the dripping client was cut before the other was served');
+
+    const { ms, raw } = await dripping;
+    assert.ok(ms >= 9_000 && ms <= 12_000, `cut after ${ms} ms, not about 10 s`);
+    const answer = parseRaw(raw);
+    assert.equal(answer.status, 408, raw);
+    assert.equal(answer.headers['content-type'], 'application/json', raw);
+    assert.match(String(JSON.parse(answer.body).refused), /headers/);
+  });
+});
+
+describe('berth api ending', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+  });
+  after(() => world.cleanup());
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`ends with 0 soon after ${signal}, though a keep-alive connection is open and idle`, async () => {
+      const api = await startApi([
+        '--listen',
+        '127.0.0.1:0',
+        '--issuer',
+        ISSUER,
+        '--state',
+        world.state,
+      ]);
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const answer = await httpAsk(api.url, { method: 'GET', path: '/', agent });
+        assert.equal(answer.status, 404);
+        assert.equal(Object.keys(agent.freeSockets).length, 1, 'the connection is kept alive');
+
+        const sent = Date.now();
+        api.child.kill(signal);
+        const exit = await api.exited;
+        const took = Date.now() - sent;
+        assert.deepEqual(exit, { code: 0, signal: null });
+        assert.ok(took < 2_500, `it took ${took} ms to end`);
+        assert.equal(await listening(api.port), false);
+      } finally {
+        agent.destroy();
+        await api.stop();
+      }
+    });
+  }
+
+  const noIssuer: [string, string[]][] = [
+    ['no --issuer', []],
+    ['an empty --issuer', ['--issuer', '']],
+    ['a blank --issuer', ['--issuer', '   ']],
+    ['an empty --issuer=', ['--issuer=']],
+  ];
+  for (const [what, args] of noIssuer) {
+    it(`${what} stops it before it listens, with exit 2 and the words about whose tokens to believe`, async () => {
+      const port = await freePort();
+      const ended = await runApiExpectingEnd([
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--state',
+        world.state,
+        ...args,
+      ]);
+      assert.equal(ended.code, 2, ended.stdout + ended.stderr);
+      assert.equal(ended.stderr, `${NO_ISSUER}\n`);
+      assert.equal(ended.stdout, '');
+      assert.equal(await listening(port), false);
+    });
+  }
+
+  const badListen: [string, string][] = [
+    ['nope', '"nope"'],
+    ['127.0.0.1', '"127.0.0.1"'],
+    ['127.0.0.1:70000', '"127.0.0.1:70000"'],
+    ['::1:8081', '"::1:8081"'],
+    ['', '""'],
+  ];
+  for (const [listenOn, shown] of badListen) {
+    it(`--listen ${JSON.stringify(listenOn)} ends with exit 2 and that error`, async () => {
+      const ended = await runApiExpectingEnd([
+        '--listen',
+        listenOn,
+        '--issuer',
+        ISSUER,
+        '--state',
+        world.state,
+      ]);
+      assert.equal(ended.code, 2, ended.stdout + ended.stderr);
+      assert.equal(
+        ended.stderr,
+        `--listen takes host:port, like 127.0.0.1:8081 or [::1]:8081, not ${shown}\n`,
+      );
+      assert.equal(ended.stdout, '');
+    });
+  }
+
+  it('an unknown flag ends with exit 2 and names it', async () => {
+    const ended = await runApiExpectingEnd(['--issuer', ISSUER, '--lisen', '127.0.0.1:0']);
+    assert.equal(ended.code, 2);
+    assert.match(ended.stderr, /--lisen/);
+    assert.equal(ended.stdout, '');
+  });
+
+  it('an address already in use ends it with an error naming the address, not exit 0', async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const { port } = taken.address() as { port: number };
+    try {
+      const ended = await runApiExpectingEnd([
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--issuer',
+        ISSUER,
+        '--state',
+        world.state,
+      ]);
+      assert.equal(ended.code, 1);
+      assert.match(
+        ended.stderr,
+        new RegExp(`^berth api cannot listen on 127\\.0\\.0\\.1:${port}: `),
+      );
+      assert.equal(ended.stdout, '');
+    } finally {
+      await new Promise((done) => taken.close(done));
+    }
+  });
+});
+
+describe('listen(): closing gracefully', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+    // Its start hook marks that it has begun, then takes 2 s.
+    await world.writeModule('slow', {
+      description: 'a module slow to start',
+      start: 'touch "$BERTH_ROOT/begun"; sleep 2; touch "$BERTH_ROOT/started"',
+    });
+  });
+  after(() => world.cleanup());
+
+  async function waitFor(path: string, ms: number) {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      if (
+        await access(path).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+      await sleep(25);
+    }
+    throw new Error(`${path} did not appear within ${ms} ms`);
+  }
+
+  it('lets a request in flight finish and answer, refuses new connections, then closes', async () => {
+    const app = appOver(world.state);
+    const stop = new AbortController();
+    const served = await listen(app.fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const ask = (body: unknown) =>
+        httpAsk(served.url, { path: '/converge', body: JSON.stringify(body), agent });
+      assert.equal(
+        (
+          await httpAsk(served.url, {
+            path: '/assign',
+            body: JSON.stringify({ node: 'box', module: 'slow' }),
+            agent,
+          })
+        ).status,
+        200,
+      );
+      const preview = await ask({ node: 'box' });
+      assert.equal(preview.status, 200, preview.text);
+      const act = ask({ node: 'box', yes: true, digest: digestOf(String(preview.body?.said)) });
+      await waitFor(join(world.root, 'begun'), 10_000);
+
+      const aborted = Date.now();
+      stop.abort();
+      let closedAt = 0;
+      void served.closed.then(() => {
+        closedAt = Date.now();
+      });
+      await sleep(100);
+      assert.equal(await listening(Number(new URL(served.url).port)), false);
+
+      const answer = await act;
+      const answeredAt = Date.now();
+      assert.equal(answer.status, 200, answer.text);
+      assert.match(String(answer.body?.said), /ran start of slow/);
+      await access(join(world.root, 'started'));
+
+      await served.closed;
+      assert.ok(closedAt >= answeredAt - 50, 'closed before the request in flight was answered');
+      assert.ok(closedAt - aborted < 4_500, `closed ${closedAt - aborted} ms after the signal`);
+      assert.ok(
+        closedAt - answeredAt < 1_500,
+        `the answered keep-alive connection held the close for ${closedAt - answeredAt} ms`,
+      );
+    } finally {
+      agent.destroy();
+      stop.abort();
+      await served.closed;
+    }
+  });
+
+  it('cuts a request still running 5 s after the signal', async () => {
+    let release = () => {};
+    const running = new Promise<void>((done) => {
+      release = done;
+    });
+    let begun = () => {};
+    const hasBegun = new Promise<void>((done) => {
+      begun = done;
+    });
+    const stop = new AbortController();
+    const served = await listen(
+      async () => {
+        begun();
+        await running;
+        return new Response('{"said":"too late"}', {
+          headers: { 'Content-Type': 'application/json' },
+        });
+      },
+      { hostname: '127.0.0.1', port: 0 },
+      stop.signal,
+    );
+    try {
+      const request = httpAsk(served.url, { path: '/adopt', body: '{"node":"box"}' });
+      await hasBegun;
+      const aborted = Date.now();
+      stop.abort();
+      await assert.rejects(request, /socket hang up|ECONNRESET/);
+      const cutAfter = Date.now() - aborted;
+      await served.closed;
+      const closedAfter = Date.now() - aborted;
+      assert.ok(cutAfter >= 4_800 && cutAfter <= 7_000, `cut ${cutAfter} ms after the signal`);
+      assert.ok(closedAfter <= 7_000, `closed ${closedAfter} ms after the signal`);
+    } finally {
+      release();
+      stop.abort();
+      await served.closed;
+    }
+  });
+
+  it('closes at once when the only connections are idle keep-alive ones', async () => {
+    const app = appOver(world.state);
+    const stop = new AbortController();
+    const served = await listen(app.fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
+    const agents = [new Agent({ keepAlive: true }), new Agent({ keepAlive: true })];
+    try {
+      for (const agent of agents) {
+        const answer = await httpAsk(served.url, { method: 'GET', path: '/', agent });
+        assert.equal(answer.status, 404);
+        assert.equal(Object.keys(agent.freeSockets).length, 1, 'the connection is kept alive');
+      }
+      const aborted = Date.now();
+      stop.abort();
+      await served.closed;
+      const took = Date.now() - aborted;
+      assert.ok(took < 1_500, `idle connections held the close for ${took} ms`);
+    } finally {
+      for (const agent of agents) agent.destroy();
+      stop.abort();
+      await served.closed;
+    }
+  });
+});
