@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
+import { after, before, describe, it } from 'node:test';
+import { GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { previewDigest } from './support.ts';
+
+describe('berth status and berth log', () => {
+  let world: World;
+  const user = userInfo().username;
+  before(async () => {
+    world = await makeWorld();
+    await world.writeModule('postgres', POSTGRES);
+    await world.writeModule('gitea', GITEA);
+    await world.writeSettings({
+      nodes: { box: { root: world.root }, web1: { ssh: 'admin@web1.lan' } },
+    });
+  });
+  after(() => world.cleanup());
+
+  it('says the journal is empty before any act', async () => {
+    const run = await world.berth('log');
+    assert.deepEqual(run, { code: 0, stdout: 'the journal is empty: no act yet\n', stderr: '' });
+    assert.deepEqual(await world.berth('log', '--json'), { code: 0, stdout: '', stderr: '' });
+  });
+
+  it('shows every node with what it is to run, what berth manages and its account', async () => {
+    await world.berth('assign', 'box', 'postgres');
+    assert.equal(
+      (
+        await world.berth(
+          'converge',
+          'box',
+          '--yes',
+          '--digest',
+          await previewDigest(world, 'converge', 'box'),
+        )
+      ).code,
+      0,
+    );
+    await world.berth('unassign', 'box', 'postgres');
+    await world.berth('assign', 'box', 'gitea');
+
+    const run = await world.berth('status');
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.trimEnd().split('\n');
+    assert.equal(lines[0], `box (root ${world.root})`);
+    assert.equal(lines[1], '  to run: gitea');
+    assert.match(lines[2] ?? '', /^ {2}managed: postgres \(by converge, since \S+\)$/);
+    assert.deepEqual(lines.slice(3), [
+      '  account: none yet (berth adopt to take one)',
+      '  gitea does not resolve: it needs postgres, which box is not assigned',
+      'web1 (ssh admin@web1.lan)',
+      '  to run: nothing',
+      '  managed: nothing',
+      '  account: none yet (berth adopt to take one)',
+    ]);
+  });
+
+  it('shows one node, and the account once adopted', async () => {
+    await world.berth('adopt', 'box');
+    const run = await world.berth('status', 'box');
+    assert.equal(run.code, 0);
+    assert.doesNotMatch(run.stdout, /web1/);
+    assert.match(run.stdout, /\n {2}account: taken \S+ \(\d+s ago\)\n/);
+  });
+
+  it('gives the same facts as JSON', async () => {
+    const run = await world.berth('status', 'box', '--json');
+    assert.equal(run.code, 0);
+    const { nodes } = JSON.parse(run.stdout);
+    assert.equal(nodes.length, 1);
+    assert.equal(nodes[0].node, 'box');
+    assert.deepEqual(nodes[0].machine, { root: world.root });
+    assert.deepEqual(nodes[0].assigned, ['gitea']);
+    assert.deepEqual(Object.keys(nodes[0].managed), ['postgres']);
+    assert.match(nodes[0].account.takenAt, /^\d{4}-/);
+    assert.equal(
+      nodes[0].unresolved.gitea,
+      'gitea does not resolve: it needs postgres, which box is not assigned',
+    );
+  });
+
+  it('journals every act, refused or done, with the OS user, and no preview', async () => {
+    await world.berth('take', 'box', 'gitea');
+    await world.berth('converge', 'box');
+    await world.berth('unassign', 'box', 'redis');
+
+    const run = await world.berth('log');
+    assert.equal(run.code, 0);
+    const lines = run.stdout.trimEnd().split('\n');
+    const at = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
+    const expected = [
+      'assign box postgres: done',
+      'converge box: done',
+      'unassign box postgres: done',
+      'assign box gitea: refused: gitea does not resolve: it needs postgres, which box is not assigned',
+      'adopt box: done',
+      'unassign box redis: refused: box is not to run redis; there is nothing to unassign',
+    ];
+    assert.equal(lines.length, expected.length, run.stdout);
+    expected.forEach((what, index) => {
+      assert.match(lines[index] ?? '', new RegExp(`^${at} ${user} \\(cli\\) ${what}$`));
+    });
+
+    const json = await world.berth('log', '--json');
+    const entries = json.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      entries.map((entry) => [entry.actor, entry.via, entry.act, entry.outcome]),
+      expected.map((what) => [
+        user,
+        'cli',
+        what.split(' ')[0],
+        what.includes('refused') ? 'refused' : 'done',
+      ]),
+    );
+    assert.equal(entries[0].said, 'box is to run postgres');
+  });
+
+  it('refuses a status of a node it does not know', async () => {
+    const run = await world.berth('status', 'web2');
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, 'berth does not know node web2; add it under nodes in berth.json\n');
+  });
+});

@@ -1,0 +1,306 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { modeOf, previewDigest, sleep, snapshot, stateFiles, vaultValues } from './support.ts';
+
+/** A gitea installed by hand: its data and its database password, no admin token. */
+async function handInstalledGitea(world: World) {
+  await world.onBox('/var/lib/gitea/repositories/a.git', 'objects');
+  await world.onBox('/etc/gitea/db_password', 'hunter2\n');
+}
+
+describe('berth take', () => {
+  let world: World;
+  beforeEach(async () => {
+    world = await makeWorld();
+    await world.writeModule('postgres', POSTGRES);
+    await world.writeModule('gitea', GITEA);
+  });
+  afterEach(() => world.cleanup());
+
+  it('refuses a node without an account', async () => {
+    const run = await world.berth('take', 'box', 'gitea');
+    assert.deepEqual(run, {
+      code: 1,
+      stdout: '',
+      stderr: 'no account of box yet; adopt it first\n',
+    });
+  });
+
+  it('refuses a module that is not in the catalog', async () => {
+    await world.berth('adopt', 'box');
+    const run = await world.berth('take', 'box', 'redis');
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /^redis does not resolve: it is not in the catalog/);
+  });
+
+  it('previews the data found and every secret with its origin, ending with the digest', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const before = await snapshot(world.root);
+    const run = await world.berth('take', 'box', 'gitea');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, '');
+    const lines = run.stdout.trimEnd().split('\n');
+    assert.match(
+      lines[0] ?? '',
+      /^take gitea on box, from the account taken \d+s ago \(the flip allows 15m\)$/,
+    );
+    assert.deepEqual(lines.slice(1, -1), [
+      'data /var/lib/gitea: found',
+      'secret db_password: found on box at /etc/gitea/db_password',
+      'secret admin_token: to be minted by berth, at /etc/gitea/admin_token',
+      "the act would be refused: admin_token is to be minted, but gitea's data was found on box: berth will not mint it unless named with --mint admin_token (a command-line option)",
+    ]);
+    assert.match(lines.at(-1) ?? '', /^digest [0-9a-f]{64}$/);
+    assert.doesNotMatch(run.stdout, /hunter2/);
+    assert.deepEqual(await snapshot(world.root), before, 'a preview changes nothing');
+    assert.equal(
+      (await world.journal()).filter((entry) => entry.act === 'take').length,
+      0,
+      'previews are not journaled',
+    );
+  });
+
+  it('refuses to mint over found data without --mint, and keeps nothing', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const run = await world.berth('take', 'box', 'gitea', '--yes', '--digest', digest);
+    assert.deepEqual(run, {
+      code: 1,
+      stdout: '',
+      stderr:
+        "admin_token is to be minted, but gitea's data was found on box: berth will not mint it unless named with --mint admin_token (a command-line option)\n",
+    });
+    assert.deepEqual((await world.readState()).managed, {});
+  });
+
+  it('refuses --mint for a secret that was found, or that the module does not have', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const act = (...mint: string[]) =>
+      world.berth('take', 'box', 'gitea', '--yes', '--digest', digest, ...mint);
+    assert.equal(
+      (await act('--mint', 'admin_token', '--mint', 'db_password')).stderr,
+      '--mint names db_password, which was found on box; berth mints only what is missing\n',
+    );
+    assert.equal(
+      (await act('--mint', 'root_key')).stderr,
+      '--mint names root_key, which is not a secret of gitea\n',
+    );
+  });
+
+  it('takes with --mint: found secrets into the vault, minted ones written 0600, never printed', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const before = await readFile(join(world.root, 'etc/gitea/db_password'), 'utf8');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const run = await world.berth(
+      'take',
+      'box',
+      'gitea',
+      '--yes',
+      '--digest',
+      digest,
+      '--mint',
+      'admin_token',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stdout,
+      [
+        'secret db_password: read into the vault from /etc/gitea/db_password',
+        'secret admin_token: minted by berth and written to /etc/gitea/admin_token',
+        'berth manages gitea on box now, and box is to run it',
+        'gitea does not resolve: it needs postgres, which box is not assigned: converge box is blocked until it does',
+        '',
+      ].join('\n'),
+    );
+
+    const minted = await readFile(join(world.root, 'etc/gitea/admin_token'), 'utf8');
+    assert.match(minted, /^[A-Za-z0-9_-]{43}$/, '32 random bytes as base64url');
+    assert.equal(await modeOf(join(world.root, 'etc/gitea/admin_token')), '600');
+    assert.equal(
+      await readFile(join(world.root, 'etc/gitea/db_password'), 'utf8'),
+      before,
+      'a found secret stays as it was',
+    );
+
+    assert.equal(await modeOf(join(world.state, 'vault.json')), '600');
+    assert.deepEqual(await vaultValues(world), {
+      'box/gitea/db_password': 'hunter2\n',
+      'box/gitea/admin_token': minted,
+    });
+    const vault = JSON.parse(await readFile(join(world.state, 'vault.json'), 'utf8'));
+    assert.equal(
+      vault.secrets['box/gitea/db_password'].origin,
+      'found on box at /etc/gitea/db_password',
+    );
+    assert.equal(vault.secrets['box/gitea/admin_token'].origin, 'minted by berth');
+
+    const log = await world.berth('log', '--json');
+    for (const text of [run.stdout, run.stderr, log.stdout]) {
+      assert.ok(!text.includes(minted) && !text.includes('hunter2'));
+    }
+    for (const [name, text] of Object.entries(await stateFiles(world))) {
+      if (name === 'vault.json') continue;
+      assert.ok(!text.includes(minted) && !text.includes('hunter2'), name);
+    }
+
+    const state = await world.readState();
+    assert.deepEqual(state.assignments, { box: ['gitea'] });
+    const managed = (state.managed as Record<string, Record<string, Record<string, unknown>>>).box;
+    assert.equal(managed?.gitea?.via, 'take');
+    assert.equal(managed?.gitea?.started, true);
+    const last = (await world.journal()).at(-1);
+    assert.equal(last?.act, 'take');
+    assert.equal(last?.outcome, 'done');
+  });
+
+  it('refuses a module berth already manages', async () => {
+    await world.berth('adopt', 'box');
+    assert.equal((await world.berth('take', 'box', 'postgres', '--yes')).code, 0);
+    const run = await world.berth('take', 'box', 'postgres');
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, 'berth already manages postgres on box\n');
+  });
+
+  it('takes a module the machine holds nothing for with --yes alone, as not yet started', async () => {
+    await world.berth('adopt', 'box');
+    const preview = await world.berth('take', 'box', 'postgres');
+    assert.match(
+      preview.stdout,
+      /\nbox holds nothing for postgres: nothing to compare, so yes alone is enough\n/,
+    );
+    const run = await world.berth('take', 'box', 'postgres', '--yes');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stdout,
+      'secret password: minted by berth and written to /etc/postgres/password\n' +
+        'berth manages postgres on box now, not yet started, and box is to run it: converge box to start it\n',
+    );
+    assert.equal(await modeOf(join(world.root, 'etc/postgres/password')), '600');
+
+    const plan = await world.berth('converge', 'box');
+    assert.match(plan.stdout, /\nupdate postgres:\n.*\n {2}run start: /s);
+    const digest = digestOf(plan.stdout);
+    const done = await world.berth('converge', 'box', '--yes', '--digest', digest);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /ran start of postgres/);
+  });
+
+  it('asks for the digest when the machine holds something', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const run = await world.berth('take', 'box', 'gitea', '--yes', '--mint', 'admin_token');
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'a take acts on a preview: preview it (berth take box gitea), then act with yes and its digest\n',
+    );
+    const notDigest = await world.berth('take', 'box', 'gitea', '--yes', '--digest', 'abc');
+    assert.equal(
+      notDigest.stderr,
+      '"abc" is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview\n',
+    );
+  });
+
+  it('refuses a stale digest, saying what changed since', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    await world.onBox('/etc/gitea/db_password', 'hunter3\n');
+    await world.onBox('/etc/gitea/admin_token', 'by-hand\n');
+    await world.berth('adopt', 'box');
+    const run = await world.berth('take', 'box', 'gitea', '--yes', '--digest', digest);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      `the preview changed since digest ${digest.slice(0, 12)}…: secret admin_token of gitea changed on box; secret db_password of gitea changed on box; preview again\n`,
+    );
+    assert.deepEqual((await world.readState()).managed, {});
+  });
+
+  it('refuses the digest of another preview, naming both', async () => {
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'converge', 'box');
+    const run = await world.berth('take', 'box', 'postgres', '--yes', '--digest', digest);
+    assert.equal(
+      run.stderr,
+      `the preview changed since digest ${digest.slice(0, 12)}…: that digest is of a preview of berth converge box, not of berth take box postgres; preview again\n`,
+    );
+  });
+
+  it('refuses when a found secret changed after the account was taken', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    await world.onBox('/etc/gitea/db_password', 'changed-by-hand\n');
+    const run = await world.berth(
+      'take',
+      'box',
+      'gitea',
+      '--yes',
+      '--digest',
+      digest,
+      '--mint',
+      'admin_token',
+    );
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'secret db_password of gitea changed on box since the account was taken; adopt box again\n',
+    );
+    assert.deepEqual((await world.readState()).managed, {});
+  });
+
+  it('refuses an account older than the flip allows, in the preview and at the act', async () => {
+    await world.writeSettings({ nodes: { box: { root: world.root } }, flip: '1s' });
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    await sleep(1_100);
+    // Past the flip by less than a second, the age still reads as past it: never "1s old".
+    const stale = 'the account of box is (?!1s)\\d+s old; the flip allows 1s; adopt box again';
+    const preview = await world.berth('take', 'box', 'gitea');
+    assert.match(preview.stdout, new RegExp(`\\nthe act would be refused: ${stale}\\n`));
+    const run = await world.berth(
+      'take',
+      'box',
+      'gitea',
+      '--yes',
+      '--digest',
+      digest,
+      '--mint',
+      'admin_token',
+    );
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, new RegExp(`^${stale}\\n$`));
+
+    await world.berth('adopt', 'box');
+    const again = await world.berth(
+      'take',
+      'box',
+      'gitea',
+      '--yes',
+      '--digest',
+      await previewDigest(world, 'take', 'box', 'gitea'),
+      '--mint',
+      'admin_token',
+    );
+    assert.equal(again.code, 0, again.stderr);
+  });
+
+  it('journals refused acts with the OS user, and not previews', async () => {
+    await world.berth('take', 'box', 'gitea');
+    await world.berth('take', 'box', 'gitea', '--yes');
+    const entries = await world.journal();
+    assert.equal(entries.length, 1);
+    assert.equal(entries[0]?.outcome, 'refused');
+    assert.equal(entries[0]?.error, 'no account of box yet; adopt it first');
+  });
+});
