@@ -104,7 +104,9 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     return await (exit ?? Promise.resolve(EXIT.done));
   } catch (error) {
     if (error instanceof UsageError || (error as Error).name === 'CACError') {
-      io.err(`${(error as Error).message}`);
+      const refused = (error as Error).message;
+      if (argv.includes('--json')) io.out(JSON.stringify({ refused }));
+      else io.err(refused);
       return EXIT.usage;
     }
     throw error;

@@ -82,6 +82,11 @@ describe('the command line: usage, exit codes and --json', () => {
     const usage = await world.berth('--json', 'adopt');
     assert.equal(usage.code, 2);
     assert.deepEqual(JSON.parse(usage.stdout), { said: '', refused: 'node is needed' });
+
+    const unknown = await world.berth('--json', 'assign', 'box', 'gitea', '--bogus');
+    assert.equal(unknown.code, 2);
+    assert.deepEqual(JSON.parse(unknown.stdout), { refused: 'Unknown option `--bogus`' });
+    assert.equal(unknown.stderr, '');
   });
 });
 
