@@ -1,5 +1,5 @@
 import { createApp } from '../http/app.ts';
-import { refuseEveryone } from '../http/authenticator.ts';
+import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
 import { machinesOf } from '../machines/reach.ts';
 import { openFileStores } from '../stores/file-store.ts';
@@ -15,15 +15,25 @@ export interface ApiFlags {
 export const NO_ISSUER =
   'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
 
+export const NO_AUDIENCE =
+  '--audience names what a token must be for; it cannot be empty (leave it out for berth)';
+
 /**
  * `berth api`: serves the Command API until SIGINT or SIGTERM, then closes
- * gracefully and ends with 0. Refuses to start without an issuer.
+ * gracefully and ends with 0. Refuses to start without an issuer it could believe.
  */
 export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): Promise<number> {
   if (flags.issuer.trim() === '') throw new UsageError(NO_ISSUER);
+  const unusable = unusableIssuer(flags.issuer);
+  if (unusable) throw new UsageError(unusable);
+  if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
   const address = parseListen(flags.listen);
   const app = createApp({
-    authenticator: refuseEveryone(flags.issuer),
+    authenticator: issuerAuthenticator({
+      issuer: flags.issuer,
+      audience: flags.audience,
+      log: (line) => io.err(line),
+    }),
     openStores: () => openFileStores(location),
     machines: machinesOf,
   });

@@ -3,7 +3,7 @@ export type Authentication =
   | { ok: true; subject: string }
   | { ok: false; refused: string; challenge: string };
 
-/** Decides who a request on the five routes acts as. It reads only the request's headers. */
+/** Decides who a request on the five routes acts as. It reads the request's headers and URL, never its body. */
 export interface Authenticator {
   authenticate(request: Request): Promise<Authentication>;
 }
@@ -16,7 +16,9 @@ export function noIdentityProvider(issuer: string): string {
 /** An RFC 6750 challenge; a request that carried no token gets no error code. */
 export function bearerChallenge(error?: { code: string; description: string }): string {
   if (!error) return 'Bearer realm="berth"';
-  const description = error.description.replace(/["\\]/g, "'");
+  // RFC 6750 allows printable ASCII less `"` and `\` here; anything else (a claim
+  // value in another script, a line break) would break the header.
+  const description = error.description.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
   return `Bearer realm="berth", error="${error.code}", error_description="${description}"`;
 }
 
@@ -25,17 +27,4 @@ export function bearerToken(request: Request): string | undefined {
   const header = request.headers.get('authorization');
   const match = header ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
   return match?.[1];
-}
-
-/** The seed's one authenticator: it refuses every request, in the seed's words. */
-export function refuseEveryone(issuer: string): Authenticator {
-  const refused = noIdentityProvider(issuer);
-  return {
-    async authenticate(request) {
-      const challenge = bearerToken(request)
-        ? bearerChallenge({ code: 'invalid_token', description: refused })
-        : bearerChallenge();
-      return { ok: false, refused, challenge };
-    },
-  };
 }

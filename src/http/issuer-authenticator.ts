@@ -1,0 +1,335 @@
+import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import {
+  type Authentication,
+  type Authenticator,
+  bearerChallenge,
+  bearerToken,
+  noIdentityProvider,
+} from './authenticator.ts';
+
+/**
+ * The signatures berth accepts: asymmetric only. `none` proves nothing, and an HS*
+ * token could be forged by anyone who holds the issuer's public key used as a secret.
+ */
+export const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+];
+
+/** Clocks drift between the issuer and berth: `exp` and `nbf` hold within this. */
+export const LEEWAY_SECONDS = 30;
+
+export interface Timing {
+  /** Every fetch of metadata or keys gives up after this. */
+  fetchTimeoutMs: number;
+  /** Tokens naming a key berth does not have refetch the keys at most once per this. */
+  keyCooldownMs: number;
+  /** After the issuer could not be had, it is tried again no sooner than this. */
+  retryMs: number;
+}
+
+export const TIMING: Timing = { fetchTimeoutMs: 5_000, keyCooldownMs: 30_000, retryMs: 5_000 };
+
+export interface IssuerOptions {
+  /** `--issuer`, exactly as given: the metadata's `issuer` and every token's `iss` must equal it. */
+  issuer: string;
+  /** `--audience`: every token's `aud` must hold it. */
+  audience: string;
+  /** Where the operator learns why the issuer cannot be used; callers only get the seed's words. */
+  log?: (line: string) => void;
+  /** The defaults are TIMING; tests shorten them rather than wait 30 s. */
+  timing?: Partial<Timing>;
+}
+
+/**
+ * Why `--issuer` cannot name an issuer berth would believe, or undefined when it can:
+ * an absolute URL, with no query, fragment or credentials, over https or on loopback.
+ */
+export function unusableIssuer(issuer: string): string | undefined {
+  const url = URL.canParse(issuer) && issuer === issuer.trim() ? new URL(issuer) : undefined;
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+    return `--issuer takes the issuer's URL, like https://id.example.org/realms/berth, not ${JSON.stringify(issuer)}`;
+  if (url.search || url.hash || url.username || url.password)
+    return `--issuer takes the issuer's URL without a query, fragment or credentials, not ${JSON.stringify(issuer)}`;
+  if (!safeToFetch(url))
+    return `berth believes tokens only from an https issuer (plain http only on loopback: 127.0.0.0/8, ::1, localhost), not ${issuer}`;
+  return undefined;
+}
+
+/** https, or plain http to this machine's loopback, where no one else is on the wire. */
+function safeToFetch(url: URL): boolean {
+  if (url.protocol === 'https:') return true;
+  const host = url.hostname;
+  return (
+    url.protocol === 'http:' &&
+    (host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host))
+  );
+}
+
+/**
+ * Where the issuer's metadata may be, in the order berth asks: OpenID Connect
+ * Discovery appends its well-known path to the issuer; RFC 8414 inserts its own
+ * between the host and the issuer's path. Both drop one terminating `/` first.
+ */
+export function metadataUrls(issuer: URL): URL[] {
+  const path = issuer.pathname.replace(/\/$/, '');
+  return [
+    new URL(`${issuer.origin}${path}/.well-known/openid-configuration`),
+    new URL(`${issuer.origin}/.well-known/oauth-authorization-server${path}`),
+  ];
+}
+
+/** The metadata or keys cannot be had; the words are for the operator's log. */
+class Unavailable extends Error {}
+
+type Keys = ReturnType<typeof createRemoteJWKSet>;
+
+/**
+ * Accepts OAuth 2.0 bearer tokens (JWTs) signed by the issuer's published keys and
+ * meant for berth; the subject a request acts as is the token's `sub`. While the
+ * issuer's metadata or keys cannot be had, every request gets the seed's words.
+ * Standards only: Web fetch, URL and jose.
+ */
+export function issuerAuthenticator(options: IssuerOptions): Authenticator {
+  const { issuer, audience } = options;
+  const why = unusableIssuer(issuer);
+  if (why) throw new TypeError(why);
+  const timing = { ...TIMING, ...options.timing };
+  const log = options.log ?? (() => {});
+
+  let keys: Keys | undefined;
+  let failedAt = Number.NEGATIVE_INFINITY;
+  let discovering: Promise<Keys | undefined> | undefined;
+  let lastLogged = '';
+  const tell = (line: string) => {
+    // A line per change, not per attempt: an issuer down for a day is one line, not 17,000.
+    if (line !== lastLogged) log(line);
+    lastLogged = line;
+  };
+
+  /** The issuer's keys, discovered once at a time; none while the retry cooldown runs. */
+  function currentKeys(): Promise<Keys | undefined> {
+    if (keys) return Promise.resolve(keys);
+    if (discovering) return discovering;
+    if (Date.now() - failedAt < timing.retryMs) return Promise.resolve(undefined);
+    discovering = discover(issuer, timing)
+      .then(
+        (found) => {
+          keys = found.keys;
+          tell(`berth api: verifying tokens from ${issuer} with the keys at ${found.jwksUri}`);
+          return keys;
+        },
+        (error: unknown) => {
+          lostIssuer(undefined, error);
+          return undefined;
+        },
+      )
+      .finally(() => {
+        discovering = undefined;
+      });
+    return discovering;
+  }
+
+  function lostIssuer(failed: Keys | undefined, error: unknown) {
+    if (keys === failed) keys = undefined;
+    failedAt = Date.now();
+    const reason = error instanceof Unavailable ? error.message : `${error}`;
+    tell(`berth api: the issuer ${issuer} cannot be used: ${reason}`);
+  }
+
+  const unavailable = (token: string | undefined): Authentication => {
+    const refused = noIdentityProvider(issuer);
+    const challenge = token
+      ? bearerChallenge({ code: 'invalid_token', description: refused })
+      : bearerChallenge();
+    return { ok: false, refused, challenge };
+  };
+  const invalid = (code: string, refused: string): Authentication => ({
+    ok: false,
+    refused,
+    challenge: bearerChallenge({ code, description: refused }),
+  });
+
+  return {
+    async authenticate(request) {
+      const token = bearerToken(request);
+      const found = await currentKeys();
+      if (!found) return unavailable(token);
+      if (new URL(request.url).searchParams.has('access_token'))
+        return invalid(
+          'invalid_request',
+          'berth reads a token only from the Authorization header, never from the query string: send "Authorization: Bearer <token>"',
+        );
+      if (!token) {
+        return {
+          ok: false,
+          refused: `berth needs a bearer token from ${issuer}: send "Authorization: Bearer <token>"`,
+          challenge: bearerChallenge(),
+        };
+      }
+      try {
+        const { payload } = await jwtVerify(token, keysOrUnavailable(found), {
+          algorithms: ALGORITHMS,
+          issuer,
+          audience,
+          requiredClaims: ['exp'],
+          clockTolerance: LEEWAY_SECONDS,
+        });
+        if (typeof payload.sub !== 'string' || payload.sub === '')
+          return invalid(
+            'invalid_token',
+            'the token names no subject (sub), so berth cannot say who acts',
+          );
+        return { ok: true, subject: payload.sub };
+      } catch (error) {
+        if (error instanceof Unavailable) {
+          lostIssuer(found, error);
+          return unavailable(token);
+        }
+        return invalid('invalid_token', tokenRefusal(error, issuer, audience));
+      }
+    },
+  };
+}
+
+/**
+ * The key set, with the failures that mean "the keys cannot be had" (a refetch that
+ * was refused, timed out, or did not answer a key set) told apart from the token's own.
+ */
+function keysOrUnavailable(keys: Keys): JWTVerifyGetKey {
+  return async (header, token) => {
+    try {
+      return await keys(header, token);
+    } catch (error) {
+      if (
+        error instanceof errors.JWKSNoMatchingKey ||
+        error instanceof errors.JWKSMultipleMatchingKeys ||
+        error instanceof errors.JOSENotSupported
+      )
+        throw error;
+      throw new Unavailable(`its keys cannot be fetched: ${described(error)}`);
+    }
+  };
+}
+
+async function discover(issuer: string, timing: Timing): Promise<{ keys: Keys; jwksUri: string }> {
+  const jwksUri = await fetchJwksUri(issuer, timing);
+  const keys = createRemoteJWKSet(jwksUri, {
+    timeoutDuration: timing.fetchTimeoutMs,
+    cooldownDuration: timing.keyCooldownMs,
+  });
+  try {
+    await keys.reload();
+  } catch (error) {
+    throw new Unavailable(`its keys at ${jwksUri} cannot be fetched: ${described(error)}`);
+  }
+  return { keys, jwksUri: jwksUri.href };
+}
+
+/** The `jwks_uri` of the first metadata document that names exactly this issuer. */
+async function fetchJwksUri(issuer: string, timing: Timing): Promise<URL> {
+  const faults: string[] = [];
+  for (const url of metadataUrls(new URL(issuer))) {
+    let metadata: unknown;
+    try {
+      const response = await fetch(url, {
+        headers: { accept: 'application/json' },
+        // A redirect could lead off https; the metadata is asked for where the RFCs put it.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timing.fetchTimeoutMs),
+      });
+      if (response.status !== 200) {
+        faults.push(`${url} answered ${response.status}`);
+        continue;
+      }
+      metadata = await response.json();
+    } catch (error) {
+      if (error instanceof SyntaxError) {
+        faults.push(`${url} did not answer JSON`);
+        continue;
+      }
+      // Unreachable or too slow: the other well-known path is on the same host.
+      throw new Unavailable(`${url} cannot be fetched: ${described(error)}`);
+    }
+    const fields = (typeof metadata === 'object' && metadata !== null ? metadata : {}) as Record<
+      string,
+      unknown
+    >;
+    if (fields.issuer !== issuer) {
+      faults.push(`${url} names issuer ${JSON.stringify(fields.issuer)}, not ${issuer}`);
+      continue;
+    }
+    const jwksUri =
+      typeof fields.jwks_uri === 'string' && URL.canParse(fields.jwks_uri)
+        ? new URL(fields.jwks_uri)
+        : undefined;
+    if (!jwksUri || !safeToFetch(jwksUri)) {
+      faults.push(`${url} names no https jwks_uri`);
+      continue;
+    }
+    return jwksUri;
+  }
+  throw new Unavailable(faults.join('; '));
+}
+
+function described(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === 'TimeoutError' || error instanceof errors.JWKSTimeout) return 'timed out';
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+}
+
+/**
+ * The caller's reason for a token berth will not accept. Claim values are shown only
+ * once the signature has verified (they are then the issuer's words, not the
+ * caller's), and never the token itself.
+ */
+function tokenRefusal(error: unknown, issuer: string, audience: string): string {
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return `the token is not signed with an algorithm berth accepts (${ALGORITHMS.join(', ')}; never none, never HS*)`;
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return `the token is signed with a key that ${issuer} does not publish`;
+  if (error instanceof errors.JWKSMultipleMatchingKeys)
+    return `the token names no key (kid), and ${issuer} publishes more than one it could be`;
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return `the token's signature does not verify with the keys of ${issuer}`;
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid)
+    return 'the token is not a signed JWT (three base64url parts: header.payload.signature)';
+  if (error instanceof errors.JWTExpired)
+    return `the token has expired (at ${dateOf(error.payload.exp)}); get a new one from ${issuer}`;
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    const { claim, reason, payload } = error;
+    if (reason === 'invalid') return `the token's ${claim} is not a time in seconds`;
+    if (claim === 'exp')
+      return 'the token has no expiry (exp); berth accepts only tokens that expire';
+    if (claim === 'nbf') return `the token is not valid yet (not before ${dateOf(payload.nbf)})`;
+    if (claim === 'iss' && reason === 'missing')
+      return `the token names no issuer (iss); berth accepts tokens from ${issuer}`;
+    if (claim === 'iss') return `the token is from issuer ${shown(payload.iss)}, not ${issuer}`;
+    if (claim === 'aud' && reason === 'missing')
+      return `the token names no audience (aud); berth needs ${audience}`;
+    if (claim === 'aud') return `the token is for audience ${shown(payload.aud)}, not ${audience}`;
+    return `the token's ${claim} claim does not hold`;
+  }
+  if (error instanceof errors.JOSENotSupported)
+    return 'the token uses a JOSE feature berth does not support';
+  return `the token cannot be verified with the keys of ${issuer}`;
+}
+
+function dateOf(seconds: unknown): string {
+  return typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : String(seconds);
+}
+
+/** A claim value as words, cut short: an issuer's claim is still no place for an essay. */
+function shown(value: unknown): string {
+  const text = Array.isArray(value) ? value.map(String).join(', ') : String(value);
+  return text.length > 120 ? `${text.slice(0, 120)}...` : text;
+}
