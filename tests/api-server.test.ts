@@ -33,6 +33,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Whether this machine lets a server listen on `host`. */
+function canBind(host: string): Promise<boolean> {
+  const server = createServer();
+  return new Promise((done) => {
+    server.once('error', () => done(false));
+    server.listen(0, host, () => server.close(() => done(true)));
+  });
+}
+
 /** Whether something accepts connections on the port. */
 function listening(port: number): Promise<boolean> {
   return httpAsk(`http://127.0.0.1:${port}`, { method: 'GET', path: '/' }).then(
@@ -133,6 +142,64 @@ describe('berth api, the real process over a real socket', () => {
     assert.equal(answer.status, 408, raw);
     assert.equal(answer.headers['content-type'], 'application/json', raw);
     assert.match(String(JSON.parse(answer.body).refused), /headers/);
+  });
+});
+
+describe('berth api on an IPv6 loopback', () => {
+  it('serves [::1] and names it in brackets', async (t) => {
+    if (!(await canBind('::1'))) return t.skip('this machine has no IPv6 loopback');
+    const world = await makeWorld();
+    const api = await startApi(['--listen', '[::1]:0', '--issuer', ISSUER, '--state', world.state]);
+    try {
+      assert.match(api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
+      const answer = await httpAsk(api.url, { method: 'GET', path: '/nope' });
+      assert.equal(answer.status, 404);
+      assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope') });
+    } finally {
+      await api.stop();
+      await world.cleanup();
+    }
+  });
+});
+
+describe('listen(): the body limit over a socket', () => {
+  let world: World;
+  let served: Awaited<ReturnType<typeof listen>>;
+  const stop = new AbortController();
+  before(async () => {
+    world = await makeWorld();
+    served = await listen(
+      appOver(world.state).fetch,
+      { hostname: '127.0.0.1', port: 0 },
+      stop.signal,
+    );
+  });
+  after(async () => {
+    stop.abort();
+    await served.closed;
+    await world.cleanup();
+  });
+
+  const body = JSON.stringify({ node: 'box', module: 'postgres', pad: 'x'.repeat(200 * 1024) });
+  it('a body declared over 64 KiB is 413', async () => {
+    const answer = await httpAsk(served.url, { path: '/assign', body });
+    assert.equal(answer.status, 413);
+    assert.equal(answer.headers['content-type'], 'application/json');
+    assert.deepEqual(answer.body, {
+      refused: 'the request body is larger than berth reads (64 KiB)',
+    });
+  });
+
+  it('a chunked body that grows past 64 KiB is 413, and nothing is done', async () => {
+    const answer = await httpAsk(served.url, {
+      path: '/assign',
+      chunks: [body.slice(0, 100), body.slice(100)],
+    });
+    assert.equal(answer.status, 413);
+    assert.deepEqual(answer.body, {
+      refused: 'the request body is larger than berth reads (64 KiB)',
+    });
+    assert.deepEqual(await world.journal(), []);
   });
 });
 

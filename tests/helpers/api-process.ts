@@ -120,6 +120,8 @@ export function httpAsk(
     method?: string;
     path: string;
     body?: string;
+    /** A body sent in these pieces, chunked, with no length declared. */
+    chunks?: string[];
     headers?: Record<string, string>;
     agent?: Agent;
   },
@@ -154,6 +156,7 @@ export function httpAsk(
       },
     );
     sent.on('error', fail);
+    for (const chunk of options.chunks ?? []) sent.write(chunk);
     sent.end(options.body);
   });
 }
