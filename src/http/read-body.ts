@@ -15,7 +15,14 @@ export async function readBody(request: Request, limit = BODY_LIMIT): Promise<Bo
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let next: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      next = await reader.read();
+    } catch {
+      // The client went away, or was cut at the request deadline: no one hears the answer.
+      return { ok: false, message: 'the body did not arrive whole' };
+    }
+    const { done, value } = next;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {

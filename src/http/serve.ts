@@ -1,11 +1,17 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { getRequestListener } from '@hono/node-server';
+import { commands } from '../commands/table.ts';
 
 /** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const SHUTDOWN_GRACE_MS = 5_000;
-/** A whole request (headers and body) must arrive within this; a stalled body is cut. */
+/**
+ * A whole request (headers and body) must arrive within this; a stalled body is cut.
+ * A command request is at most 64 KiB: 30 s allows a very slow link, and a stalled
+ * body holds only its own connection meanwhile (the stores are opened after the body).
+ */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface Listening {
@@ -19,24 +25,59 @@ export interface Listening {
  * Serves a fetch handler on a Node socket until `signal` aborts, then closes
  * gracefully: no new connections, idle ones closed at once, requests in flight
  * given up to 5 s, then every connection cut.
+ *
+ * Whatever never reaches the handler is still answered in JSON with `refused`:
+ * a request Node cannot parse (400), headers too large (431), a request not in
+ * within its deadline (408), a URL or Host that is not one (400), an Upgrade (400)
+ * and CONNECT (404).
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   address: { hostname: string; port: number },
   signal: AbortSignal,
 ): Promise<Listening> {
-  const server = createAdaptorServer({
-    fetch,
+  const handler = getRequestListener(fetch, {
     hostname: address.hostname,
-    port: address.port,
-    serverOptions: {
+    errorHandler: (error) =>
+      jsonResponse(
+        400,
+        `this is not a request berth understands: ${(error as Error).message ?? 'its URL cannot be read'}`,
+      ),
+  });
+  const server = createServer(
+    {
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       // Node checks the two deadlines above only this often (30 s by default).
       connectionsCheckingInterval: 500,
       keepAliveTimeout: 5_000,
+      // Node's answer to a missing Host has no body; the handler's says why, in JSON.
+      requireHostHeader: false,
     },
-  }) as Server;
+    handler,
+  );
+  server.on('clientError', answerClientError);
+  // An Expect that is not 100-continue: Node would answer 417 with no body; berth
+  // ignores the expectation and answers the request as the seed says.
+  server.on('checkExpectation', handler);
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    socket.write(rawAnswer(404, noRoute(request.method ?? 'CONNECT', request.url ?? '')));
+    socket.destroy();
+  });
+  // Node hands the bytes after an Upgrade request's headers to this event and never
+  // to the handler, so such a request would wait for a body that cannot come.
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    const protocol = String(request.headers.upgrade ?? '').slice(0, 40);
+    socket.write(
+      rawAnswer(
+        400,
+        `this is not a request berth understands: berth does not switch protocols (Upgrade: ${protocol})`,
+      ),
+    );
+    socket.destroy();
+  });
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -47,6 +88,63 @@ export function listen(
       resolve({ url: `http://${host}:${bound.port}`, closed: closeOn(server, signal) });
     });
   });
+}
+
+const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
+
+/** The 404 words of the Command API, for what never reaches the app (CONNECT). */
+function noRoute(method: string, path: string) {
+  return `no route for ${method} ${path}; berth answers ${ROUTES}`;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+function rawAnswer(status: number, refused: string): string {
+  const body = JSON.stringify({ refused });
+  return [
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+function jsonResponse(status: number, refused: string): Response {
+  return new Response(JSON.stringify({ refused }), {
+    status,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
+
+/**
+ * Node's own answers to what it cannot parse have no body; berth's say why, in JSON.
+ * As Node does, it answers only when no answer of the app's has begun on the socket.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !answering?.headersSent && error.code !== 'ECONNRESET') {
+    const [status, refused] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            408,
+            `the request did not arrive in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s`,
+          ]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'the request headers are larger than berth reads']
+          : [
+              400,
+              `this is not a request berth understands: ${(error as { reason?: string }).reason ?? error.message}`,
+            ];
+    socket.write(rawAnswer(status as number, refused as string));
+  }
+  socket.destroy();
 }
 
 function closeOn(server: Server, signal: AbortSignal): Promise<void> {

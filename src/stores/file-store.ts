@@ -144,7 +144,7 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
       }
       const file = await open(journalPath, 'a', 0o600);
       try {
-        await file.appendFile(`${JSON.stringify(entry)}\n`);
+        await file.appendFile(`${JSON.stringify(clipped(entry))}\n`);
         await file.sync();
       } finally {
         await file.close();
@@ -239,18 +239,50 @@ async function refuseOpenVault(path: string) {
   }
 }
 
-/** A crash mid-append can leave a last line without its newline; that act was never acknowledged. */
+/**
+ * The longest a journaled name or text is kept. A refused request can name a node
+ * with 60,000 characters; the journal keeps enough to see what was asked.
+ */
+const JOURNAL_TEXT_LIMIT = 2_000;
+
+function clip(text: string): string {
+  return text.length > JOURNAL_TEXT_LIMIT
+    ? `${text.slice(0, JOURNAL_TEXT_LIMIT)}… (${text.length} characters)`
+    : text;
+}
+
+function clipped(entry: JournalEntry): JournalEntry {
+  return {
+    ...entry,
+    node: clip(entry.node),
+    module: entry.module === undefined ? undefined : clip(entry.module),
+  };
+}
+
+/**
+ * A crash mid-append can leave a last line without its newline; that act was never
+ * acknowledged. The cut line is dropped, however long it is.
+ */
 async function mendJournal(path: string) {
   const info = await stat(path).catch(() => undefined);
   if (!info || info.size === 0) return;
   const file = await open(path, 'r');
   try {
-    const tail = Buffer.alloc(Math.min(info.size, 1 << 16));
-    await file.read(tail, 0, tail.length, info.size - tail.length);
-    if (tail[tail.length - 1] === 0x0a) return;
-    const lastNewline = tail.lastIndexOf(0x0a);
-    if (lastNewline < 0 && tail.length < info.size) return;
-    await truncate(path, info.size - tail.length + lastNewline + 1);
+    const chunk = Buffer.alloc(Math.min(info.size, 1 << 16));
+    let end = info.size;
+    for (let first = true; end > 0; first = false) {
+      const start = Math.max(0, end - chunk.length);
+      await file.read(chunk, 0, end - start, start);
+      const seen = chunk.subarray(0, end - start);
+      if (first && seen[seen.length - 1] === 0x0a) return;
+      const lastNewline = seen.lastIndexOf(0x0a);
+      if (lastNewline >= 0) {
+        end = start + lastNewline + 1;
+        break;
+      }
+      end = start;
+    }
+    await truncate(path, end);
   } finally {
     await file.close();
   }
