@@ -48,6 +48,9 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
     io.out(`accepting tokens from ${flags.issuer}`);
     io.out('every route calls what the command line calls');
     await served.closed;
+    // An act cut at the 5 s deadline may still be running (a hook may take minutes):
+    // it must not hold the process. Its stores are crash-safe; its lock is taken over.
+    setTimeout(() => process.exit(EXIT.done), 100).unref();
     return EXIT.done;
   } catch (error) {
     io.err(`berth api cannot listen on ${flags.listen}: ${(error as Error).message}`);

@@ -32,5 +32,7 @@ process.once('SIGTERM', onSignal);
 const served = await listen(app.fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
 process.stdout.write(`serving ${served.url}\n`);
 await served.closed;
+// As `berth api` does: an act cut at the deadline does not hold the process.
+setTimeout(() => process.exit(0), 100).unref();
 process.off('SIGINT', onSignal);
 process.off('SIGTERM', onSignal);

@@ -1,0 +1,218 @@
+/**
+ * Graceful close, in real processes: SIGTERM lets requests in flight finish and get
+ * their answers, cuts one still running at 5 s, does not wait for idle keep-alive
+ * connections, and ends with exit code 0 — and then the process is gone, even when
+ * an act's hook is still running.
+ *
+ * `berth api` itself refuses every command route without a verified token, so a
+ * request is held in flight in it by an issuer slow to answer; acts in flight are
+ * held in the test server
+ * (tests/helpers/test-server.ts: the same app and listen(), with the test
+ * authenticator) by a converge whose start hook sleeps.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { SHUTDOWN_GRACE_MS } from '../../src/http/serve.ts';
+import {
+  journalLines,
+  parseAnswer,
+  post,
+  rawExchange,
+  servingPort,
+  sleep,
+  startBerth,
+  startTestServer,
+} from '../helpers/reliability.ts';
+import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+
+/** A keep-alive connection that has had one answer and now sits idle. */
+async function idleKeepAlive(port: number): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise<void>((done) => {
+    socket.once('data', () => done());
+    socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  });
+  return socket;
+}
+
+/** Sends a request and keeps everything the server sends back, until it closes. */
+function heldRequest(port: number, text: string) {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.on('error', () => {});
+  socket.on('data', (chunk) => {
+    received += chunk;
+  });
+  const closed = new Promise<{ at: number; answer: ReturnType<typeof parseAnswer> }>((done) =>
+    socket.on('close', () => done({ at: Date.now(), answer: parseAnswer(received) })),
+  );
+  socket.write(text);
+  return { socket, closed };
+}
+
+function postText(path: string, json: string) {
+  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
+}
+
+describe('berth api, the real process, on SIGTERM', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+  });
+  after(() => world.cleanup());
+
+  it('exits 0 at once with idle keep-alive connections open', async () => {
+    const api = startBerth([
+      '--state',
+      world.state,
+      'api',
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      'http://127.0.0.1:9/',
+    ]);
+    const port = await servingPort(api);
+    const idle = await Promise.all([idleKeepAlive(port), idleKeepAlive(port), idleKeepAlive(port)]);
+    const signalled = Date.now();
+    api.child.kill('SIGTERM');
+    const end = await api.exited;
+    for (const socket of idle) socket.destroy();
+    assert.equal(end.code, 0, api.stderr());
+    assert.ok(
+      end.at - signalled < 2_000,
+      `exit took ${end.at - signalled} ms with idle connections`,
+    );
+  });
+
+  it('lets a request in flight finish and answer, then exits 0', async () => {
+    // An issuer that takes 2 s to say it has no metadata: the request waits on it.
+    const issuer = createServer((_request, response) => {
+      setTimeout(() => response.writeHead(404).end(), 2_000);
+    });
+    await new Promise<void>((done) => issuer.listen(0, '127.0.0.1', done));
+    const issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+    const api = startBerth([
+      '--state',
+      world.state,
+      'api',
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      issuerUrl,
+    ]);
+    try {
+      const port = await servingPort(api);
+      const idle = await idleKeepAlive(port);
+      const held = heldRequest(
+        port,
+        `${postText('/assign', '{"node":"box","module":"m"}')}`.replace(
+          'Host: 127.0.0.1\r\n',
+          'Host: 127.0.0.1\r\nAuthorization: Bearer abc.def.ghi\r\n',
+        ),
+      );
+      await sleep(500);
+      const signalled = Date.now();
+      api.child.kill('SIGTERM');
+      const answered = await held.closed;
+      const end = await api.exited;
+      idle.destroy();
+      assert.ok(answered.at - signalled > 1_000, 'the answer came after SIGTERM: it was in flight');
+      assert.equal(answered.answer.status, 401, answered.answer.raw);
+      assert.match(JSON.parse(answered.answer.body).refused, /berth cannot yet verify a token/);
+      assert.equal(end.code, 0, api.stderr());
+      assert.ok(end.at - signalled < SHUTDOWN_GRACE_MS, `exit took ${end.at - signalled} ms`);
+    } finally {
+      api.child.kill('SIGKILL');
+      issuer.close();
+    }
+  });
+});
+
+describe('the Command API with acts in flight, on SIGTERM', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+    await world.writeModule('quick', {
+      description: 'a module whose start takes 2 s',
+      start: 'sleep 2; touch "$BERTH_ROOT/started-quick"',
+    });
+    await world.writeModule('slow', {
+      description: 'a module whose start takes 20 s',
+      start: 'sleep 20; touch "$BERTH_ROOT/started-slow"',
+    });
+  });
+  after(() => world.cleanup());
+
+  async function convergePreview(port: number, filter: string) {
+    const answer = await post(port, '/converge', JSON.stringify({ node: 'box', filter }));
+    assert.equal(answer.status, 200, answer.raw);
+    return digestOf(JSON.parse(answer.body).said);
+  }
+
+  it('lets an act in flight finish and answer, then exits 0', async () => {
+    const server = await startTestServer(world.state);
+    assert.equal(
+      (await post(server.port, '/assign', '{"node":"box","module":"quick"}')).status,
+      200,
+    );
+    const digest = await convergePreview(server.port, 'quick');
+    const idle = await idleKeepAlive(server.port);
+    const act = heldRequest(
+      server.port,
+      postText('/converge', JSON.stringify({ node: 'box', filter: 'quick', yes: true, digest })),
+    );
+    await sleep(500);
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    // New connections are refused once the server closes.
+    await sleep(200);
+    const late = await rawExchange(server.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', {
+      timeoutMs: 3_000,
+    });
+    assert.equal(late.status, 0, 'a connection after SIGTERM is not served');
+    const answered = await act.closed;
+    const end = await server.exited;
+    idle.destroy();
+    assert.ok(answered.at - signalled > 1_000, 'the answer came after SIGTERM: it was in flight');
+    assert.equal(answered.answer.status, 200, answered.answer.raw);
+    assert.match(JSON.parse(answered.answer.body).said, /ran start of quick/);
+    assert.equal(end.code, 0, server.stderr());
+    assert.ok(end.at - signalled < SHUTDOWN_GRACE_MS, `exit took ${end.at - signalled} ms`);
+    const last = (await journalLines(world.state)).at(-1);
+    assert.equal(last?.act, 'converge');
+    assert.equal(last?.outcome, 'done');
+  });
+
+  it('cuts an act still running at 5 s and exits 0 then, though its hook runs on', async () => {
+    const server = await startTestServer(world.state);
+    assert.equal(
+      (await post(server.port, '/assign', '{"node":"box","module":"slow"}')).status,
+      200,
+    );
+    const digest = await convergePreview(server.port, 'slow');
+    const act = heldRequest(
+      server.port,
+      postText('/converge', JSON.stringify({ node: 'box', filter: 'slow', yes: true, digest })),
+    );
+    await sleep(500);
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    const cut = await act.closed;
+    const end = await server.exited;
+    assert.equal(cut.answer.status, 0, 'the act cut at the deadline is not answered');
+    assert.ok(cut.at - signalled <= SHUTDOWN_GRACE_MS + 1_500, `cut ${cut.at - signalled} ms`);
+    assert.equal(end.code, 0, server.stderr());
+    const took = end.at - signalled;
+    assert.ok(
+      took >= SHUTDOWN_GRACE_MS - 500 && took <= SHUTDOWN_GRACE_MS + 1_500,
+      `exit ${took} ms after SIGTERM, not at the 5 s grace`,
+    );
+    // The lock the cut act held belonged to a process now gone: the next act takes it over.
+    const next = await world.berth('assign', 'box', 'quick');
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal((await world.berth('status', 'box')).code, 0);
+  });
+});
