@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
+import {
+  access,
+  constants,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  stat,
+  truncate,
+  unlink,
+} from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
@@ -63,6 +73,7 @@ export async function openFileStores(location: StateLocation): Promise<Stores> {
     throw asStoreError(error, `the lock in ${dir} cannot be had`);
   }
   try {
+    await sweepTemporaryFiles(dir);
     return await readStores(dir, lock);
   } catch (error) {
     await lock.release().catch(() => {});
@@ -102,6 +113,20 @@ async function checkDirectory(dir: string): Promise<string> {
     throw new StoreError(`berth cannot read and write the state directory ${dir}`);
   });
   return dir;
+}
+
+/** What an atomic write of one of the state files names its temporary file. */
+const TEMPORARY = /^\.(berth|state|vault|previews)\.json\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Every write of the stores is made under the lock, so a temporary file found by
+ * the lock's holder was left by a writer that died before its rename: it is removed
+ * (the vault's would hold secret values).
+ */
+async function sweepTemporaryFiles(dir: string) {
+  for (const name of await readdir(dir)) {
+    if (TEMPORARY.test(name)) await unlink(join(dir, name)).catch(() => {});
+  }
 }
 
 async function readStores(dir: string, lock: Lock): Promise<Stores> {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { StoreError } from './stores.ts';
 
@@ -123,17 +123,35 @@ async function isAbandoned(path: string, owner: Owner | undefined): Promise<bool
   }
 }
 
-/** Moves a dead owner's lock aside; puts it back if a live one slipped in meanwhile. */
+/** A takeover guard older than this was left by a process that died taking over. */
+const GUARD_STALE_MS = 5_000;
+
+/**
+ * Removes a dead owner's lock. Takeovers are serialised by a guard file, and under
+ * it the lock is removed only if it is still the very one seen and still abandoned,
+ * so a live lock is never moved, not even for a moment: two processes that both saw
+ * the same dead owner cannot take the lock from the one of them that got it first.
+ */
 async function takeOver(path: string, seen: string) {
-  const aside = `${path}.abandoned.${randomBytes(6).toString('hex')}`;
+  const guard = `${path}.takeover`;
   try {
-    await rename(path, aside);
-  } catch {
+    await (await open(guard, 'wx', 0o600)).close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      const age = await stat(guard).then(
+        (info) => Date.now() - info.mtimeMs,
+        () => 0,
+      );
+      if (age > GUARD_STALE_MS) await unlink(guard).catch(() => {});
+    }
     return;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => undefined);
-  if (moved !== seen) await link(aside, path).catch(() => {});
-  await unlink(aside).catch(() => {});
+  try {
+    const now = await readFile(path, 'utf8').catch(() => undefined);
+    if (now === seen && (await isAbandoned(path, parseOwner(now)))) await unlink(path);
+  } finally {
+    await unlink(guard).catch(() => {});
+  }
 }
 
 function sleep(ms: number) {
