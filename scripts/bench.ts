@@ -1,0 +1,51 @@
+// `npm run bench`: how fast berth is on this machine, as ratios measured in the same run.
+// Not a test: it never fails on a slow machine, it only reports. Traffic stays on 127.0.0.1.
+//
+//   npm run bench                 # everything, about 4 minutes
+//   npm run bench -- --quick      # a short pass to try the harness
+//   npm run bench -- http cli     # only some sections: http, cli, scale, store
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { benchColdStart } from './bench/cli.ts';
+import { benchHttp } from './bench/http.ts';
+import { benchScale } from './bench/scale.ts';
+import { BERTH, log } from './bench/stats.ts';
+import { benchStore } from './bench/store.ts';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const chosen = args.filter((arg) => !arg.startsWith('--'));
+const wants = (section: string) => chosen.length === 0 || chosen.includes(section);
+
+if (!existsSync(BERTH)) {
+  process.stderr.write('bench: no dist/berth.mjs; run npm ci (or npm run build) first\n');
+  process.exit(2);
+}
+
+const sections: string[] = [];
+const started = performance.now();
+const run = async (name: string, section: () => Promise<string>) => {
+  if (!wants(name)) return;
+  try {
+    sections.push(await section());
+  } catch (error) {
+    sections.push(`${name}: could not be measured: ${(error as Error).message}`);
+  }
+};
+
+await run('http', () =>
+  benchHttp(
+    quick ? { rounds: 1, seconds: 1, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 },
+  ),
+);
+await run('cli', () => benchColdStart(quick ? 5 : 21));
+await run('scale', () =>
+  benchScale(quick ? [1_000, 10_000] : [1_000, 10_000, 100_000], quick ? 1 : 5),
+);
+await run('store', () => (quick ? benchStore(1, 1) : benchStore(3, 3)));
+
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
+process.stdout.write(
+  `berth bench — Node ${process.version}, ${cpus().length} × ${cpu}\n\n${sections.join('\n\n')}\n`,
+);

@@ -1,0 +1,210 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startIssuer } from './issuer.ts';
+import { ACCEPT_TOKEN, type Answer, type Answers } from './servers/answers.ts';
+import { type Running, startBerthApi, startScript } from './spawn-server.ts';
+import { fmt, log, median, ROOT, ratio, table } from './stats.ts';
+import { makeBenchWorld } from './world.ts';
+
+export interface HttpOptions {
+  rounds: number;
+  seconds: number;
+  connections: number;
+}
+
+interface Target {
+  path: string;
+  server: 'node:http' | 'Fastify' | 'berth';
+  running: Running;
+  method: 'POST';
+  route: string;
+  headers: Record<string, string>;
+  body?: string;
+  status: number;
+}
+
+interface Sample {
+  rps: number;
+  p99: number;
+  wrong: number;
+}
+
+const ASSIGN = JSON.stringify({ node: 'n0', module: 'm0' });
+
+/**
+ * HTTP throughput and p99 latency, keep-alive, one load generator (autocannon, in
+ * this process) against one server process at a time. Every target is run once per
+ * round, rounds interleaved, so that a slow moment on the machine hits all of them.
+ */
+export async function benchHttp(options: HttpOptions): Promise<string> {
+  const world = await makeBenchWorld(1);
+  await world.writeState(1, 1);
+  const issuer = existsSync(join(ROOT, 'src/http/issuer-authenticator.ts'))
+    ? await startIssuer()
+    : undefined;
+  const servers: Running[] = [];
+  try {
+    const berth = await startBerthApi(
+      'berth api',
+      world.state,
+      issuer?.url ?? 'http://127.0.0.1:1',
+    );
+    servers.push(berth);
+    const accept = await startScript('berth app (test authenticator)', 'berth-accept.ts', {
+      BENCH_STATE: world.state,
+    });
+    servers.push(accept);
+    const answers: Answers = {
+      notFound: await capture(berth.url, '/nope', {}, undefined),
+      unauthorized: await capture(berth.url, '/assign', {}, ASSIGN),
+      needsBoth: await capture(accept.url, '/assign', bearer(ACCEPT_TOKEN), '{"node":"n0"}'),
+      needsNode: await capture(accept.url, '/converge', bearer(ACCEPT_TOKEN), '{}'),
+    };
+    answers.notFound.body = answers.notFound.body.replace('POST /nope', '{method} {path}');
+    const env = { BENCH_ANSWERS: JSON.stringify(answers) };
+    const plain = await startScript('node:http', 'plain.ts', env);
+    servers.push(plain);
+    const fastify = await startScript('Fastify', 'fastify.ts', env);
+    servers.push(fastify);
+
+    const targets: Target[] = [];
+    const add = (
+      path: string,
+      server: Target['server'],
+      running: Running,
+      route: string,
+      headers: Record<string, string>,
+      body: string | undefined,
+      status: number,
+    ) => targets.push({ path, server, running, method: 'POST', route, headers, body, status });
+    const json = { 'Content-Type': 'application/json' };
+    for (const [server, running] of [
+      ['node:http', plain],
+      ['Fastify', fastify],
+      ['berth', berth],
+    ] as const) {
+      add('404 (no route)', server, running, '/nope', {}, undefined, 404);
+      add('401 (no token)', server, running, '/assign', json, ASSIGN, 401);
+    }
+    for (const [server, running] of [
+      ['node:http', plain],
+      ['Fastify', fastify],
+      ['berth', accept],
+    ] as const) {
+      add(
+        '400 (test authenticator, no module)',
+        server,
+        running,
+        '/assign',
+        { ...json, ...bearer(ACCEPT_TOKEN) },
+        '{"node":"n0"}',
+        400,
+      );
+    }
+    let okNote = 'no issuer authenticator in src yet: no 200 path';
+    if (issuer) {
+      const token = issuer.token({ sub: 'bench', aud: 'berth' });
+      const probe = await fetch(`${berth.url}/assign`, {
+        method: 'POST',
+        headers: { ...json, ...bearer(token) },
+        body: ASSIGN,
+      });
+      await probe.arrayBuffer();
+      if (probe.status === 200) {
+        okNote = '';
+        add(
+          '200 (assign, loopback issuer token; journal fsync)',
+          'berth',
+          berth,
+          '/assign',
+          { ...json, ...bearer(token) },
+          ASSIGN,
+          200,
+        );
+      } else okNote = `the 200 path answered ${probe.status} with a loopback issuer's token`;
+    }
+
+    log(`http: ${targets.length} targets × ${options.rounds} rounds × ${options.seconds}s`);
+    for (const target of targets) await load(target, 1, options.connections); // warm-up
+    const samples = new Map<Target, Sample[]>(targets.map((target) => [target, []]));
+    for (let round = 0; round < options.rounds; round++) {
+      for (const target of targets) {
+        samples.get(target)?.push(await load(target, options.seconds, options.connections));
+      }
+    }
+
+    const rows: string[][] = [];
+    const notes: string[] = [];
+    for (const target of targets) {
+      const mine = samples.get(target) ?? [];
+      const sameRound = (server: Target['server']) => {
+        const other = targets.find((t) => t.path === target.path && t.server === server);
+        const theirs = other ? (samples.get(other) ?? []) : [];
+        if (!theirs.length || target.server === server) return Number.NaN;
+        return median(mine.map((sample, i) => sample.rps / (theirs[i]?.rps ?? Number.NaN)));
+      };
+      const wrong = mine.reduce((sum, sample) => sum + sample.wrong, 0);
+      if (wrong)
+        notes.push(
+          `${target.server} on ${target.path}: ${wrong} answers were not ${target.status}`,
+        );
+      rows.push([
+        target.path,
+        target.server,
+        fmt(median(mine.map((sample) => sample.rps))),
+        fmt(median(mine.map((sample) => sample.p99)), 1),
+        ratio(sameRound('node:http')),
+        ratio(sameRound('Fastify')),
+      ]);
+    }
+    if (okNote) notes.push(okNote);
+    return [
+      `HTTP, keep-alive, ${options.connections} connections, autocannon in one process; median of ${options.rounds} rounds of ${options.seconds}s; ratios are berth ÷ baseline within each round`,
+      '',
+      table(['path', 'server', 'req/s', 'p99 ms', '÷ node:http', '÷ Fastify'], rows),
+      ...notes.map((note) => `\nnote: ${note}`),
+    ].join('\n');
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+    await issuer?.close();
+    await world.cleanup();
+  }
+}
+
+function bearer(token: string) {
+  return { Authorization: `Bearer ${token}` };
+}
+
+async function capture(
+  base: string,
+  route: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<Answer> {
+  const response = await fetch(`${base}${route}`, { method: 'POST', headers, body });
+  const kept: Record<string, string> = {};
+  const type = response.headers.get('content-type');
+  const challenge = response.headers.get('www-authenticate');
+  if (type) kept['Content-Type'] = type;
+  if (challenge) kept['WWW-Authenticate'] = challenge;
+  return { status: response.status, headers: kept, body: await response.text() };
+}
+
+async function load(target: Target, seconds: number, connections: number): Promise<Sample> {
+  const result = await autocannon({
+    url: `${target.running.url}${target.route}`,
+    method: target.method,
+    headers: target.headers,
+    body: target.body,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+  });
+  const key = `${Math.floor(target.status / 100)}xx` as '2xx' | '4xx';
+  return {
+    rps: result.requests.total / result.duration,
+    p99: result.latency.p99,
+    wrong: result.requests.total - result[key] + result.errors,
+  };
+}

@@ -1,0 +1,27 @@
+// berth's own app and server, as `berth api` builds them, with a test authenticator that
+// accepts the bench's token: the paths past step 1 (400, 409, 200) before real tokens exist.
+import { createApp } from '../../../src/http/app.ts';
+import type { Authenticator } from '../../../src/http/authenticator.ts';
+import { listen } from '../../../src/http/serve.ts';
+import { machinesOf } from '../../../src/machines/reach.ts';
+import { openFileStores } from '../../../src/stores/file-store.ts';
+import { ACCEPT_TOKEN, announce } from './answers.ts';
+
+const state = process.env.BENCH_STATE ?? '';
+const acceptBench: Authenticator = {
+  authenticate: async (request) =>
+    request.headers.get('authorization') === `Bearer ${ACCEPT_TOKEN}`
+      ? { ok: true, subject: 'bench' }
+      : { ok: false, refused: 'not the bench', challenge: 'Bearer realm="berth"' },
+};
+const app = createApp({
+  authenticator: acceptBench,
+  openStores: () => openFileStores({ dir: state, createIfMissing: false }),
+  machines: machinesOf,
+});
+const served = await listen(
+  app.fetch,
+  { hostname: '127.0.0.1', port: 0 },
+  new AbortController().signal,
+);
+announce(Number(new URL(served.url).port));
