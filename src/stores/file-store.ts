@@ -109,9 +109,17 @@ async function checkDirectory(dir: string): Promise<string> {
     throw asStoreError(error, `the state directory ${dir} cannot be read`);
   });
   if (!info.isDirectory()) throw new StoreError(`the state directory ${dir} is not a directory`);
-  await access(dir, constants.R_OK | constants.W_OK | constants.X_OK).catch(() => {
-    throw new StoreError(`berth cannot read and write the state directory ${dir}`);
-  });
+  await access(dir, constants.R_OK | constants.W_OK | constants.X_OK).catch(
+    (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === 'EROFS'
+          ? 'it is on a read-only file system'
+          : error.code === 'EACCES' || error.code === 'EPERM'
+            ? 'permission denied'
+            : error.message;
+      throw new StoreError(`berth cannot read and write the state directory ${dir}: ${why}`);
+    },
+  );
   return dir;
 }
 

@@ -1,0 +1,201 @@
+/**
+ * Stores that fail: a state directory that is missing, not a directory, read-only,
+ * holding a corrupt file, or locked by another live process gets 503 over the API
+ * and exit 3 on the command line, in words that say which, and nothing is left
+ * half-written.
+ *
+ * Tests run as root, which chmod does not stop; read-only is made two ways: berth run
+ * as an unprivileged user (setpriv), and a read-only bind mount in a mount namespace
+ * of its own (unshare -m). Where the machine allows neither, those cases are skipped.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  inProcessServer,
+  PLAIN,
+  post,
+  servingPort,
+  snapshot,
+  start,
+  TEST_SERVER,
+} from '../helpers/reliability.ts';
+import { BERTH, makeWorld, runBerth, type World } from '../helpers/world.ts';
+
+function works(command: string, args: string[]): boolean {
+  try {
+    execFileSync(command, args, { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const ASSIGN = JSON.stringify({ node: 'box', module: 'm' });
+
+/** The same act over the API (in this process) and on the command line, against `state`. */
+async function bothFaces(state: string) {
+  const server = await inProcessServer(state);
+  try {
+    const answer = await post(server.port, '/assign', ASSIGN);
+    const cli = await runBerth(['--state', state, 'assign', 'box', 'm']);
+    return { answer, refused: JSON.parse(answer.body).refused as string, cli };
+  } finally {
+    await server.close();
+  }
+}
+
+function assertStoreFailure(result: Awaited<ReturnType<typeof bothFaces>>, words: RegExp) {
+  assert.equal(result.answer.status, 503, result.answer.raw);
+  assert.match(result.refused, /^the stores cannot be opened: /);
+  assert.match(result.refused, words);
+  assert.equal(result.cli.code, 3, result.cli.stderr);
+  assert.equal(result.cli.stderr.trim(), result.refused, 'the same words on both faces');
+}
+
+describe('stores that fail', { concurrency: true }, () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+    await world.writeModule('m', PLAIN);
+    assert.equal((await world.berth('assign', 'box', 'other')).code, 1);
+  });
+  after(() => world.cleanup());
+
+  /** A copy of the state of its own, so that the cases can run at once. */
+  async function copy(name: string) {
+    const dir = join(world.dir, name);
+    await mkdir(dir);
+    execFileSync('cp', ['-a', `${world.state}/.`, dir]);
+    return dir;
+  }
+
+  it('a state directory that is missing', async () => {
+    const missing = join(world.dir, 'no-such-state');
+    assertStoreFailure(await bothFaces(missing), /the state directory \S+ does not exist/);
+  });
+
+  it('a state directory that is not a directory', async () => {
+    const file = join(world.dir, 'a-file');
+    await writeFile(file, 'not a directory');
+    assertStoreFailure(await bothFaces(file), /the state directory \S+ is not a directory/);
+  });
+
+  for (const [name, content, words] of [
+    ['state.json', '{"version":1,"assign', /state\.json is not valid JSON/],
+    ['state.json', '{"version":2}', /state\.json is not valid: version/],
+    ['vault.json', '[]', /vault\.json is not valid/],
+    ['berth.json', '{"nodes": 7}', /berth\.json is not valid: nodes/],
+    ['previews.json', '\u0000\u0001', /previews\.json is not valid JSON/],
+  ] as const) {
+    it(`a corrupt ${name}: ${JSON.stringify(content)}`, async () => {
+      const state = await copy(`corrupt-${name}-${content.length}`);
+      await writeFile(join(state, name), content, { mode: 0o600 });
+      const before = await snapshot(state);
+      assertStoreFailure(await bothFaces(state), words);
+      assert.deepEqual(await snapshot(state), before, 'nothing written, nothing half-written');
+    });
+  }
+
+  it('locked by another live process: waits 10 s, then says who holds it', async () => {
+    const holder = start('sleep', ['60']);
+    try {
+      const state = await copy('locked');
+      const lock = JSON.stringify({ pid: holder.child.pid, host: hostname(), nonce: 'n', at: '' });
+      await writeFile(join(state, 'lock'), lock);
+      const before = await snapshot(state);
+      const begun = Date.now();
+      const result = await bothFaces(state);
+      assertStoreFailure(
+        result,
+        new RegExp(
+          `berth process ${holder.child.pid} on \\S+ holds the lock \\S+ and did not let go within 10s`,
+        ),
+      );
+      assert.ok(Date.now() - begun >= 2 * 9_000, 'each face waited its 10 s');
+      const after = await snapshot(state);
+      assert.deepEqual(after, before, 'the holder keeps its lock; nothing else was written');
+    } finally {
+      holder.child.kill('SIGKILL');
+    }
+  });
+
+  const canSetpriv = works('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']);
+  it('a state directory berth may not write (an unprivileged user)', {
+    skip: canSetpriv ? false : 'setpriv cannot run a command as another user here',
+  }, async () => {
+    // Readable by everyone, writable by root alone.
+    const state = await copy('not-writable');
+    await chmod(world.dir, 0o755);
+    await chmod(state, 0o755);
+    for (const name of await readdir(state))
+      if (name !== 'vault.json') await chmod(join(state, name), 0o755);
+    const before = await snapshot(state);
+    const run = await runUnprivileged(['--state', state, 'assign', 'box', 'm']);
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(
+      run.stderr,
+      /^the stores cannot be opened: berth cannot read and write the state directory \S+: permission denied/,
+    );
+    assert.deepEqual(await snapshot(state), before);
+  });
+
+  const canMount = works('unshare', [
+    '-m',
+    'sh',
+    '-c',
+    'mount --bind -o ro / / 2>/dev/null || mount --bind -o ro /tmp /tmp',
+  ]);
+  it('a read-only state directory (a read-only mount), over the API and the command line', {
+    skip: canMount ? false : 'this machine does not allow a mount namespace (unshare -m)',
+  }, async () => {
+    const state = await copy('read-only');
+    const before = await snapshot(state);
+    const readOnly = (command: string[]) => [
+      '-m',
+      'sh',
+      '-c',
+      `mount --bind -o ro "$0" "$0" && exec "$@"`,
+      state,
+      ...command,
+    ];
+    const cli = start(
+      'unshare',
+      readOnly([process.execPath, BERTH, '--state', state, 'assign', 'box', 'm']),
+    );
+    assert.equal((await cli.exited).code, 3, cli.stderr());
+    assert.match(
+      cli.stderr(),
+      /^the stores cannot be opened: berth cannot read and write the state directory \S+: it is on a read-only file system/,
+    );
+    const server = start(
+      'unshare',
+      readOnly([process.execPath, '--import', 'tsx', TEST_SERVER, state]),
+    );
+    try {
+      const port = await servingPort(server);
+      const answer = await post(port, '/assign', ASSIGN);
+      assert.equal(answer.status, 503, answer.raw);
+      assert.equal(JSON.parse(answer.body).refused, cli.stderr().trim());
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    assert.deepEqual(await snapshot(state), before);
+  });
+});
+
+function runUnprivileged(args: string[]) {
+  const run = start('setpriv', [
+    '--reuid=65534',
+    '--regid=65534',
+    '--clear-groups',
+    process.execPath,
+    BERTH,
+    ...args,
+  ]);
+  return run.exited.then((end) => ({ code: end.code, stdout: run.stdout(), stderr: run.stderr() }));
+}
