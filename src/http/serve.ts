@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
@@ -128,7 +128,14 @@ function jsonResponse(status: number, refused: string): Response {
  * As Node does, it answers only when no answer of the app's has begun on the socket.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
-  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  const answering = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (answering && !answering.writableFinished && answering.req?.complete) {
+    // Bad bytes after a whole request that is being answered (pipelined garbage): that
+    // request may be an act already under way, so its own answer is the one given.
+    socket.on('error', () => {});
+    answering.once('close', () => socket.destroy());
+    return;
+  }
   if (socket.writable && !answering?.headersSent && error.code !== 'ECONNRESET') {
     const [status, refused] =
       error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
