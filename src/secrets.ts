@@ -16,3 +16,21 @@ export function secretText(value: Uint8Array): string {
 
 /** Secret files are readable by their owner alone. */
 export const SECRET_MODE = 0o600;
+
+/**
+ * Clears known secret values out of text berth will show (a hook's output): each is
+ * replaced by its name. A hook may print what it reads; berth must not repeat it.
+ */
+export function redactSecrets(
+  text: string,
+  secrets: { module: string; secret: string; value: Uint8Array }[],
+): string {
+  let clear = text;
+  for (const { module, secret, value } of secrets) {
+    const shown = secretText(value);
+    // Too short to say whether it is the secret or an ordinary word: left as printed.
+    if (shown.length < 6) continue;
+    clear = clear.replaceAll(shown, `[secret ${secret} of ${module}]`);
+  }
+  return clear;
+}

@@ -28,6 +28,7 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
   if (unusable) throw new UsageError(unusable);
   if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
   const address = parseListen(flags.listen);
+  const cutting = new AbortController();
   const app = createApp({
     authenticator: issuerAuthenticator({
       issuer: flags.issuer,
@@ -36,6 +37,7 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
     }),
     openStores: () => openFileStores(location),
     machines: machinesOf,
+    stopping: cutting.signal,
   });
 
   const stop = new AbortController();
@@ -44,13 +46,14 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
   process.once('SIGTERM', onSignal);
   try {
     const served = await listen(app.fetch, address, stop.signal);
+    served.cut.addEventListener('abort', () => cutting.abort(served.cut.reason));
     io.out(`serving ${served.url}`);
     io.out(`accepting tokens from ${flags.issuer}`);
     io.out('every route calls what the command line calls');
     await served.closed;
-    // An act cut at the 5 s deadline may still be running (a hook may take minutes):
-    // it must not hold the process. Its stores are crash-safe; its lock is taken over.
-    setTimeout(() => process.exit(EXIT.done), 100).unref();
+    // An act cut at the deadline has had its hook stopped and is recording what it did;
+    // give it a moment, but let nothing (a keep-alive socket to the issuer) hold the exit.
+    setTimeout(() => process.exit(EXIT.done), 1_000).unref();
     return EXIT.done;
   } catch (error) {
     io.err(`berth api cannot listen on ${flags.listen}: ${(error as Error).message}`);

@@ -42,9 +42,19 @@ export async function runFromCli(
     say('', storesCannotOpen(error));
     return EXIT.stores;
   }
+  // Ctrl-C during an act stops its hook and lets it record what it did; a second one
+  // ends berth at once (the stores stay whole: every write is atomic).
+  const interrupted = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted.signal.aborted) process.exit(130);
+    interrupted.abort(`berth was interrupted by ${signal}`);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     const context: CommandContext = {
       stores,
+      signal: interrupted.signal,
       reach: machinesOf(stores.settings),
       actor: osUser(io),
       via: 'cli',
@@ -64,6 +74,8 @@ export async function runFromCli(
     say('', storesCannotOpen(error));
     return EXIT.stores;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await stores.close().catch(() => {});
   }
 }

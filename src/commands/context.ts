@@ -19,6 +19,11 @@ export interface CommandContext {
    * converge step by step; `said` still holds every line, in the same order.
    */
   progress?: (line: string) => void;
+  /**
+   * Aborts when the act must stop now (berth api's close deadline, or Ctrl-C on the
+   * command line): a running hook is stopped, and the act ends with what it did.
+   */
+  signal?: AbortSignal;
 }
 
 export type CommandFunction = (

@@ -2,7 +2,7 @@ import { renderFile } from '../catalog.ts';
 import type { Machine } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { checkDigest, sealPreview } from '../preview.ts';
-import { mintSecret, SECRET_MODE, secretText } from '../secrets.ts';
+import { mintSecret, redactSecrets, SECRET_MODE, secretText } from '../secrets.ts';
 import { managedOn, withManaged } from '../state.ts';
 import { type CommandContext, type CommandFunction, checkNode, refuse } from './context.ts';
 import { type ConvergePlan, planConverge, type Step } from './converge-plan.ts';
@@ -107,6 +107,12 @@ async function carryOut(
   const said: string[] = [];
   for (const { module, steps } of plan.modules) {
     for (const step of steps) {
+      if (context.signal?.aborted) {
+        return refuse(
+          `converge of ${node} stopped before ${module}'s next step: ${stopReason(context.signal)}`,
+          said.join('\n'),
+        );
+      }
       try {
         const done = await doStep(step, node, machine, context);
         said.push(done);
@@ -191,9 +197,17 @@ async function doStep(
     }
     case 'start':
     case 'stop': {
-      const result = await machine.run(step.script, { BERTH_NODE: node, BERTH_MODULE: module });
+      const result = await machine.run(
+        step.script,
+        { BERTH_NODE: node, BERTH_MODULE: module },
+        context.signal,
+      );
+      if (context.signal?.aborted) {
+        throw new Error(`${step.do} of ${module} was stopped: ${stopReason(context.signal)}`);
+      }
       if (result.code !== 0) {
-        const output = result.output ? `: ${result.output}` : '';
+        const shown = redactSecrets(result.output, stores.vault.onNode(node));
+        const output = shown ? `: ${shown}` : '';
         throw new Error(`${step.do} of ${module} failed (exit ${result.code})${output}`);
       }
       if (step.do === 'start') await record(true);
@@ -210,4 +224,9 @@ function fail(what: string) {
     const code = (error as { code?: string }).code;
     throw new Error(`${what} failed: ${code === 'EACCES' ? 'permission denied' : error.message}`);
   };
+}
+
+/** Why an act was told to stop, in words (the abort reason, when it is text). */
+function stopReason(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? signal.reason : 'berth was told to stop';
 }

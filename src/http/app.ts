@@ -14,6 +14,8 @@ export interface AppOptions {
   /** How the commands reach each node's machine, from the inventory. */
   machines: (settings: Settings) => ReachMachine;
   now?: () => Date;
+  /** Aborts when acts still running must stop: `listen()`'s close deadline. */
+  stopping?: AbortSignal;
 }
 
 const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
@@ -82,6 +84,7 @@ async function serveCommand(
       via: 'api',
       now: options.now ?? (() => new Date()),
       mint: [],
+      signal: options.stopping,
     };
     const outcome = await runCommand(command, decoded.request, context);
     if (outcome.error !== undefined)

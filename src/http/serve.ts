@@ -19,6 +19,8 @@ export interface Listening {
   url: string;
   /** Resolves once the server has closed, gracefully or at the deadline. */
   closed: Promise<void>;
+  /** Aborts at the close deadline, so that acts still running stop and record what they did. */
+  cut: AbortSignal;
 }
 
 /**
@@ -85,7 +87,12 @@ export function listen(
       server.off('error', reject);
       const bound = server.address() as AddressInfo;
       const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-      resolve({ url: `http://${host}:${bound.port}`, closed: closeOn(server, signal) });
+      const cut = new AbortController();
+      resolve({
+        url: `http://${host}:${bound.port}`,
+        closed: closeOn(server, signal, cut),
+        cut: cut.signal,
+      });
     });
   });
 }
@@ -154,11 +161,16 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   socket.destroy();
 }
 
-function closeOn(server: Server, signal: AbortSignal): Promise<void> {
+function closeOn(server: Server, signal: AbortSignal, cut: AbortController): Promise<void> {
   return new Promise((resolve) => {
     const close = () => {
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      const deadline = setTimeout(() => {
+        cut.abort(
+          `berth api closed before the act ended (${SHUTDOWN_GRACE_MS / 1000} s after it was told to stop)`,
+        );
+        server.closeAllConnections();
+      }, SHUTDOWN_GRACE_MS);
       server.close(() => {
         clearInterval(sweep);
         clearTimeout(deadline);

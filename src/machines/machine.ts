@@ -23,8 +23,11 @@ export interface Machine {
   /** Writes a whole file atomically, making its directory first. */
   write(path: string, data: Uint8Array, mode: number): Promise<void>;
   makeDirectory(path: string): Promise<void>;
-  /** Runs a hook with `sh -c`, its environment extended by `env` and `BERTH_ROOT`. */
-  run(script: string, env: Record<string, string>): Promise<RunResult>;
+  /**
+   * Runs a hook with `sh -c`, its environment extended by `env` and `BERTH_ROOT`;
+   * `signal` stops it.
+   */
+  run(script: string, env: Record<string, string>, signal?: AbortSignal): Promise<RunResult>;
 }
 
 /** How the commands get to a node's machine; the edge decides what reaches it. */

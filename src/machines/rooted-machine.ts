@@ -61,19 +61,29 @@ export function rootedMachine(root: string): Machine {
     async makeDirectory(path) {
       await mkdir(at(path), { recursive: true });
     },
-    run(script, env) {
-      return runHook(script, top, { ...env, BERTH_ROOT: top });
+    run(script, env, signal) {
+      return runHook(script, top, { ...env, BERTH_ROOT: top }, signal);
     },
   };
 }
 
-function runHook(script: string, cwd: string, env: Record<string, string>): Promise<RunResult> {
+/**
+ * Runs a hook in a process group of its own, so that stopping it (at the time limit,
+ * or through `signal`) stops what it started too. The hook is done when its shell
+ * exits: a daemon it leaves running in the background may keep its output open.
+ */
+function runHook(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<RunResult> {
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: HOOK_TIMEOUT_MS,
+      detached: true,
     });
     let output = '';
     const keep = (chunk: Buffer) => {
@@ -81,12 +91,41 @@ function runHook(script: string, cwd: string, env: Record<string, string>): Prom
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.on('error', (error) => done({ code: 127, output: error.message }));
-    child.on('close', (code, signal) =>
-      done({
-        code: code ?? 128,
-        output: signal ? `${output}\nstopped by ${signal}`.trim() : output.trim(),
-      }),
+    let stoppedBy = '';
+    const stop = (why: string) => {
+      stoppedBy = why;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+    };
+    const onAbort = () => stop('berth');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    const limit = setTimeout(
+      () => stop(`the ${HOOK_TIMEOUT_MS / 60_000} minute limit`),
+      HOOK_TIMEOUT_MS,
     );
+    const finish = (result: RunResult) => {
+      clearTimeout(limit);
+      signal?.removeEventListener('abort', onAbort);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      done(result);
+    };
+    child.on('error', (error) => finish({ code: 127, output: error.message }));
+    child.on('exit', (code, killedBy) => {
+      const result = () => ({
+        code: code ?? 128,
+        output: killedBy ? `${output}\nstopped by ${stoppedBy || killedBy}`.trim() : output.trim(),
+      });
+      // Let the last output arrive, but do not wait on a background process that holds it.
+      const late = setTimeout(() => finish(result()), 100);
+      child.on('close', () => {
+        clearTimeout(late);
+        finish(result());
+      });
+    });
   });
 }

@@ -213,6 +213,14 @@ function fileVault(file: VaultFile, exists: boolean, save: (data: string) => Pro
         at: kept.at,
       };
     },
+    onNode(node) {
+      return Object.entries(file.secrets)
+        .filter(([key]) => key.startsWith(`${node}/`))
+        .map(([key, kept]) => {
+          const [, module = '', secret = ''] = key.split('/');
+          return { module, secret, value: new Uint8Array(Buffer.from(kept.value, 'base64')) };
+        });
+    },
     async put(node, module, secret, entry: VaultEntry) {
       const next: VaultFile = {
         key: file.key,

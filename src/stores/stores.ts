@@ -27,6 +27,8 @@ export interface Vault {
   fingerprintKey(): Promise<Uint8Array>;
   get(node: string, module: string, secret: string): VaultEntry | undefined;
   put(node: string, module: string, secret: string, entry: VaultEntry): Promise<void>;
+  /** Every secret kept for one node, so that hook output can be cleared of their values. */
+  onNode(node: string): { module: string; secret: string; value: Uint8Array }[];
 }
 
 /**

@@ -337,6 +337,42 @@ describe('berth converge', () => {
     assert.equal(((await world.readState()).managed as Managed).box?.gitea?.started, true);
   });
 
+  it('never repeats a secret that a failing hook printed', async () => {
+    await world.writeModule('postgres', {
+      ...POSTGRES,
+      start: 'echo "cannot log in with $(cat "$BERTH_ROOT/etc/postgres/password")" >&2; exit 1',
+    });
+    await world.berth('assign', 'box', 'postgres');
+    const run = await act(world);
+    assert.equal(run.code, 1);
+    const password = (await vaultValues(world))['box/postgres/password'] as string;
+    assert.equal(
+      run.stderr,
+      'converge of box stopped at postgres: start of postgres failed (exit 1): cannot log in with [secret password of postgres]\n',
+    );
+    const journal = JSON.stringify(await world.journal());
+    assert.ok(!journal.includes(password), 'the journal does not hold the secret');
+  });
+
+  it('is done with a start hook when its shell exits, though a daemon it left holds the output', async () => {
+    await world.writeModule('postgres', {
+      ...POSTGRES,
+      start: 'sleep 30 & echo $! > "$BERTH_ROOT/daemon.pid"',
+    });
+    await world.berth('assign', 'box', 'postgres');
+    const began = Date.now();
+    const run = await act(world);
+    const daemon = Number(await readFile(join(world.root, 'daemon.pid'), 'utf8'));
+    try {
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /ran start of postgres\nbox is as assigned\n$/);
+      assert.ok(Date.now() - began < 15_000, 'converge did not wait for the daemon');
+      assert.doesNotThrow(() => process.kill(daemon, 0), 'the daemon is left running');
+    } finally {
+      process.kill(daemon, 'SIGTERM');
+    }
+  });
+
   it('releases an unassigned module: runs stop, keeps its data, secrets and files', async () => {
     await world.berth('assign', 'box', 'postgres');
     assert.equal((await act(world)).code, 0);

@@ -20,19 +20,22 @@ if (!dir) {
   process.exit(2);
 }
 
+const cutting = new AbortController();
 const app = createApp({
   authenticator: acceptAs('tester'),
   openStores: () => openFileStores({ dir, createIfMissing: false }),
   machines: machinesOf,
+  stopping: cutting.signal,
 });
 const stop = new AbortController();
 const onSignal = () => stop.abort();
 process.once('SIGINT', onSignal);
 process.once('SIGTERM', onSignal);
 const served = await listen(app.fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
+served.cut.addEventListener('abort', () => cutting.abort(served.cut.reason));
 process.stdout.write(`serving ${served.url}\n`);
 await served.closed;
-// As `berth api` does: an act cut at the deadline does not hold the process.
-setTimeout(() => process.exit(0), 100).unref();
+// As `berth api` does: an act cut at the deadline records what it did, then the process ends.
+setTimeout(() => process.exit(0), 1_000).unref();
 process.off('SIGINT', onSignal);
 process.off('SIGTERM', onSignal);

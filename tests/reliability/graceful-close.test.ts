@@ -1,8 +1,8 @@
 /**
  * Graceful close, in real processes: SIGTERM lets requests in flight finish and get
  * their answers, cuts one still running at 5 s, does not wait for idle keep-alive
- * connections, and ends with exit code 0 — and then the process is gone, even when
- * an act's hook is still running.
+ * connections, and ends with exit code 0. An act cut at the deadline has its hook
+ * stopped and records what it did, so nothing runs on behind a process that is gone.
  *
  * `berth api` itself refuses every command route without a verified token, so a
  * request is held in flight in it by an issuer slow to answer; acts in flight are
@@ -11,8 +11,10 @@
  * authenticator) by a converge whose start hook sleeps.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SHUTDOWN_GRACE_MS } from '../../src/http/serve.ts';
 import {
@@ -141,7 +143,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     });
     await world.writeModule('slow', {
       description: 'a module whose start takes 20 s',
-      start: 'sleep 20; touch "$BERTH_ROOT/started-slow"',
+      start: 'echo $$ > "$BERTH_ROOT/slow.pid"; sleep 20; touch "$BERTH_ROOT/started-slow"',
     });
   });
   after(() => world.cleanup());
@@ -186,7 +188,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     assert.equal(last?.outcome, 'done');
   });
 
-  it('cuts an act still running at 5 s and exits 0 then, though its hook runs on', async () => {
+  it('cuts an act still running at 5 s: its hook is stopped, the act journaled as stopped, exit 0', async () => {
     const server = await startTestServer(world.state);
     assert.equal(
       (await post(server.port, '/assign', '{"node":"box","module":"slow"}')).status,
@@ -210,9 +212,67 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
       took >= SHUTDOWN_GRACE_MS - 500 && took <= SHUTDOWN_GRACE_MS + 1_500,
       `exit ${took} ms after SIGTERM, not at the 5 s grace`,
     );
-    // The lock the cut act held belonged to a process now gone: the next act takes it over.
+    const hook = Number(await readFile(join(world.root, 'slow.pid'), 'utf8'));
+    assert.throws(() => process.kill(hook, 0), { code: 'ESRCH' }, 'the start hook was stopped');
+    const last = (await journalLines(world.state)).at(-1);
+    assert.equal(last?.act, 'converge');
+    assert.equal(last?.outcome, 'refused');
+    assert.match(
+      String(last?.error),
+      /^converge of box stopped at slow: start of slow was stopped: berth api closed before the act ended/,
+    );
+    const state = await world.readState();
+    assert.deepEqual(
+      (state.managed as Record<string, Record<string, { started: boolean }>>).box?.slow?.started,
+      false,
+    );
     const next = await world.berth('assign', 'box', 'quick');
     assert.equal(next.code, 0, next.stderr);
     assert.equal((await world.berth('status', 'box')).code, 0);
+  });
+});
+
+describe('the command line on Ctrl-C during a converge', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+    await world.writeModule('slow', {
+      description: 'a module whose start takes 20 s',
+      start: 'echo $$ > "$BERTH_ROOT/slow.pid"; sleep 20; touch "$BERTH_ROOT/started-slow"',
+    });
+  });
+  after(() => world.cleanup());
+
+  it('stops the hook, says what was done, journals the act as stopped, and exits 1', async () => {
+    assert.equal((await world.berth('assign', 'box', 'slow')).code, 0);
+    const digest = digestOf((await world.berth('converge', 'box')).stdout);
+    const act = startBerth([
+      '--state',
+      world.state,
+      'converge',
+      'box',
+      '--yes',
+      '--digest',
+      digest,
+    ]);
+    for (let waited = 0; !act.stdout().includes('berth manages slow on box'); waited += 25) {
+      assert.ok(waited < 10_000, `the act did not begin: ${act.stdout()}${act.stderr()}`);
+      await sleep(25);
+    }
+    await sleep(300);
+    act.child.kill('SIGINT');
+    const end = await act.exited;
+    assert.equal(end.code, 1, act.stderr());
+    assert.match(act.stdout(), /^berth manages slow on box$/m);
+    assert.equal(
+      act.stderr(),
+      'converge of box stopped at slow: start of slow was stopped: berth was interrupted by SIGINT\n',
+    );
+    const hook = Number(await readFile(join(world.root, 'slow.pid'), 'utf8'));
+    assert.throws(() => process.kill(hook, 0), { code: 'ESRCH' }, 'the start hook was stopped');
+    const last = (await journalLines(world.state)).at(-1);
+    assert.equal(last?.outcome, 'refused');
+    const again = await world.berth('converge', 'box');
+    assert.match(again.stdout, /update slow:\n {2}run start: /, 'a later converge carries on');
   });
 });
