@@ -101,8 +101,14 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
     io.out('the journal is empty: no act yet');
     return EXIT.done;
   }
-  const shown = lines.map((line) => {
-    const entry = JSON.parse(line) as JournalEntry;
+  const shown = lines.map((line, index) => {
+    let entry: JournalEntry;
+    try {
+      entry = JSON.parse(line) as JournalEntry;
+    } catch {
+      // Only a hand edit makes such a line (berth appends whole lines); show it, do not stop.
+      return `line ${index + 1} of ${journalPath} is not a journal entry: ${JSON.stringify(line.slice(0, 120))}`;
+    }
     const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
     const outcome = entry.outcome === 'done' ? 'done' : `refused: ${entry.error}`;
     return `${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`;

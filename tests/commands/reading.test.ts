@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { appendFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 import { previewDigest } from './support.ts';
@@ -123,5 +125,29 @@ describe('berth status and berth log', () => {
     const run = await world.berth('status', 'web2');
     assert.equal(run.code, 1);
     assert.equal(run.stderr, 'berth does not know node web2; add it under nodes in berth.json\n');
+  });
+});
+
+describe('berth log over a journal edited by hand', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+  });
+  after(() => world.cleanup());
+
+  it('shows a line that is not an entry for what it is, and every entry around it', async () => {
+    await world.berth('assign', 'box', 'one');
+    await appendFile(join(world.state, 'journal.jsonl'), 'not json\n');
+    await world.berth('assign', 'box', 'two');
+    const run = await world.berth('log');
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 3);
+    assert.match(lines[0] ?? '', / assign box one: refused: /);
+    assert.equal(
+      lines[1],
+      `line 2 of ${join(world.state, 'journal.jsonl')} is not a journal entry: "not json"`,
+    );
+    assert.match(lines[2] ?? '', / assign box two: refused: /);
   });
 });
