@@ -1,4 +1,5 @@
 import { createApp } from '../http/app.ts';
+import type { Authenticator } from '../http/authenticator.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
 import { machinesOf } from '../machines/reach.ts';
@@ -27,15 +28,38 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
   const unusable = unusableIssuer(flags.issuer);
   if (unusable) throw new UsageError(unusable);
   if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
-  const address = parseListen(flags.listen);
-  const cutting = new AbortController();
-  const app = createApp({
+  return serveApi({
     authenticator: issuerAuthenticator({
       issuer: flags.issuer,
       audience: flags.audience,
       log: (line) => io.err(line),
     }),
-    openStores: () => openFileStores(location),
+    issuer: flags.issuer,
+    address: parseListen(flags.listen),
+    location,
+    io,
+  });
+}
+
+export interface ServeOptions {
+  authenticator: Authenticator;
+  /** Named in the second start line. */
+  issuer: string;
+  address: { hostname: string; port: number };
+  location: StateLocation;
+  io: Io;
+}
+
+/**
+ * Serves the Command API over the file stores until SIGINT or SIGTERM, prints the
+ * three start lines, and ends with 0 after the graceful close.
+ */
+export async function serveApi(options: ServeOptions): Promise<number> {
+  const { io } = options;
+  const cutting = new AbortController();
+  const app = createApp({
+    authenticator: options.authenticator,
+    openStores: () => openFileStores(options.location),
     machines: machinesOf,
     stopping: cutting.signal,
   });
@@ -45,10 +69,10 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const served = await listen(app.fetch, address, stop.signal);
+    const served = await listen(app.fetch, options.address, stop.signal);
     served.cut.addEventListener('abort', () => cutting.abort(served.cut.reason));
     io.out(`serving ${served.url}`);
-    io.out(`accepting tokens from ${flags.issuer}`);
+    io.out(`accepting tokens from ${options.issuer}`);
     io.out('every route calls what the command line calls');
     await served.closed;
     // An act cut at the deadline has had its hook stopped and is recording what it did;
@@ -56,7 +80,9 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
     setTimeout(() => process.exit(EXIT.done), 1_000).unref();
     return EXIT.done;
   } catch (error) {
-    io.err(`berth api cannot listen on ${flags.listen}: ${(error as Error).message}`);
+    const { hostname, port } = options.address;
+    const host = hostname.includes(':') ? `[${hostname}]` : hostname;
+    io.err(`berth api cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return EXIT.refused;
   } finally {
     process.off('SIGINT', onSignal);
