@@ -39,8 +39,7 @@ describe('the Command API through app.request()', () => {
   let app: Hono;
   let missingState: string;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
+    world = await makeWorld({ postgres: POSTGRES });
     app = appOver(world.state);
     missingState = join(world.dir, 'no-such-state');
   });
@@ -503,8 +502,7 @@ describe('the Command API through app.request()', () => {
 describe('the same words on the command line and over the API', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
+    world = await makeWorld({ postgres: POSTGRES });
   });
   after(() => world.cleanup());
 

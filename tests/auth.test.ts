@@ -103,8 +103,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
   let authenticator: Authenticator;
   let app: Hono;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
+    world = await makeWorld({ postgres: POSTGRES });
     issuer = await startIssuer();
     // Every asymmetric family berth accepts, published before berth first fetches the keys.
     for (const [kid, alg] of [
@@ -323,8 +322,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
 describe('when the issuer cannot be had', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
+    world = await makeWorld({ postgres: POSTGRES });
   });
   after(() => world.cleanup());
 
@@ -541,8 +539,7 @@ async function postTo(url: string, path: string, json: unknown, token?: string) 
 describe('berth api, the real process', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
+    world = await makeWorld({ postgres: POSTGRES });
   });
   after(() => world.cleanup());
 

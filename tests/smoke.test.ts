@@ -5,9 +5,7 @@ import { digestOf, GITEA, makeWorld, POSTGRES, type World } from './helpers/worl
 describe('a first take and converge, through the real binary', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
   });
   after(() => world.cleanup());
 

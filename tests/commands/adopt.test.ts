@@ -8,9 +8,7 @@ import { snapshot, stateFiles } from './support.ts';
 describe('berth adopt', () => {
   let world: World;
   beforeEach(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
   });
   afterEach(() => world.cleanup());
 

@@ -7,9 +7,7 @@ import { GITEA, makeWorld, POSTGRES, runBerth, type World } from '../helpers/wor
 describe('the command line: usage, exit codes and --json', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
   });
   after(() => world.cleanup());
 

@@ -16,9 +16,7 @@ async function act(world: World, ...args: string[]) {
 describe('berth converge', () => {
   let world: World;
   beforeEach(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
   });
   afterEach(() => world.cleanup());
 

@@ -11,8 +11,7 @@ const BAD = ['Web1', '-x', 'a/b', '../x', 'a'.repeat(64), 'wéb', 'a b', '.x'];
 describe('the names rule, through the real binary', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
+    world = await makeWorld({ postgres: POSTGRES });
   });
   after(() => world.cleanup());
 

@@ -10,9 +10,7 @@ describe('berth status and berth log', () => {
   let world: World;
   const user = userInfo().username;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
     await world.writeSettings({
       nodes: { box: { root: world.root }, web1: { ssh: 'admin@web1.lan' } },
     });

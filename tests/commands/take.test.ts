@@ -14,9 +14,7 @@ async function handInstalledGitea(world: World) {
 describe('berth take', () => {
   let world: World;
   beforeEach(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
   });
   afterEach(() => world.cleanup());
 

@@ -6,9 +6,7 @@ import { previewDigest, snapshot } from './support.ts';
 describe('berth unassign', () => {
   let world: World;
   beforeEach(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
   });
   afterEach(() => world.cleanup());
 

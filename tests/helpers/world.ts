@@ -32,7 +32,8 @@ export interface World {
   cleanup(): Promise<void>;
 }
 
-export async function makeWorld(): Promise<World> {
+/** A world whose catalog holds `modules` (name → definition) from the start. */
+export async function makeWorld(modules: Record<string, unknown> = {}): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), 'berth-test-'));
   const state = join(dir, 'state');
   const root = join(dir, 'box');
@@ -67,6 +68,8 @@ export async function makeWorld(): Promise<World> {
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
   await world.writeSettings({ nodes: { box: { root } } });
+  for (const [name, definition] of Object.entries(modules))
+    await world.writeModule(name, definition);
   return world;
 }
 

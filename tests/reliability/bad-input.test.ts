@@ -296,8 +296,7 @@ describe('a corpus of bad input over real sockets', () => {
   const logged: string[] = [];
   const consoleError = console.error;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('m0', PLAIN);
+    world = await makeWorld({ m0: PLAIN });
     assert.equal((await world.berth('assign', 'box', 'm0')).code, 0);
     console.error = (...args: unknown[]) => {
       logged.push(args.map(String).join(' '));

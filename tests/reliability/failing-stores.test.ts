@@ -59,8 +59,7 @@ function assertStoreFailure(result: Awaited<ReturnType<typeof bothFaces>>, words
 describe('stores that fail', { concurrency: true }, () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('m', PLAIN);
+    world = await makeWorld({ m: PLAIN });
     assert.equal((await world.berth('assign', 'box', 'other')).code, 1);
   });
   after(() => world.cleanup());

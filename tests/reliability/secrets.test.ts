@@ -14,9 +14,7 @@ import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/wor
 describe('secrets through a whole cycle', () => {
   let world: World;
   before(async () => {
-    world = await makeWorld();
-    await world.writeModule('postgres', POSTGRES);
-    await world.writeModule('gitea', GITEA);
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
     await world.writeModule('cache', {
       description: 'a module whose start fails, so that an error is said too',
       secrets: { key: { path: '/etc/cache/key' } },
