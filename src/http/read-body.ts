@@ -8,8 +8,20 @@ export type Body =
 
 /** Reads a request body as UTF-8 text, stopping as soon as it passes `limit` bytes. */
 export async function readBody(request: Request, limit = BODY_LIMIT): Promise<Body> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > limit) return { ok: false, tooLarge: true };
+  const length = request.headers.get('content-length');
+  if (Number(length ?? '0') > limit) return { ok: false, tooLarge: true };
+  if (length !== null && !request.headers.has('transfer-encoding')) {
+    // Framed by its declared length, so no larger than the limit: read it whole. On Node
+    // this is several times faster than a stream, which `request.body` would build.
+    let whole: ArrayBuffer;
+    try {
+      whole = await request.arrayBuffer();
+    } catch {
+      return { ok: false, message: 'the body did not arrive whole' };
+    }
+    if (whole.byteLength > limit) return { ok: false, tooLarge: true };
+    return decodeText(new Uint8Array(whole));
+  }
   if (!request.body) return { ok: true, text: '' };
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -37,6 +49,10 @@ export async function readBody(request: Request, limit = BODY_LIMIT): Promise<Bo
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  return decodeText(bytes);
+}
+
+function decodeText(bytes: Uint8Array): Body {
   try {
     return { ok: true, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
