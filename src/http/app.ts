@@ -20,6 +20,11 @@ export interface AppOptions {
 
 const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
 
+/** The 404 words: the method and path asked for, and the five routes berth answers. */
+export function noRoute(method: string, path: string): string {
+  return `no route for ${method} ${path}; berth answers ${ROUTES}`;
+}
+
 /**
  * The Command API: five POST routes made from the command table, each in the
  * seed's order (authenticate, decode, required fields, open the stores, run), and
@@ -32,7 +37,7 @@ export function createApp(options: AppOptions): Hono {
   app.notFound((c) =>
     c.json(
       {
-        refused: `no route for ${c.req.method} ${new URL(c.req.url).pathname}; berth answers ${ROUTES}`,
+        refused: noRoute(c.req.method, new URL(c.req.url).pathname),
       },
       404,
     ),

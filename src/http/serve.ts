@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
-import { commands } from '../commands/table.ts';
+import { noRoute } from './app.ts';
 
 /** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -95,13 +95,6 @@ export function listen(
       });
     });
   });
-}
-
-const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
-
-/** The 404 words of the Command API, for what never reaches the app (CONNECT). */
-function noRoute(method: string, path: string) {
-  return `no route for ${method} ${path}; berth answers ${ROUTES}`;
 }
 
 const STATUS_TEXT: Record<number, string> = {
