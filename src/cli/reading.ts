@@ -102,10 +102,8 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
     return EXIT.done;
   }
   const shown = lines.map((line, index) => {
-    let entry: JournalEntry;
-    try {
-      entry = JSON.parse(line) as JournalEntry;
-    } catch {
+    const entry = journalEntry(line);
+    if (!entry) {
       // Only a hand edit makes such a line (berth appends whole lines); show it, do not stop.
       return `line ${index + 1} of ${journalPath} is not a journal entry: ${JSON.stringify(line.slice(0, 120))}`;
     }
@@ -115,4 +113,19 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
   });
   io.out(shown.join('\n'));
   return EXIT.done;
+}
+
+/** One journal line as an entry, or undefined when it is not one (`null`, `42`, `[]`, not JSON). */
+function journalEntry(line: string): JournalEntry | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const entry = parsed as Partial<JournalEntry>;
+  return typeof entry.act === 'string' && typeof entry.node === 'string'
+    ? (entry as JournalEntry)
+    : undefined;
 }

@@ -148,4 +148,20 @@ describe('berth log over a journal edited by hand', () => {
     );
     assert.match(lines[2] ?? '', / assign box two: refused: /);
   });
+
+  it('shows a line that is JSON but not an entry (null, a number, an array) instead of crashing', async () => {
+    const journal = join(world.state, 'journal.jsonl');
+    await appendFile(journal, 'null\n42\n[]\n{"at":"x"}\n');
+    const run = await world.berth('log');
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /TypeError/);
+    const lines = run.stdout.trimEnd().split('\n').slice(-4);
+    assert.deepEqual(
+      lines,
+      ['null', '42', '[]', '{"at":"x"}'].map(
+        (text, index) =>
+          `line ${index + 4} of ${journal} is not a journal entry: ${JSON.stringify(text)}`,
+      ),
+    );
+  });
 });
