@@ -35,7 +35,15 @@ export function takeLock(path: string, waitMs = LOCK_WAIT_MS): Promise<Lock> {
   const before = queue;
   queue = before.then(() => turn);
   const deadline = Date.now() + waitMs;
-  return before
+  // Waiting in line counts against the same deadline: an act of this process that runs a
+  // long hook must hold the next request no longer than it holds another process. Past
+  // the deadline the lock file is tried once, and its holder named.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outOfTime = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, waitMs);
+  });
+  return Promise.race([before, outOfTime])
+    .finally(() => clearTimeout(timer))
     .then(() => takeFileLock(path, deadline, waitMs))
     .then(
       (lock) => ({

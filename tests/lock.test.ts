@@ -1,0 +1,49 @@
+/** The lock, in one process: requests queue for it, but no longer than the lock's wait. */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { takeLock } from '../src/stores/lock.ts';
+import { StoreError } from '../src/stores/stores.ts';
+
+describe('the lock within one process', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'berth-lock-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('a second taker gives up at its deadline, naming the holder, while the first still holds it', async () => {
+    const path = join(dir, 'lock');
+    const first = await takeLock(path, 1_000);
+    try {
+      const begun = Date.now();
+      await assert.rejects(takeLock(path, 300), (error: unknown) => {
+        assert.ok(error instanceof StoreError);
+        assert.match(
+          error.message,
+          new RegExp(
+            `^berth process ${process.pid} on \\S+ holds the lock \\S+ and did not let go`,
+          ),
+        );
+        return true;
+      });
+      const waited = Date.now() - begun;
+      assert.ok(waited >= 250 && waited < 2_000, `waited ${waited} ms`);
+      assert.ok(await first.stillHeld(), 'the first keeps its lock');
+    } finally {
+      await first.release();
+    }
+  });
+
+  it('a second taker gets the lock as soon as the first lets go', async () => {
+    const path = join(dir, 'lock');
+    const first = await takeLock(path, 1_000);
+    const second = takeLock(path, 5_000);
+    setTimeout(() => first.release(), 100);
+    const lock = await second;
+    assert.ok(await lock.stillHeld());
+    await lock.release();
+  });
+});
