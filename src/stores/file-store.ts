@@ -146,10 +146,12 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
     () => true,
     () => false,
   );
-  const vaultFile = await readJson(vaultPath, VaultFileSchema, () => ({
-    key: randomBytes(32).toString('base64'),
-    secrets: {},
-  }));
+  const vaultFile = await readJson(
+    vaultPath,
+    VaultFileSchema,
+    () => ({ key: randomBytes(32).toString('base64'), secrets: {} }),
+    { holdsSecrets: true },
+  );
   let previews = await readJson(join(dir, FILES.previews), PreviewsFileSchema, () => []);
   const journalPath = join(dir, FILES.journal);
   await mendJournal(journalPath);
@@ -243,10 +245,16 @@ async function readSettings(dir: string): Promise<Settings> {
   return readJson(join(dir, FILES.settings), SettingsSchema, defaultSettings);
 }
 
+/**
+ * Reads and checks one of the state files. The words of a file that `holdsSecrets` say
+ * where it is wrong, never what it holds: the parser and the validator quote what they
+ * saw, and in the vault that is a secret value or the fingerprint key.
+ */
 async function readJson<S extends v.GenericSchema>(
   path: string,
   schema: S,
   missing: () => v.InferOutput<S>,
+  { holdsSecrets = false } = {},
 ): Promise<v.InferOutput<S>> {
   let text: string;
   try {
@@ -259,13 +267,19 @@ async function readJson<S extends v.GenericSchema>(
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new StoreError(`${path} is not valid JSON: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    const position = /at position \d+/.exec(message)?.[0];
+    const why = holdsSecrets
+      ? `${position ? ` ${position}` : ''} (the parser's words are not shown: they could quote a secret)`
+      : `: ${message}`;
+    throw new StoreError(`${path} is not valid JSON${why}`);
   }
   const result = v.safeParse(schema, json);
   if (!result.success) {
     const issue = result.issues[0];
     const where = issue.path?.map((item) => String(item.key)).join('.');
-    throw new StoreError(`${path} is not valid: ${where ? `${where}: ` : ''}${issue.message}`);
+    const why = holdsSecrets ? `expected ${issue.expected ?? 'another value'}` : issue.message;
+    throw new StoreError(`${path} is not valid: ${where ? `${where}: ` : ''}${why}`);
   }
   return result.output;
 }

@@ -99,6 +99,24 @@ describe('stores that fail', { concurrency: true }, () => {
     });
   }
 
+  for (const [name, content] of [
+    ['a value where a record belongs', '{"key":"S3CRETKEY","secrets":{"box/m/pw":"S3CRETVALUE"}}'],
+    [
+      'a value without its quotes',
+      '{"key":"S3CRETKEY","secrets":{"box/m/pw":{"value":S3CRETVALUE}}}',
+    ],
+    ['a key that is not text', '{"key":["S3CRETKEY"],"secrets":{}}'],
+  ] as const) {
+    it(`a corrupt vault.json (${name}) is refused without quoting a secret`, async () => {
+      const state = await copy(`corrupt-vault-${name.replaceAll(' ', '-')}`);
+      await writeFile(join(state, 'vault.json'), content, { mode: 0o600 });
+      const result = await bothFaces(state);
+      assertStoreFailure(result, /vault\.json is not valid/);
+      assert.doesNotMatch(result.refused, /S3CRET/);
+      assert.doesNotMatch(result.cli.stderr, /S3CRET/);
+    });
+  }
+
   it('locked by another live process: waits 10 s, then says who holds it', async () => {
     const holder = start('sleep', ['60']);
     try {
