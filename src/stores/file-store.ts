@@ -157,10 +157,13 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
   await mendJournal(journalPath);
 
   /** Every write checks that the lock is still ours before it changes anything. */
-  async function write(name: string, data: string, mode?: number) {
+  async function checkLockHeld() {
     if (!(await lock.stillHeld())) {
       throw new StoreError(`the lock in ${dir} was taken from this process; nothing was written`);
     }
+  }
+  async function write(name: string, data: string, mode?: number) {
+    await checkLockHeld();
     await writeFileAtomic(join(dir, name), data, mode);
   }
 
@@ -174,9 +177,7 @@ async function readStores(dir: string, lock: Lock): Promise<Stores> {
       state = next;
     },
     async journal(entry: JournalEntry) {
-      if (!(await lock.stillHeld())) {
-        throw new StoreError(`the lock in ${dir} was taken from this process; nothing was written`);
-      }
+      await checkLockHeld();
       const file = await open(journalPath, 'a', 0o600);
       try {
         await file.appendFile(`${JSON.stringify(clipped(entry))}\n`);
