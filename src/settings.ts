@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { parseDuration } from './duration.ts';
-import { isName } from './names.ts';
+import { checkName, isName } from './names.ts';
 
 const NodeEntrySchema = v.union([
   v.strictObject({ root: v.pipe(v.string(), v.startsWith('/', 'a root is an absolute path')) }),
@@ -42,6 +42,9 @@ export function flipMs(settings: Settings): number {
   return parseDuration(settings.flip) ?? 15 * 60_000;
 }
 
-export function unknownNode(node: string): string {
+/** The first refusal a node name meets: the name rule, then the inventory. */
+export function checkNodeIn(settings: Settings, node: string): string | undefined {
+  if (!isName(node)) return checkName('node', node);
+  if (node in settings.nodes) return undefined;
   return `berth does not know node ${node}; add it under nodes in berth.json`;
 }

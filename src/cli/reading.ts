@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { describeAge } from '../duration.ts';
-import { checkName } from '../names.ts';
 import { doesNotResolve, resolveModule } from '../resolve.ts';
-import { unknownNode } from '../settings.ts';
+import { checkNodeIn } from '../settings.ts';
 import { assignedTo, managedOn } from '../state.ts';
 import { fileCatalog } from '../stores/file-catalog.ts';
 import { readFileStores } from '../stores/file-store.ts';
@@ -27,8 +26,7 @@ export async function showStatus(
   }
   const { settings, state } = read;
   if (node !== undefined) {
-    const refusal =
-      checkName('node', node) ?? (node in settings.nodes ? undefined : unknownNode(node));
+    const refusal = checkNodeIn(settings, node);
     if (refusal) {
       io.err(refusal);
       return EXIT.refused;

@@ -1,7 +1,6 @@
 import type { ReachMachine } from '../machines/machine.ts';
-import { checkName } from '../names.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
-import { unknownNode } from '../settings.ts';
+import { checkNodeIn } from '../settings.ts';
 import type { Stores } from '../stores/stores.ts';
 
 /** What every command function is given besides the request. */
@@ -37,8 +36,5 @@ export function refuse(error: string, said = ''): Outcome {
 
 /** The first refusal a node name meets: the name rule, then the inventory. */
 export function checkNode(context: CommandContext, node: string): string | undefined {
-  return (
-    checkName('node', node) ??
-    (node in context.stores.settings.nodes ? undefined : unknownNode(node))
-  );
+  return checkNodeIn(context.stores.settings, node);
 }
