@@ -11,14 +11,14 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
 }
 
-export function toHex(bytes: ArrayBuffer | Uint8Array): string {
+function toHex(bytes: ArrayBuffer | Uint8Array): string {
   const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   let hex = '';
   for (const byte of view) hex += byte.toString(16).padStart(2, '0');
   return hex;
 }
 
-export async function sha256Hex(data: Uint8Array | string): Promise<string> {
+async function sha256Hex(data: Uint8Array | string): Promise<string> {
   const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
   return toHex(await crypto.subtle.digest('SHA-256', bytes));
 }

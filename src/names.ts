@@ -9,7 +9,7 @@ export function isName(text: string): boolean {
 }
 
 /** Shows a name the user gave, quoted and with control characters made visible. */
-export function quote(text: string): string {
+function quote(text: string): string {
   const shown = text.length > 80 ? `${text.slice(0, 80)}…` : text;
   return JSON.stringify(shown);
 }

@@ -53,7 +53,7 @@ export function checkDigest(
 }
 
 /** Says, in the operator's words, what differs between two bases. */
-export function describeChanges(before: Basis, after: Basis): string[] {
+function describeChanges(before: Basis, after: Basis): string[] {
   const node = after.node;
   if (before.node !== after.node || before.scope !== after.scope) {
     return [`that digest is of a preview of berth ${before.scope}, not of berth ${after.scope}`];

@@ -16,7 +16,7 @@ export interface ApiFlags {
 export const NO_ISSUER =
   'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
 
-export const NO_AUDIENCE =
+const NO_AUDIENCE =
   '--audience names what a token must be for; it cannot be empty (leave it out for berth)';
 
 /**
@@ -91,7 +91,7 @@ export async function serveApi(options: ServeOptions): Promise<number> {
 }
 
 /** `host:port`, with IPv6 hosts in brackets: `[::1]:8081`. */
-export function parseListen(text: string): { hostname: string; port: number } {
+function parseListen(text: string): { hostname: string; port: number } {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(text);
   const port = Number(match?.[3]);
   if (!match || port > 65535) {

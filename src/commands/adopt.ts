@@ -35,7 +35,7 @@ export const adopt: CommandFunction = async ({ node }, context) => {
   return { said: describeAccount(node, account) };
 };
 
-export function describeAccount(node: string, account: Account): string {
+function describeAccount(node: string, account: Account): string {
   const lines = [`account of ${node}, taken ${account.takenAt}`];
   for (const [name, holdings] of Object.entries(account.modules)) {
     lines.push(...describeHoldings(name, holdings));

@@ -11,7 +11,7 @@ import {
  * The signatures berth accepts: asymmetric only. `none` proves nothing, and an HS*
  * token could be forged by anyone who holds the issuer's public key used as a secret.
  */
-export const ALGORITHMS = [
+const ALGORITHMS = [
   'RS256',
   'RS384',
   'RS512',
@@ -25,7 +25,7 @@ export const ALGORITHMS = [
 ];
 
 /** Clocks drift between the issuer and berth: `exp` and `nbf` hold within this. */
-export const LEEWAY_SECONDS = 30;
+const LEEWAY_SECONDS = 30;
 
 export interface Timing {
   /** Every fetch of metadata or keys gives up after this. */
@@ -36,7 +36,7 @@ export interface Timing {
   retryMs: number;
 }
 
-export const TIMING: Timing = { fetchTimeoutMs: 5_000, keyCooldownMs: 30_000, retryMs: 5_000 };
+const TIMING: Timing = { fetchTimeoutMs: 5_000, keyCooldownMs: 30_000, retryMs: 5_000 };
 
 export interface IssuerOptions {
   /** `--issuer`, exactly as given: the metadata's `issuer` and every token's `iss` must equal it. */

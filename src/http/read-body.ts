@@ -1,5 +1,5 @@
 /** The largest request body berth reads: a command request is a few hundred bytes. */
-export const BODY_LIMIT = 64 * 1024;
+const BODY_LIMIT = 64 * 1024;
 
 export type Body =
   | { ok: true; text: string }

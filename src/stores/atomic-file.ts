@@ -28,7 +28,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   await syncDirectory(dirname(path));
 }
 
-export async function syncDirectory(dir: string) {
+async function syncDirectory(dir: string) {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

@@ -50,7 +50,7 @@ const PreviewsFileSchema = v.array(
 );
 
 /** The files of a state directory, by name. */
-export const FILES = {
+const FILES = {
   settings: 'berth.json',
   state: 'state.json',
   vault: 'vault.json',

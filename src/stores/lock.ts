@@ -3,7 +3,7 @@ import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { StoreError } from './stores.ts';
 
-export const LOCK_WAIT_MS = 10_000;
+const LOCK_WAIT_MS = 10_000;
 
 interface Owner {
   pid: number;
