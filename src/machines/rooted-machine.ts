@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { writeFileAtomic } from '../stores/atomic-file.ts';
 import type { Machine, PathFacts, RunResult } from './machine.ts';
@@ -55,8 +55,8 @@ export function rootedMachine(root: string): Machine {
     async write(path, data, mode) {
       const full = at(path);
       await mkdir(dirname(full), { recursive: true });
+      // The temporary file is given `mode` before its rename: the file is never looser.
       await writeFileAtomic(full, data, mode);
-      await chmod(full, mode);
     },
     async makeDirectory(path) {
       await mkdir(at(path), { recursive: true });
