@@ -44,6 +44,7 @@ export async function planConverge(
   const modules = [...new Set([...assigned, ...Object.keys(managed)])].filter(inScope).sort();
   const key = await stores.vault.fingerprintKey();
 
+  const desired: Record<string, unknown> = {};
   const basis: Basis = {
     node,
     scope: filter ? `converge ${node} --filter ${filter}` : `converge ${node}`,
@@ -51,7 +52,7 @@ export async function planConverge(
     managed: Object.fromEntries(Object.entries(managed).filter(([module]) => inScope(module))),
     definitions: {},
     survey: {},
-    desired: {},
+    desired,
   };
   const plan: ConvergePlan = { modules: [], blockers: [] };
   const definitions = new Map<string, ModuleDefinition>();
@@ -87,7 +88,11 @@ export async function planConverge(
         );
         continue;
       }
-      plan.modules.push({ module, action: 'install', steps: installSteps(module, definition) });
+      plan.modules.push({
+        module,
+        action: 'install',
+        steps: installSteps(stores, node, module, definition),
+      });
       continue;
     }
     const update = await updateSteps(
@@ -100,7 +105,7 @@ export async function planConverge(
       key,
       record.started,
     );
-    if (basis.desired) basis.desired[module] = update.desired;
+    desired[module] = update.desired;
     plan.blockers.push(...update.blockers);
     if (update.steps.length > 0)
       plan.modules.push({ module, action: 'update', steps: update.steps });
@@ -109,11 +114,25 @@ export async function planConverge(
   return { plan, basis };
 }
 
-function installSteps(module: string, definition: ModuleDefinition): Step[] {
+/**
+ * A fresh install. A secret the vault still holds for the module (it was managed here,
+ * released, and its files removed) is restored, never minted over: something else may
+ * still use it, and the vault's copy may be the only one.
+ */
+function installSteps(
+  stores: Stores,
+  node: string,
+  module: string,
+  definition: ModuleDefinition,
+): Step[] {
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }];
   for (const path of definition.data) steps.push({ do: 'create', module, path });
   for (const [secret, spec] of Object.entries(definition.secrets)) {
-    steps.push({ do: 'mint', module, secret, path: spec.path, bytes: spec.bytes });
+    steps.push(
+      stores.vault.get(node, module, secret)
+        ? { do: 'restore', module, secret, path: spec.path }
+        : { do: 'mint', module, secret, path: spec.path, bytes: spec.bytes },
+    );
   }
   for (const [path, file] of Object.entries(definition.files)) {
     steps.push({ do: 'write', module, path, mode: normalMode(file.mode), why: '' });

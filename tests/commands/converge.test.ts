@@ -335,6 +335,33 @@ describe('berth converge', () => {
     assert.equal(((await world.readState()).managed as Managed).box?.gitea?.started, true);
   });
 
+  it('installs again with the secret the vault kept, never minting over it', async () => {
+    await world.berth('assign', 'box', 'postgres');
+    assert.equal((await act(world)).code, 0);
+    const kept = (await vaultValues(world))['box/postgres/password'];
+    await world.berth('unassign', 'box', 'postgres');
+    assert.equal((await act(world)).code, 0);
+    // The operator wipes what the release left, then assigns it again.
+    await rm(join(world.root, 'var'), { recursive: true });
+    await rm(join(world.root, 'etc'), { recursive: true });
+    await world.berth('assign', 'box', 'postgres');
+    const preview = await world.berth('converge', 'box');
+    assert.match(
+      preview.stdout,
+      /^ {2}restore password from the vault to \/etc\/postgres\/password$/m,
+    );
+    assert.doesNotMatch(preview.stdout, /mint password/);
+    const run = await act(world);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^restored password from the vault to \/etc\/postgres\/password$/m);
+    assert.equal(await readFile(join(world.root, 'etc/postgres/password'), 'utf8'), kept);
+    assert.equal((await vaultValues(world))['box/postgres/password'], kept);
+    assert.equal(
+      await readFile(join(world.root, 'etc/postgres/pg.conf'), 'utf8'),
+      `password=${kept}\n`,
+    );
+  });
+
   it('never repeats a secret that a failing hook printed', async () => {
     await world.writeModule('postgres', {
       ...POSTGRES,
