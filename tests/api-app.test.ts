@@ -384,18 +384,36 @@ describe('the Command API through app.request()', () => {
     });
   });
 
-  describe('an unexpected failure', () => {
-    let broken: Hono;
-    beforeEach(() => {
-      broken = appOver(world.state, {
+  describe('an act the journal cannot record', () => {
+    it('is 409 with what was said, and words saying it was done but not journaled', async () => {
+      const unjournaled = appOver(world.state, {
         openStores: async () => {
           const stores = await openFileStores(locateState(world.state));
           return {
             ...stores,
             journal: async () => {
-              throw new Error('the journal disk is on fire');
+              throw new Error('no space left on device');
             },
           };
+        },
+      });
+      await post(app, '/unassign', { node: 'box', module: 'postgres' });
+      const answer = await post(unjournaled, '/assign', { node: 'box', module: 'postgres' });
+      assert.equal(answer.status, 409);
+      assert.deepEqual(answer.body, {
+        said: 'box is to run postgres',
+        refused: 'assign was done, but the journal could not record it: no space left on device',
+      });
+      assert.deepEqual((await world.readState()).assignments, { box: ['postgres'] });
+    });
+  });
+
+  describe('an unexpected failure', () => {
+    let broken: Hono;
+    beforeEach(() => {
+      broken = appOver(world.state, {
+        machines: () => {
+          throw new Error('the machines are on fire');
         },
       });
     });
@@ -411,7 +429,7 @@ describe('the Command API through app.request()', () => {
       });
       assert.equal(logged.mock.callCount(), 1);
       const line = String(logged.mock.calls[0]?.arguments[0]);
-      assert.equal(line, 'berth api: unexpected Error: the journal disk is on fire');
+      assert.equal(line, 'berth api: unexpected Error: the machines are on fire');
     });
 
     it('still releases the lock: the next request is answered, not kept waiting', async (t) => {

@@ -91,7 +91,8 @@ export async function runCommand(
   } catch (error) {
     outcome = { said: '', error: `${command.name} failed: ${(error as Error).message}` };
   }
-  if (isAct(command, request)) {
+  if (!isAct(command, request)) return outcome;
+  try {
     await context.stores.journal({
       at: context.now().toISOString(),
       actor: context.actor,
@@ -103,6 +104,17 @@ export async function runCommand(
       said: outcome.said,
       error: outcome.error,
     });
+  } catch (error) {
+    // The act stands (undoing it could lose more); the caller must hear that the
+    // record of it is missing, in words that do not read as "nothing was done".
+    const why = (error as Error).message;
+    return {
+      said: outcome.said,
+      error:
+        outcome.error === undefined
+          ? `${command.name} was done, but the journal could not record it: ${why}`
+          : `${outcome.error} (and the journal could not record this refusal: ${why})`,
+    };
   }
   return outcome;
 }
