@@ -177,7 +177,17 @@ async function actOnTake(
   // The account may be minutes old: what is read into the vault must be what it saw.
   const found = new Map<string, Uint8Array>();
   for (const secret of plan.secrets) {
-    const value = await machine.read(secret.path).catch(() => undefined);
+    let value: Uint8Array | undefined;
+    try {
+      value = await machine.read(secret.path);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const why =
+        code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message;
+      return refuse(
+        `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${why}`,
+      );
+    }
     const seen = account?.modules[module]?.secrets[secret.name]?.fingerprint;
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
     if (now !== seen)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
@@ -252,6 +252,23 @@ describe('berth take', () => {
     assert.equal(
       run.stderr,
       'secret db_password of gitea changed on box since the account was taken; adopt box again\n',
+    );
+    assert.deepEqual((await world.readState()).managed, {});
+  });
+
+  it('refuses, saying so, when a found secret cannot be read at the act', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    // What was a file is now a directory: it exists, but cannot be read as a secret.
+    await rm(join(world.root, 'etc/gitea/db_password'));
+    await mkdir(join(world.root, 'etc/gitea/db_password'));
+    const args = ['--yes', '--digest', digest, '--mint', 'admin_token'];
+    const run = await world.berth('take', 'box', 'gitea', ...args);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /^secret db_password of gitea at \/etc\/gitea\/db_password on box cannot be read: EISDIR/,
     );
     assert.deepEqual((await world.readState()).managed, {});
   });
