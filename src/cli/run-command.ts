@@ -31,15 +31,20 @@ export async function runFromCli(
   };
 
   const missing = missingFields(command, request);
+  // Refused before the command ran: as over the API (400, 503), there is no `said`.
+  const refuseBefore = (refused: string) => {
+    if (options.json) io.out(JSON.stringify({ refused }));
+    else io.err(refused);
+  };
   if (missing) {
-    say('', missing);
+    refuseBefore(missing);
     return EXIT.usage;
   }
   let stores: Awaited<ReturnType<typeof openFileStores>>;
   try {
     stores = await openFileStores(options.location);
   } catch (error) {
-    say('', storesCannotOpen(error));
+    refuseBefore(storesCannotOpen(error));
     return EXIT.stores;
   }
   // Ctrl-C during an act stops its hook and lets it record what it did; a second one
