@@ -52,7 +52,7 @@ export const ModuleDefinitionSchema = v.pipe(
     stop: v.optional(v.string()),
   }),
   v.check((definition) => {
-    const used = [...Object.values(definition.files)].flatMap((file) =>
+    const used = Object.values(definition.files).flatMap((file) =>
       [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string),
     );
     return used.every((name) => name in definition.secrets);

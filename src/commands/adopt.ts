@@ -1,6 +1,6 @@
 import { type Account, type Holdings, holdsNothing } from '../state.ts';
 import { surveyModule } from '../survey.ts';
-import { type CommandFunction, checkNode, refuse } from './context.ts';
+import { type CommandFunction, checkNode, reachNode, refuse } from './context.ts';
 
 /**
  * Surveys a node's machine for every catalog module and records what it holds,
@@ -11,9 +11,9 @@ export const adopt: CommandFunction = async ({ node }, context) => {
   if (refusal) return refuse(refusal);
 
   const { stores } = context;
-  const machine = context.reach(node);
-  const unreachable = await machine.reach();
-  if (unreachable) return refuse(`${node} cannot be reached: ${unreachable}`);
+  const reached = await reachNode(context, node);
+  if ('refusal' in reached) return refuse(reached.refusal);
+  const { machine } = reached;
 
   const key = await stores.vault.fingerprintKey();
   const account: Account = { takenAt: context.now().toISOString(), modules: {}, problems: {} };

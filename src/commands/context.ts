@@ -1,4 +1,4 @@
-import type { ReachMachine } from '../machines/machine.ts';
+import type { Machine, ReachMachine } from '../machines/machine.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { Stores } from '../stores/stores.ts';
@@ -37,4 +37,14 @@ export function refuse(error: string, said = ''): Outcome {
 /** The first refusal a node name meets: the name rule, then the inventory. */
 export function checkNode(context: CommandContext, node: string): string | undefined {
   return checkNodeIn(context.stores.settings, node);
+}
+
+/** The node's machine, or the refusal when it cannot be reached. */
+export async function reachNode(
+  context: CommandContext,
+  node: string,
+): Promise<{ machine: Machine } | { refusal: string }> {
+  const machine = context.reach(node);
+  const unreachable = await machine.reach();
+  return unreachable ? { refusal: `${node} cannot be reached: ${unreachable}` } : { machine };
 }

@@ -4,7 +4,13 @@ import { checkName } from '../names.ts';
 import { checkDigest, sealPreview } from '../preview.ts';
 import { mintSecret, redactSecrets, SECRET_MODE, secretText } from '../secrets.ts';
 import { managedOn, withManaged } from '../state.ts';
-import { type CommandContext, type CommandFunction, checkNode, refuse } from './context.ts';
+import {
+  type CommandContext,
+  type CommandFunction,
+  checkNode,
+  reachNode,
+  refuse,
+} from './context.ts';
 import { type ConvergePlan, planConverge, type Step } from './converge-plan.ts';
 
 /**
@@ -19,9 +25,9 @@ export const converge: CommandFunction = async (request, context) => {
     checkNode(context, node) ?? (filter === undefined ? undefined : checkName('module', filter));
   if (refusal) return refuse(refusal);
 
-  const machine = context.reach(node);
-  const unreachable = await machine.reach();
-  if (unreachable) return refuse(`${node} cannot be reached: ${unreachable}`);
+  const reached = await reachNode(context, node);
+  if ('refusal' in reached) return refuse(reached.refusal);
+  const { machine } = reached;
 
   let planned: Awaited<ReturnType<typeof planConverge>>;
   try {

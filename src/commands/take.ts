@@ -13,12 +13,18 @@ import {
   withAssignments,
   withManaged,
 } from '../state.ts';
-import { type CommandContext, type CommandFunction, checkNode, refuse } from './context.ts';
+import {
+  type CommandContext,
+  type CommandFunction,
+  checkNode,
+  reachNode,
+  refuse,
+} from './context.ts';
 
 interface TakePlan {
   data: { path: string; found: boolean }[];
   secrets: { name: string; path: string; origin: 'found' | 'mint' }[];
-  /** What the act would be refused for, whoever asks and whenever. */
+  /** What the act would be refused for unless the caller names the secret with --mint. */
   refusals: string[];
 }
 
@@ -168,9 +174,9 @@ async function actOnTake(
   context: CommandContext,
 ) {
   const { stores } = context;
-  const machine = context.reach(node);
-  const unreachable = await machine.reach();
-  if (unreachable) return refuse(`${node} cannot be reached: ${unreachable}`);
+  const reached = await reachNode(context, node);
+  if ('refusal' in reached) return refuse(reached.refusal);
+  const { machine } = reached;
   const key = await stores.vault.fingerprintKey();
   const account = stores.state().accounts[node];
 
