@@ -63,6 +63,7 @@ export async function planConverge(
       'definition' in entry ? entry.definition : { problem: entry.problem };
     const record = managed[module];
     if (!assigned.includes(module)) {
+      if ('definition' in entry) definitions.set(module, entry.definition);
       const stop = 'definition' in entry ? entry.definition.stop : undefined;
       const steps: Step[] = stop ? [{ do: 'stop', module, script: stop }] : [];
       plan.modules.push({
@@ -79,6 +80,16 @@ export async function planConverge(
     }
     const definition = resolution.definition;
     definitions.set(module, definition);
+    if (filter !== undefined) {
+      // Alone, a module is acted on without the modules it needs: they must be running.
+      const missing = definition.needs.filter((need) => !managed[need]?.started);
+      if (missing.length > 0) {
+        plan.blockers.push(
+          `${module} needs ${missing.join(' and ')}, which berth does not run on ${node} yet: converge ${node} --filter ${missing[0]} first, or converge ${node} as a whole`,
+        );
+        continue;
+      }
+    }
     const holdings = await surveyModule(machine, definition, key);
     basis.survey[module] = holdings;
     if (!record) {
@@ -212,26 +223,35 @@ async function updateSteps(
   return { steps, blockers, desired };
 }
 
-/** Releases first, then the rest with every module after the modules it needs. */
+/**
+ * Releases first, each before the modules it needs (a module stops before what it
+ * runs on); then installs and updates, each after the modules it needs.
+ */
 function orderForAct(
   modules: ConvergePlan['modules'],
   definitions: Map<string, ModuleDefinition>,
 ): ConvergePlan['modules'] {
   const releases = modules.filter((item) => item.action === 'release');
-  const rest = new Map(
-    modules.filter((item) => item.action !== 'release').map((item) => [item.module, item]),
-  );
+  const rest = modules.filter((item) => item.action !== 'release');
+  return [...needsFirst(releases, definitions).reverse(), ...needsFirst(rest, definitions)];
+}
+
+function needsFirst(
+  modules: ConvergePlan['modules'],
+  definitions: Map<string, ModuleDefinition>,
+): ConvergePlan['modules'] {
+  const byName = new Map(modules.map((item) => [item.module, item]));
   const ordered: ConvergePlan['modules'] = [];
   const seen = new Set<string>();
   const visit = (module: string) => {
     if (seen.has(module)) return;
     seen.add(module);
     for (const need of definitions.get(module)?.needs ?? []) visit(need);
-    const item = rest.get(module);
+    const item = byName.get(module);
     if (item) ordered.push(item);
   };
-  for (const module of rest.keys()) visit(module);
-  return [...releases, ...ordered];
+  for (const module of byName.keys()) visit(module);
+  return ordered;
 }
 
 function describeHeld(module: string, holdings: Holdings): string {

@@ -275,6 +275,47 @@ describe('berth converge', () => {
     ]);
   });
 
+  it('with --filter, blocks a module whose needs berth does not run yet', async () => {
+    await world.berth('assign', 'box', 'postgres');
+    await world.berth('assign', 'box', 'gitea');
+    const preview = await world.berth('converge', 'box', '--filter', 'gitea');
+    assert.equal(preview.code, 0);
+    assert.match(
+      preview.stdout,
+      /^blocked: gitea needs postgres, which berth does not run on box yet: converge box --filter postgres first, or converge box as a whole$/m,
+    );
+    const run = await world.berth(
+      'converge',
+      'box',
+      '--filter',
+      'gitea',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(run.code, 1);
+    await assert.rejects(access(join(world.root, 'var/lib/gitea')), 'nothing installed');
+
+    assert.equal((await act(world, '--filter', 'postgres')).code, 0);
+    const then = await act(world, '--filter', 'gitea');
+    assert.equal(then.code, 0, then.stderr);
+    assert.match(then.stdout, /ran start of gitea/);
+  });
+
+  it('releases a module before the modules it needs', async () => {
+    const stopLog = (name: string) => `echo ${name} >> "$BERTH_ROOT/stopped"`;
+    await world.writeModule('db', { stop: stopLog('db') });
+    await world.writeModule('web', { needs: ['db'], stop: stopLog('web') });
+    await world.berth('assign', 'box', 'db');
+    await world.berth('assign', 'box', 'web');
+    assert.equal((await act(world)).code, 0);
+    await world.berth('unassign', 'box', 'web');
+    await world.berth('unassign', 'box', 'db');
+    const run = await act(world);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(await readFile(join(world.root, 'stopped'), 'utf8'), 'web\ndb\n');
+  });
+
   it('stops at a failing start hook, records what was done, and carries on later', async () => {
     await world.writeModule('gitea', { ...GITEA, start: 'echo gitea will not start >&2; exit 3' });
     await world.berth('assign', 'box', 'postgres');
