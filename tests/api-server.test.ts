@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
 import { Agent } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { listen } from '../src/http/serve.ts';
@@ -188,6 +188,24 @@ describe('listen(): the body limit over a socket', () => {
     assert.deepEqual(answer.body, {
       refused: 'the request body is larger than berth reads (64 KiB)',
     });
+  });
+
+  it('a body declared far over 64 KiB is answered 413 at once, and the connection closed', async () => {
+    const { port } = new URL(served.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk;
+    });
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    // 100 MB declared, 1 KB sent: berth answers without waiting for, or reading, the rest.
+    socket.write(
+      `POST /assign HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n${'x'.repeat(1024)}`,
+    );
+    await closed;
+    assert.match(received, /^HTTP\/1\.1 413 /);
+    assert.match(received, /\r\nconnection: close\r\n/i);
   });
 
   it('a chunked body that grows past 64 KiB is 413, and nothing is done', async () => {

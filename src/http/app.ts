@@ -66,7 +66,12 @@ async function serveCommand(
   const body = await readBody(request);
   if (!body.ok) {
     if ('tooLarge' in body)
-      return answer(413, { refused: 'the request body is larger than berth reads (64 KiB)' });
+      // The rest of the body is not wanted: closing the connection spares reading it.
+      return answer(
+        413,
+        { refused: 'the request body is larger than berth reads (64 KiB)' },
+        { Connection: 'close' },
+      );
     return answer(400, { refused: `this is not a request berth understands: ${body.message}` });
   }
   const decoded = decodeRequest(body.text);
