@@ -18,6 +18,9 @@ function argsOf(name: Name, state: string): string[] {
  * (nodes × 10 modules), state.json written directly. Wall time and peak RSS of the
  * child; growth is the cost past a one-node, one-assignment state (the cold start).
  */
+/** Differences in wall time below this are start-up noise on this machine. */
+const NOISE_MS = 10;
+
 export async function benchScale(sizes: readonly number[], runs: number): Promise<string> {
   const base = await measure(1, 1, runs);
   const results: { size: number; figures: Map<Name, { ms: number; rss: number }> }[] = [];
@@ -30,8 +33,13 @@ export async function benchScale(sizes: readonly number[], runs: number): Promis
     let previous: { size: number; ms: number } | undefined;
     for (const { size, figures } of results) {
       const { ms, rss } = figures.get(name) ?? { ms: Number.NaN, rss: Number.NaN };
+      // Past the cold start, a cost within the noise of it says nothing: no ratio of it.
+      const past =
+        previous && previous.ms - fixed >= NOISE_MS
+          ? ` (past cold start ${ratio((ms - fixed) / (previous.ms - fixed), 1)})`
+          : '';
       const growth = previous
-        ? `${ratio(ms / previous.ms)} (past cold start ${ratio((ms - fixed) / (previous.ms - fixed), 1)}) for ${size / previous.size}× the state`
+        ? `${ratio(ms / previous.ms)}${past} for ${size / previous.size}× the state`
         : '';
       rows.push([name, fmt(size), fmt(ms, 0), fmt(rss, 0), growth]);
       previous = { size, ms };
