@@ -11,6 +11,11 @@ async function handInstalledGitea(world: World) {
   await world.onBox('/etc/gitea/db_password', 'hunter2\n');
 }
 
+/** The act on a preview of gitea's take, letting berth mint the admin token it lacks. */
+function takeGitea(world: World, digest: string) {
+  return world.berth('take', 'box', 'gitea', '--yes', '--digest', digest, '--mint', 'admin_token');
+}
+
 describe('berth take', () => {
   let world: World;
   beforeEach(async () => {
@@ -97,16 +102,7 @@ describe('berth take', () => {
     await world.berth('adopt', 'box');
     const before = await readFile(join(world.root, 'etc/gitea/db_password'), 'utf8');
     const digest = await previewDigest(world, 'take', 'box', 'gitea');
-    const run = await world.berth(
-      'take',
-      'box',
-      'gitea',
-      '--yes',
-      '--digest',
-      digest,
-      '--mint',
-      'admin_token',
-    );
+    const run = await takeGitea(world, digest);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stdout,
@@ -238,16 +234,7 @@ describe('berth take', () => {
     await world.berth('adopt', 'box');
     const digest = await previewDigest(world, 'take', 'box', 'gitea');
     await world.onBox('/etc/gitea/db_password', 'changed-by-hand\n');
-    const run = await world.berth(
-      'take',
-      'box',
-      'gitea',
-      '--yes',
-      '--digest',
-      digest,
-      '--mint',
-      'admin_token',
-    );
+    const run = await takeGitea(world, digest);
     assert.equal(run.code, 1);
     assert.equal(
       run.stderr,
@@ -263,8 +250,7 @@ describe('berth take', () => {
     // What was a file is now a directory: it exists, but cannot be read as a secret.
     await rm(join(world.root, 'etc/gitea/db_password'));
     await mkdir(join(world.root, 'etc/gitea/db_password'));
-    const args = ['--yes', '--digest', digest, '--mint', 'admin_token'];
-    const run = await world.berth('take', 'box', 'gitea', ...args);
+    const run = await takeGitea(world, digest);
     assert.equal(run.code, 1);
     assert.match(
       run.stderr,
@@ -283,30 +269,12 @@ describe('berth take', () => {
     const stale = 'the account of box is (?!1s)\\d+s old; the flip allows 1s; adopt box again';
     const preview = await world.berth('take', 'box', 'gitea');
     assert.match(preview.stdout, new RegExp(`\\nthe act would be refused: ${stale}\\n`));
-    const run = await world.berth(
-      'take',
-      'box',
-      'gitea',
-      '--yes',
-      '--digest',
-      digest,
-      '--mint',
-      'admin_token',
-    );
+    const run = await takeGitea(world, digest);
     assert.equal(run.code, 1);
     assert.match(run.stderr, new RegExp(`^${stale}\\n$`));
 
     await world.berth('adopt', 'box');
-    const again = await world.berth(
-      'take',
-      'box',
-      'gitea',
-      '--yes',
-      '--digest',
-      await previewDigest(world, 'take', 'box', 'gitea'),
-      '--mint',
-      'admin_token',
-    );
+    const again = await takeGitea(world, await previewDigest(world, 'take', 'box', 'gitea'));
     assert.equal(again.code, 0, again.stderr);
   });
 
