@@ -59,6 +59,11 @@ function postText(path: string, json: string) {
   return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
 }
 
+/** The real `berth api` on a port of its own, believing `issuer`. */
+function startApi(state: string, issuer: string) {
+  return startBerth(['--state', state, 'api', '--listen', '127.0.0.1:0', '--issuer', issuer]);
+}
+
 describe('berth api, the real process, on SIGTERM', () => {
   let world: World;
   before(async () => {
@@ -67,15 +72,7 @@ describe('berth api, the real process, on SIGTERM', () => {
   after(() => world.cleanup());
 
   it('exits 0 at once with idle keep-alive connections open', async () => {
-    const api = startBerth([
-      '--state',
-      world.state,
-      'api',
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      'http://127.0.0.1:9/',
-    ]);
+    const api = startApi(world.state, 'http://127.0.0.1:9/');
     const port = await servingPort(api);
     const idle = await Promise.all([idleKeepAlive(port), idleKeepAlive(port), idleKeepAlive(port)]);
     const signalled = Date.now();
@@ -96,15 +93,7 @@ describe('berth api, the real process, on SIGTERM', () => {
     });
     await new Promise<void>((done) => issuer.listen(0, '127.0.0.1', done));
     const issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
-    const api = startBerth([
-      '--state',
-      world.state,
-      'api',
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      issuerUrl,
-    ]);
+    const api = startApi(world.state, issuerUrl);
     try {
       const port = await servingPort(api);
       const idle = await idleKeepAlive(port);
