@@ -13,6 +13,20 @@ async function act(world: World, ...args: string[]) {
   return world.berth('converge', 'box', ...args, '--yes', '--digest', digest);
 }
 
+/** What an install of postgres and gitea says, in order, up to gitea's start hook. */
+const INSTALL_UP_TO_GITEA_START = [
+  'berth manages postgres on box',
+  'created /var/lib/postgresql',
+  'minted password into the vault and wrote it to /etc/postgres/password',
+  'wrote /etc/postgres/pg.conf',
+  'ran start of postgres',
+  'berth manages gitea on box',
+  'created /var/lib/gitea',
+  'minted db_password into the vault and wrote it to /etc/gitea/db_password',
+  'minted admin_token into the vault and wrote it to /etc/gitea/admin_token',
+  'wrote /etc/gitea/app.ini',
+];
+
 describe('berth converge', () => {
   let world: World;
   beforeEach(async () => {
@@ -48,21 +62,7 @@ describe('berth converge', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stdout,
-      [
-        'berth manages postgres on box',
-        'created /var/lib/postgresql',
-        'minted password into the vault and wrote it to /etc/postgres/password',
-        'wrote /etc/postgres/pg.conf',
-        'ran start of postgres',
-        'berth manages gitea on box',
-        'created /var/lib/gitea',
-        'minted db_password into the vault and wrote it to /etc/gitea/db_password',
-        'minted admin_token into the vault and wrote it to /etc/gitea/admin_token',
-        'wrote /etc/gitea/app.ini',
-        'ran start of gitea',
-        'box is as assigned',
-        '',
-      ].join('\n'),
+      [...INSTALL_UP_TO_GITEA_START, 'ran start of gitea', 'box is as assigned', ''].join('\n'),
     );
     const password = await readFile(join(world.root, 'etc/gitea/db_password'), 'utf8');
     assert.equal(await modeOf(join(world.root, 'etc/gitea/db_password')), '600');
@@ -322,22 +322,7 @@ describe('berth converge', () => {
     await world.berth('assign', 'box', 'gitea');
     const run = await act(world);
     assert.equal(run.code, 1);
-    assert.equal(
-      run.stdout,
-      [
-        'berth manages postgres on box',
-        'created /var/lib/postgresql',
-        'minted password into the vault and wrote it to /etc/postgres/password',
-        'wrote /etc/postgres/pg.conf',
-        'ran start of postgres',
-        'berth manages gitea on box',
-        'created /var/lib/gitea',
-        'minted db_password into the vault and wrote it to /etc/gitea/db_password',
-        'minted admin_token into the vault and wrote it to /etc/gitea/admin_token',
-        'wrote /etc/gitea/app.ini',
-        '',
-      ].join('\n'),
-    );
+    assert.equal(run.stdout, [...INSTALL_UP_TO_GITEA_START, ''].join('\n'));
     assert.equal(
       run.stderr,
       'converge of box stopped at gitea: start of gitea failed (exit 3): gitea will not start\n',
