@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { appendFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { BERTH, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 import { previewDigest } from './support.ts';
 
 describe('berth status and berth log', () => {
@@ -163,5 +164,40 @@ describe('berth log over a journal edited by hand', () => {
           `line ${index + 4} of ${journal} is not a journal entry: ${JSON.stringify(text)}`,
       ),
     );
+  });
+});
+
+describe('berth log into a reader that goes away', () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld();
+  });
+  after(() => world.cleanup());
+
+  it('ends quietly when the reader closes early (berth log | head -n 1)', async () => {
+    const entry = JSON.stringify({
+      at: '2026-11-20T00:00:00.000Z',
+      actor: 'root',
+      via: 'cli',
+      act: 'assign',
+      node: 'box',
+      module: 'postgres',
+      outcome: 'done',
+      said: 'box is to run postgres',
+    });
+    // Far more than a pipe holds, so berth is still writing when head has gone.
+    await writeFile(join(world.state, 'journal.jsonl'), `${entry}\n`.repeat(20_000));
+    const errors = join(world.dir, 'log-stderr');
+    const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env;
+    const first = execFileSync(
+      'sh',
+      [
+        '-c',
+        `"${process.execPath}" "${BERTH}" --state "${world.state}" log 2>"${errors}" | head -n 1`,
+      ],
+      { env, encoding: 'utf8' },
+    );
+    assert.match(first, /^2026-11-20T00:00:00\.000Z root \(cli\) assign box postgres: done\n$/);
+    assert.equal(await readFile(errors, 'utf8'), '');
   });
 });
