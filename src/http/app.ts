@@ -5,7 +5,7 @@ import type { ReachMachine } from '../machines/machine.ts';
 import { decodeRequest } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import { type OpenStores, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
-import type { Authenticator } from './authenticator.ts';
+import type { Authentication, Authenticator } from './authenticator.ts';
 import { readBody } from './read-body.ts';
 
 export interface AppOptions {
@@ -33,15 +33,14 @@ export function noRoute(method: string, path: string): string {
 export function createApp(options: AppOptions): Hono {
   const app = new Hono();
   for (const command of commands)
-    app.post(command.route, (c) => serveCommand(command, c.req.raw, options));
-  app.notFound((c) =>
-    c.json(
-      {
-        refused: noRoute(c.req.method, new URL(c.req.url).pathname),
-      },
-      404,
-    ),
-  );
+    app.post(command.route, (c): Response | Promise<Response> => {
+      const request = c.req.raw;
+      const who = options.authenticator.authenticate(request);
+      return who instanceof Promise
+        ? who.then((known) => serveCommand(command, request, known, options))
+        : serveCommand(command, request, who, options);
+    });
+  app.notFound((c) => answer(404, { refused: noRoute(c.req.method, pathOf(c.req.url)) }));
   app.onError((error, c) => {
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);
     return c.json(
@@ -55,14 +54,23 @@ export function createApp(options: AppOptions): Hono {
   return app;
 }
 
-async function serveCommand(
+/** A refusal of the caller is answered at once; anything else reads the body and goes on. */
+function serveCommand(
   command: Command,
   request: Request,
+  who: Authentication,
+  options: AppOptions,
+): Response | Promise<Response> {
+  if (!who.ok) return answer(401, { refused: who.refused }, { 'WWW-Authenticate': who.challenge });
+  return carryOut(command, request, who.subject, options);
+}
+
+async function carryOut(
+  command: Command,
+  request: Request,
+  actor: string,
   options: AppOptions,
 ): Promise<Response> {
-  const who = await options.authenticator.authenticate(request);
-  if (!who.ok) return answer(401, { refused: who.refused }, { 'WWW-Authenticate': who.challenge });
-
   const body = await readBody(request);
   if (!body.ok) {
     if ('tooLarge' in body)
@@ -90,7 +98,7 @@ async function serveCommand(
     const context: CommandContext = {
       stores,
       reach: options.machines(stores.settings),
-      actor: who.subject,
+      actor,
       via: 'api',
       now: options.now ?? (() => new Date()),
       mint: [],
@@ -106,6 +114,13 @@ async function serveCommand(
   } finally {
     await stores.close().catch(() => {});
   }
+}
+
+/** The path of a Request's URL, which the Fetch standard keeps serialized: no parse is needed. */
+function pathOf(url: string): string {
+  const path = url.slice(url.indexOf('/', url.indexOf('//') + 2));
+  const end = path.search(/[?#]/);
+  return end < 0 ? path : path.slice(0, end);
 }
 
 function answer(status: number, body: object, headers: Record<string, string> = {}): Response {

@@ -3,9 +3,13 @@ export type Authentication =
   | { ok: true; subject: string }
   | { ok: false; refused: string; challenge: string };
 
-/** Decides who a request on the five routes acts as. It reads the request's headers and URL, never its body. */
+/**
+ * Decides who a request on the five routes acts as. It reads the request's headers and
+ * URL, never its body. A decision needing nothing awaited (no token at all) may come back
+ * at once, so that the commonest refusal costs no promise.
+ */
 export interface Authenticator {
-  authenticate(request: Request): Promise<Authentication>;
+  authenticate(request: Request): Authentication | Promise<Authentication>;
 }
 
 /** The seed's words for the case it describes: no identity provider is running. */

@@ -157,47 +157,67 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     refused,
     challenge: bearerChallenge({ code, description: refused }),
   });
+  const noToken: Authentication = {
+    ok: false,
+    refused: `berth needs a bearer token from ${issuer}: send "Authorization: Bearer <token>"`,
+    challenge: bearerChallenge(),
+  };
+  const tokenInQuery = invalid(
+    'invalid_request',
+    'berth reads a token only from the Authorization header, never from the query string: send "Authorization: Bearer <token>"',
+  );
 
   return {
-    async authenticate(request) {
+    authenticate(request) {
       const token = bearerToken(request);
-      const found = await currentKeys();
-      if (!found) return unavailable(token);
-      if (new URL(request.url).searchParams.has('access_token'))
-        return invalid(
-          'invalid_request',
-          'berth reads a token only from the Authorization header, never from the query string: send "Authorization: Bearer <token>"',
-        );
-      if (!token) {
-        return {
-          ok: false,
-          refused: `berth needs a bearer token from ${issuer}: send "Authorization: Bearer <token>"`,
-          challenge: bearerChallenge(),
-        };
-      }
-      try {
-        const { payload } = await jwtVerify(token, keysOrUnavailable(found), {
-          algorithms: ALGORITHMS,
-          issuer,
-          audience,
-          requiredClaims: ['exp'],
-          clockTolerance: LEEWAY_SECONDS,
-        });
-        if (typeof payload.sub !== 'string' || payload.sub === '')
-          return invalid(
-            'invalid_token',
-            'the token names no subject (sub), so berth cannot say who acts',
-          );
-        return { ok: true, subject: payload.sub };
-      } catch (error) {
-        if (error instanceof Unavailable) {
-          lostIssuer(found, error);
-          return unavailable(token);
-        }
-        return invalid('invalid_token', tokenRefusal(error, issuer, audience));
-      }
+      // Keys in hand are used at once; only a discovery is waited for.
+      if (keys) return checkToken(keys, token, request.url);
+      return currentKeys().then((found) =>
+        found ? checkToken(found, token, request.url) : unavailable(token),
+      );
     },
   };
+
+  /** Refusals known without the keys' help come back at once; only a verification is awaited. */
+  function checkToken(
+    found: Keys,
+    token: string | undefined,
+    url: string,
+  ): Authentication | Promise<Authentication> {
+    if (hasQueryToken(url)) return tokenInQuery;
+    if (!token) return noToken;
+    return verifyToken(found, token);
+  }
+
+  async function verifyToken(found: Keys, token: string): Promise<Authentication> {
+    try {
+      const { payload } = await jwtVerify(token, keysOrUnavailable(found), {
+        algorithms: ALGORITHMS,
+        issuer,
+        audience,
+        requiredClaims: ['exp'],
+        clockTolerance: LEEWAY_SECONDS,
+      });
+      if (typeof payload.sub !== 'string' || payload.sub === '')
+        return invalid(
+          'invalid_token',
+          'the token names no subject (sub), so berth cannot say who acts',
+        );
+      return { ok: true, subject: payload.sub };
+    } catch (error) {
+      if (error instanceof Unavailable) {
+        lostIssuer(found, error);
+        return unavailable(token);
+      }
+      return invalid('invalid_token', tokenRefusal(error, issuer, audience));
+    }
+  }
+}
+
+/** Whether the URL's query names an access_token (RFC 6750 §2.3), which berth refuses to read. */
+function hasQueryToken(url: string): boolean {
+  // Most requests have no query: no URL to parse for them.
+  return url.includes('?') && new URL(url).searchParams.has('access_token');
 }
 
 /**

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isName } from '../../src/names.ts';
 import { decodeRequest } from '../../src/request.ts';
+import { noRoute } from '../helpers/api.ts';
 import {
   inProcessServer,
   journalLines,
@@ -360,6 +361,28 @@ describe('a corpus of bad input over real sockets', () => {
     for (const line of lines)
       assert.ok(Buffer.byteLength(JSON.stringify(line)) < 8_192, 'a journal line is kept short');
     assert.ok(!(await snapshot(join(world.state))).has('lock'), 'the lock is let go');
+  });
+
+  it('names an odd path in its 404 as the URL standard spells it', async () => {
+    const spelled: [sent: string, named: string][] = [
+      ['/x"y', '/x%22y'],
+      ['/x{y}', '/x%7By%7D'],
+      ['/x<y>`', '/x%3Cy%3E%60'],
+      ['/a/./b/../c', '/a/c'],
+      ['/%2e%2e/nope', '/nope'],
+      ['/x%7Cy', '/x%7Cy'],
+      ['/x|y;z:w@v', '/x|y;z:w@v'],
+      ['//assign', '//assign'],
+      ['/.well-known/x?access_token=t', '/.well-known/x'],
+    ];
+    for (const [sent, named] of spelled) {
+      const answer = await rawExchange(
+        server.port,
+        `POST ${sent} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
+      assert.equal(answer.status, 404, `${sent}: ${answer.raw}`);
+      assert.deepEqual(JSON.parse(answer.body), { refused: noRoute('POST', named) }, sent);
+    }
   });
 });
 
