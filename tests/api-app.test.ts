@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { Hono } from 'hono';
+import type { HonoBase } from 'hono/hono-base';
 import { openFileStores } from '../src/stores/file-store.ts';
 import { locateState } from '../src/stores/state-dir.ts';
 import { appOver, ask, noRoute, post, REFUSED_ALL, refuseAll } from './helpers/api.ts';
@@ -36,7 +36,7 @@ function jsonParseMessage(text: string): string {
 
 describe('the Command API through app.request()', () => {
   let world: World;
-  let app: Hono;
+  let app: HonoBase;
   let missingState: string;
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
@@ -46,7 +46,7 @@ describe('the Command API through app.request()', () => {
   after(() => world.cleanup());
 
   describe('step 1: authentication comes before anything else', () => {
-    let refusing: Hono;
+    let refusing: HonoBase;
     before(() => {
       refusing = appOver(world.state, { authenticator: refuseAll() });
     });
@@ -409,7 +409,7 @@ describe('the Command API through app.request()', () => {
   });
 
   describe('an unexpected failure', () => {
-    let broken: Hono;
+    let broken: HonoBase;
     beforeEach(() => {
       broken = appOver(world.state, {
         machines: () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Hono } from 'hono';
+import type { HonoBase } from 'hono/hono-base';
 import { createApp } from '../src/http/app.ts';
 import { type Authenticator, noIdentityProvider } from '../src/http/authenticator.ts';
 import {
@@ -33,7 +33,7 @@ import { BERTH, makeWorld, POSTGRES, runBerth, type World } from './helpers/worl
 const SUBJECT = 'alice@example.org';
 
 /** The app as `berth api` builds it, over a real state directory. */
-function appWith(state: string, authenticator: Authenticator): Hono {
+function appWith(state: string, authenticator: Authenticator): HonoBase {
   return createApp({
     authenticator,
     openStores: () => openFileStores(locateState(state)),
@@ -45,7 +45,7 @@ function appFor(
   state: string,
   issuer: string,
   extra: { timing?: Partial<Timing>; log?: (line: string) => void } = {},
-): Hono {
+): HonoBase {
   return appWith(state, issuerAuthenticator({ issuer, audience: 'berth', ...extra }));
 }
 
@@ -57,7 +57,7 @@ interface Answer {
 }
 
 async function post(
-  app: Hono,
+  app: HonoBase,
   path: string,
   json: unknown,
   token?: string,
@@ -101,7 +101,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
   let world: World;
   let issuer: Issuer;
   let authenticator: Authenticator;
-  let app: Hono;
+  let app: HonoBase;
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
     issuer = await startIssuer();

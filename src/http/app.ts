@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { HonoBase } from 'hono/hono-base';
 import type { CommandContext } from '../commands/context.ts';
 import { type Command, commands, missingFields, runCommand } from '../commands/table.ts';
 import type { ReachMachine } from '../machines/machine.ts';
@@ -6,6 +6,7 @@ import { decodeRequest } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import { type OpenStores, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
 import type { Authentication, Authenticator } from './authenticator.ts';
+import { ExactRouter } from './exact-router.ts';
 import { readBody } from './read-body.ts';
 
 export interface AppOptions {
@@ -30,8 +31,8 @@ export function noRoute(method: string, path: string): string {
  * seed's order (authenticate, decode, required fields, open the stores, run), and
  * 404 for anything else. Standards only: it serves Web Requests with Web Responses.
  */
-export function createApp(options: AppOptions): Hono {
-  const app = new Hono();
+export function createApp(options: AppOptions): HonoBase {
+  const app = new HonoBase({ router: new ExactRouter() });
   for (const command of commands)
     app.post(command.route, (c): Response | Promise<Response> => {
       const request = c.req.raw;
@@ -40,7 +41,7 @@ export function createApp(options: AppOptions): Hono {
         ? who.then((known) => serveCommand(command, request, known, options))
         : serveCommand(command, request, who, options);
     });
-  app.notFound((c) => answer(404, { refused: noRoute(c.req.method, pathOf(c.req.url)) }));
+  app.all('*', (c) => answer(404, { refused: noRoute(c.req.method, pathOf(c.req.url)) }));
   app.onError((error, c) => {
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);
     return c.json(

@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { HonoBase } from 'hono/hono-base';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
 import { machinesOf } from '../../src/machines/reach.ts';
@@ -20,7 +20,7 @@ export function noRoute(method: string, path: string): string {
 }
 
 /** The app over a real state directory, as `berth api` builds it, but acting as alice. */
-export function appOver(state: string, options: Partial<AppOptions> = {}): Hono {
+export function appOver(state: string, options: Partial<AppOptions> = {}): HonoBase {
   return createApp({
     authenticator: acceptAs('alice'),
     openStores: () => openFileStores(locateState(state)),
@@ -49,7 +49,7 @@ export interface Answer {
 
 /** One request through Hono's in-process `request()`, with the answer's body parsed. */
 export async function ask(
-  app: Hono,
+  app: HonoBase,
   method: string,
   path: string,
   body?: string | Uint8Array | ReadableStream<Uint8Array>,
@@ -69,6 +69,6 @@ export async function ask(
 }
 
 /** A POST of a JSON value. */
-export function post(app: Hono, path: string, json: unknown, headers?: Record<string, string>) {
+export function post(app: HonoBase, path: string, json: unknown, headers?: Record<string, string>) {
   return ask(app, 'POST', path, JSON.stringify(json), headers);
 }

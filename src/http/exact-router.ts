@@ -1,0 +1,30 @@
+import { METHOD_NAME_ALL, type Result, type Router } from 'hono/router';
+
+/**
+ * A Hono router for routes that are exact paths, as berth's five are: one lookup by
+ * method and path. The route `ALL /*` (`app.all('*')`) is not a route but the fallback, taken only when
+ * nothing else matches, so that every request meets exactly one handler and Hono
+ * answers a 404 on its direct path (its own not-found goes through middleware
+ * composition, a promise and an extra listener per request).
+ */
+export class ExactRouter<T> implements Router<T> {
+  name = 'ExactRouter';
+  #routes = new Map<string, Map<string, Result<T>>>();
+  #fallback: Result<T> = [[]];
+
+  add(method: string, path: string, handler: T): void {
+    if (method === METHOD_NAME_ALL && path === '/*') {
+      this.#fallback = [[[handler, {}]]];
+      return;
+    }
+    if (/[:*{]/.test(path)) throw new TypeError(`ExactRouter takes exact paths only, not ${path}`);
+    let paths = this.#routes.get(method);
+    if (!paths) this.#routes.set(method, (paths = new Map()));
+    if (paths.has(path)) throw new TypeError(`${method} ${path} is routed twice`);
+    paths.set(path, [[[handler, {}]]]);
+  }
+
+  match(method: string, path: string): Result<T> {
+    return this.#routes.get(method)?.get(path) ?? this.#fallback;
+  }
+}
