@@ -35,7 +35,7 @@ const run = async (name: string, section: () => Promise<string>) => {
 
 await run('http', () =>
   benchHttp(
-    quick ? { rounds: 1, seconds: 1, connections: 10 } : { rounds: 3, seconds: 3, connections: 10 },
+    quick ? { rounds: 1, seconds: 1, connections: 10 } : { rounds: 9, seconds: 2, connections: 10 },
   ),
 );
 await run('cli', () => benchColdStart(quick ? 5 : 21));

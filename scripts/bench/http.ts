@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { pinLoadGenerator } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { ACCEPT_TOKEN, type Answer, type Answers } from './servers/answers.ts';
 import { type Running, startBerthApi, startScript } from './spawn-server.ts';
-import { fmt, log, median, ROOT, ratio, table } from './stats.ts';
+import { fmt, log, median, ROOT, ratioSpread, table } from './stats.ts';
 import { makeBenchWorld } from './world.ts';
 
 export interface HttpOptions {
@@ -34,10 +35,21 @@ const ASSIGN = JSON.stringify({ node: 'n0', module: 'm0' });
 
 /**
  * HTTP throughput and p99 latency, keep-alive, one load generator (autocannon, in
- * this process) against one server process at a time. Every target is run once per
- * round, rounds interleaved, so that a slow moment on the machine hits all of them.
+ * this process) against one server process at a time. Path by path, every server
+ * is run once per round, in turn, the order reversed every other round, so that a slow
+ * moment on the machine hits all of them; a ratio is taken within each round, and the table gives
+ * the median ratio with the middle half of the rounds' ratios, to show the noise.
  */
 export async function benchHttp(options: HttpOptions): Promise<string> {
+  const pinning = pinLoadGenerator();
+  try {
+    return await measureHttp(options, pinning.where);
+  } finally {
+    pinning.release();
+  }
+}
+
+async function measureHttp(options: HttpOptions, where: string): Promise<string> {
   const world = await makeBenchWorld(1);
   await world.writeState(1, 1);
   const issuer = existsSync(join(ROOT, 'src/http/issuer-authenticator.ts'))
@@ -128,9 +140,13 @@ export async function benchHttp(options: HttpOptions): Promise<string> {
     log(`http: ${targets.length} targets × ${options.rounds} rounds × ${options.seconds}s`);
     for (const target of targets) await load(target, 1, options.connections); // warm-up
     const samples = new Map<Target, Sample[]>(targets.map((target) => [target, []]));
-    for (let round = 0; round < options.rounds; round++) {
-      for (const target of targets) {
-        samples.get(target)?.push(await load(target, options.seconds, options.connections));
+    // One path at a time, so that the servers a ratio compares are measured seconds apart.
+    for (const path of new Set(targets.map((target) => target.path))) {
+      const group = targets.filter((target) => target.path === path);
+      for (let round = 0; round < options.rounds; round++) {
+        for (const target of round % 2 ? [...group].reverse() : group) {
+          samples.get(target)?.push(await load(target, options.seconds, options.connections));
+        }
       }
     }
 
@@ -141,8 +157,8 @@ export async function benchHttp(options: HttpOptions): Promise<string> {
       const sameRound = (server: Target['server']) => {
         const other = targets.find((t) => t.path === target.path && t.server === server);
         const theirs = other ? (samples.get(other) ?? []) : [];
-        if (!theirs.length || target.server === server) return Number.NaN;
-        return median(mine.map((sample, i) => sample.rps / (theirs[i]?.rps ?? Number.NaN)));
+        if (!theirs.length || target.server === server) return [];
+        return mine.map((sample, i) => sample.rps / (theirs[i]?.rps ?? Number.NaN));
       };
       const wrong = mine.reduce((sum, sample) => sum + sample.wrong, 0);
       if (wrong)
@@ -154,13 +170,13 @@ export async function benchHttp(options: HttpOptions): Promise<string> {
         target.server,
         fmt(median(mine.map((sample) => sample.rps))),
         fmt(median(mine.map((sample) => sample.p99)), 1),
-        ratio(sameRound('node:http')),
-        ratio(sameRound('Fastify')),
+        ratioSpread(sameRound('node:http')),
+        ratioSpread(sameRound('Fastify')),
       ]);
     }
     if (okNote) notes.push(okNote);
     return [
-      `HTTP, keep-alive, ${options.connections} connections, autocannon in one process; median of ${options.rounds} rounds of ${options.seconds}s; ratios are berth ÷ baseline within each round`,
+      `HTTP, keep-alive, ${options.connections} connections, autocannon in one process; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; ratios are taken within each round: the median, and (in brackets) the middle half of the rounds`,
       '',
       table(['path', 'server', 'req/s', 'p99 ms', '÷ node:http', '÷ Fastify'], rows),
       ...notes.map((note) => `\nnote: ${note}`),

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { onServerCore } from './cores.ts';
 import { BERTH, cleanEnv, ROOT } from './stats.ts';
 
 export interface Running {
@@ -16,7 +17,8 @@ export function startScript(
   script: string,
   env: Record<string, string>,
 ): Promise<Running> {
-  const child = spawn(process.execPath, [...TSX, join(ROOT, 'scripts/bench/servers', script)], {
+  const node = onServerCore([...TSX, join(ROOT, 'scripts/bench/servers', script)]);
+  const child = spawn(node.command, node.args, {
     cwd: ROOT,
     env: cleanEnv(env),
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -26,11 +28,21 @@ export function startScript(
 
 /** Starts the built binary's `berth api` on a free loopback port. */
 export function startBerthApi(name: string, state: string, issuer: string): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [BERTH, 'api', '--state', state, '--listen', '127.0.0.1:0', '--issuer', issuer],
-    { cwd: ROOT, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  const node = onServerCore([
+    BERTH,
+    'api',
+    '--state',
+    state,
+    '--listen',
+    '127.0.0.1:0',
+    '--issuer',
+    issuer,
+  ]);
+  const child = spawn(node.command, node.args, {
+    cwd: ROOT,
+    env: cleanEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stderr?.resume();
   return waitFor(name, child, /^serving (http:\/\/\S+)$/m, (match) => match[1] as string);
 }

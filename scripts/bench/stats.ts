@@ -22,6 +22,21 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The first and third quartiles: where the middle half of the values lies. */
+export function quartiles(values: readonly number[]): [number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const position = (sorted.length - 1) * q;
+    const low = Math.floor(position);
+    const high = Math.ceil(position);
+    return (
+      (sorted[low] as number) +
+      ((sorted[high] as number) - (sorted[low] as number)) * (position - low)
+    );
+  };
+  return sorted.length ? [at(0.25), at(0.75)] : [Number.NaN, Number.NaN];
+}
+
 export interface Timed {
   ms: number;
   code: number;
@@ -87,6 +102,14 @@ export function fmt(value: number, digits = 0): string {
 
 export function ratio(value: number, digits = 2): string {
   return Number.isFinite(value) ? `${value.toFixed(digits)}×` : '—';
+}
+
+/** A median ratio with the middle half of the ratios it was taken from. */
+export function ratioSpread(values: readonly number[]): string {
+  const middle = median(values);
+  if (!Number.isFinite(middle)) return '—';
+  const [low, high] = quartiles(values);
+  return `${ratio(middle)} (${low.toFixed(2)}–${high.toFixed(2)})`;
 }
 
 /** A markdown table, so the README can take it as printed. */

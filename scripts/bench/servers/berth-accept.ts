@@ -1,5 +1,6 @@
 // berth's own app and server, as `berth api` builds them, with a test authenticator that
-// accepts the bench's token: the paths past step 1 (400, 409, 200) before real tokens exist.
+// accepts the bench's token: the 400 path then weighs berth's decoding against the
+// baselines', not a token's signature check against their string comparison.
 import { createApp } from '../../../src/http/app.ts';
 import type { Authenticator } from '../../../src/http/authenticator.ts';
 import { listen } from '../../../src/http/serve.ts';
@@ -9,7 +10,7 @@ import { ACCEPT_TOKEN, announce } from './answers.ts';
 
 const state = process.env.BENCH_STATE ?? '';
 const acceptBench: Authenticator = {
-  authenticate: async (request) =>
+  authenticate: (request) =>
     request.headers.get('authorization') === `Bearer ${ACCEPT_TOKEN}`
       ? { ok: true, subject: 'bench' }
       : { ok: false, refused: 'not the bench', challenge: 'Bearer realm="berth"' },

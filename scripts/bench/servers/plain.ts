@@ -16,7 +16,11 @@ const routes = new Set<string>(ROUTES);
 
 const server = createServer((request, response) => {
   const send = (answer: Answer, body = answer.body) => {
-    response.writeHead(answer.status, answer.headers);
+    // Content-Length as berth sends it: without it, writeHead commits Node to chunked.
+    response.writeHead(answer.status, {
+      ...answer.headers,
+      'Content-Length': Buffer.byteLength(body),
+    });
     response.end(body);
   };
   const path = (request.url ?? '/').split('?')[0] as string;
