@@ -2,6 +2,7 @@
 // the first core and the load generator the others (taskset, from util-linux), so neither
 // steals the other's time and a round measures the server, not the scheduler.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 const CORES = availableParallelism();
@@ -25,4 +26,22 @@ export function pinLoadGenerator(): { where: string; release(): void } {
     where: `server on core 0, load generator on core ${others}`,
     release: () => pin(`0-${CORES - 1}`),
   };
+}
+
+const TICKS_PER_SECOND = Number(
+  spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim() || 100,
+);
+
+/**
+ * The CPU time (user and system) a process has used so far, in milliseconds, from
+ * /proc; NaN where there is none. It measures the server's own cost of a request,
+ * which the load generator's share of the machine does not blur.
+ */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
 }

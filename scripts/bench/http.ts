@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { pinLoadGenerator } from './cores.ts';
+import { cpuMs, pinLoadGenerator } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { ACCEPT_TOKEN, type Answer, type Answers } from './servers/answers.ts';
 import { type Running, startBerthApi, startScript } from './spawn-server.ts';
@@ -28,6 +28,8 @@ interface Target {
 interface Sample {
   rps: number;
   p99: number;
+  /** The server's CPU time per answer, in microseconds. */
+  cpuUs: number;
   wrong: number;
 }
 
@@ -170,15 +172,16 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
         target.server,
         fmt(median(mine.map((sample) => sample.rps))),
         fmt(median(mine.map((sample) => sample.p99)), 1),
+        fmt(median(mine.map((sample) => sample.cpuUs)), 1),
         ratioSpread(sameRound('node:http')),
         ratioSpread(sameRound('Fastify')),
       ]);
     }
     if (okNote) notes.push(okNote);
     return [
-      `HTTP, keep-alive, ${options.connections} connections, autocannon in one process; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; ratios are taken within each round: the median, and (in brackets) the middle half of the rounds`,
+      `HTTP, keep-alive, ${options.connections} connections, autocannon in one process; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
       '',
-      table(['path', 'server', 'req/s', 'p99 ms', '÷ node:http', '÷ Fastify'], rows),
+      table(['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify'], rows),
       ...notes.map((note) => `\nnote: ${note}`),
     ].join('\n');
   } finally {
@@ -208,6 +211,7 @@ async function capture(
 }
 
 async function load(target: Target, seconds: number, connections: number): Promise<Sample> {
+  const cpuBefore = cpuMs(target.running.pid);
   const result = await autocannon({
     url: `${target.running.url}${target.route}`,
     method: target.method,
@@ -221,6 +225,7 @@ async function load(target: Target, seconds: number, connections: number): Promi
   return {
     rps: result.requests.total / result.duration,
     p99: result.latency.p99,
+    cpuUs: ((cpuMs(target.running.pid) - cpuBefore) * 1000) / result.requests.total,
     wrong: result.requests.total - result[key] + result.errors,
   };
 }

@@ -6,6 +6,7 @@ import { BERTH, cleanEnv, ROOT } from './stats.ts';
 export interface Running {
   name: string;
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -73,6 +74,7 @@ function waitFor(
       resolve({
         name,
         url: url(match),
+        pid: child.pid as number,
         stop: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null) return done();
