@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { cpuMs, pinLoadGenerator } from './cores.ts';
 import { startIssuer } from './issuer.ts';
+import { type LoadGenerator, loadGenerator } from './load.ts';
 import { ACCEPT_TOKEN, type Answer, type Answers } from './servers/answers.ts';
 import { type Running, startBerthApi, startScript } from './spawn-server.ts';
 import { fmt, log, median, ROOT, ratioSpread, table } from './stats.ts';
@@ -36,8 +36,8 @@ interface Sample {
 const ASSIGN = JSON.stringify({ node: 'n0', module: 'm0' });
 
 /**
- * HTTP throughput and p99 latency, keep-alive, one load generator (autocannon, in
- * this process) against one server process at a time. Path by path, every server
+ * HTTP throughput and p99 latency, keep-alive, one load generator process (wrk, or
+ * autocannon in this one) against one server process at a time. Path by path, every server
  * is run once per round, in turn, the order reversed every other round, so that a slow
  * moment on the machine hits all of them; a ratio is taken within each round, and the table gives
  * the median ratio with the middle half of the rounds' ratios, to show the noise.
@@ -52,6 +52,7 @@ export async function benchHttp(options: HttpOptions): Promise<string> {
 }
 
 async function measureHttp(options: HttpOptions, where: string): Promise<string> {
+  const generator = loadGenerator();
   const world = await makeBenchWorld(1);
   await world.writeState(1, 1);
   const issuer = existsSync(join(ROOT, 'src/http/issuer-authenticator.ts'))
@@ -140,14 +141,16 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     }
 
     log(`http: ${targets.length} targets × ${options.rounds} rounds × ${options.seconds}s`);
-    for (const target of targets) await load(target, 1, options.connections); // warm-up
+    for (const target of targets) await load(generator, target, 1, options.connections); // warm-up
     const samples = new Map<Target, Sample[]>(targets.map((target) => [target, []]));
     // One path at a time, so that the servers a ratio compares are measured seconds apart.
     for (const path of new Set(targets.map((target) => target.path))) {
       const group = targets.filter((target) => target.path === path);
       for (let round = 0; round < options.rounds; round++) {
         for (const target of round % 2 ? [...group].reverse() : group) {
-          samples.get(target)?.push(await load(target, options.seconds, options.connections));
+          samples
+            .get(target)
+            ?.push(await load(generator, target, options.seconds, options.connections));
         }
       }
     }
@@ -179,7 +182,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     }
     if (okNote) notes.push(okNote);
     return [
-      `HTTP, keep-alive, ${options.connections} connections, autocannon in one process; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
+      `HTTP, keep-alive, ${options.connections} connections, load from ${generator.name}; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
       '',
       table(['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify'], rows),
       ...notes.map((note) => `\nnote: ${note}`),
@@ -210,22 +213,26 @@ async function capture(
   return { status: response.status, headers: kept, body: await response.text() };
 }
 
-async function load(target: Target, seconds: number, connections: number): Promise<Sample> {
+async function load(
+  generator: LoadGenerator,
+  target: Target,
+  seconds: number,
+  connections: number,
+): Promise<Sample> {
   const cpuBefore = cpuMs(target.running.pid);
-  const result = await autocannon({
+  const result = await generator.run({
     url: `${target.running.url}${target.route}`,
     method: target.method,
     headers: target.headers,
     body: target.body,
+    status: target.status,
+    seconds,
     connections,
-    pipelining: 1,
-    duration: seconds,
   });
-  const key = `${Math.floor(target.status / 100)}xx` as '2xx' | '4xx';
   return {
-    rps: result.requests.total / result.duration,
-    p99: result.latency.p99,
-    cpuUs: ((cpuMs(target.running.pid) - cpuBefore) * 1000) / result.requests.total,
-    wrong: result.requests.total - result[key] + result.errors,
+    rps: result.rps,
+    p99: result.p99,
+    cpuUs: ((cpuMs(target.running.pid) - cpuBefore) * 1000) / result.requests,
+    wrong: result.wrong,
   };
 }

@@ -24,11 +24,19 @@ export function answersFromEnv(): Answers {
   return JSON.parse(process.env.BENCH_ANSWERS ?? '') as Answers;
 }
 
+/** The 404 body naming what was asked for, as berth builds it: from words known at start. */
 export function notFoundBody(answers: Answers, method: string, path: string): string {
-  const template = (JSON.parse(answers.notFound.body) as { refused: string }).refused;
+  const template = notFoundWords.get(answers) ?? notFoundWordsOf(answers);
   return JSON.stringify({
     refused: template.replace('{method}', method).replace('{path}', path),
   });
+}
+
+const notFoundWords = new WeakMap<Answers, string>();
+function notFoundWordsOf(answers: Answers): string {
+  const words = (JSON.parse(answers.notFound.body) as { refused: string }).refused;
+  notFoundWords.set(answers, words);
+  return words;
 }
 
 /** Serves until the parent says stop (its stdin closes), and tells it the port. */
