@@ -18,8 +18,8 @@ export class ExactRouter<T> implements Router<T> {
       return;
     }
     if (/[:*{]/.test(path)) throw new TypeError(`ExactRouter takes exact paths only, not ${path}`);
-    let paths = this.#routes.get(method);
-    if (!paths) this.#routes.set(method, (paths = new Map()));
+    const paths = this.#routes.get(method) ?? new Map<string, Result<T>>();
+    this.#routes.set(method, paths);
     if (paths.has(path)) throw new TypeError(`${method} ${path} is routed twice`);
     paths.set(path, [[[handler, {}]]]);
   }
