@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { cpuMs, pinLoadGenerator } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { type LoadGenerator, loadGenerator } from './load.ts';
 import { ACCEPT_TOKEN, type Answer, type Answers } from './servers/answers.ts';
 import { type Running, startBerthApi, startScript } from './spawn-server.ts';
-import { fmt, log, median, ROOT, ratioSpread, table } from './stats.ts';
+import { fmt, log, median, ratioSpread, table } from './stats.ts';
 import { makeBenchWorld } from './world.ts';
 
 export interface HttpOptions {
@@ -55,16 +53,10 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
   const generator = loadGenerator();
   const world = await makeBenchWorld(1);
   await world.writeState(1, 1);
-  const issuer = existsSync(join(ROOT, 'src/http/issuer-authenticator.ts'))
-    ? await startIssuer()
-    : undefined;
+  const issuer = await startIssuer();
   const servers: Running[] = [];
   try {
-    const berth = await startBerthApi(
-      'berth api',
-      world.state,
-      issuer?.url ?? 'http://127.0.0.1:1',
-    );
+    const berth = await startBerthApi('berth api', world.state, issuer.url);
     servers.push(berth);
     const accept = await startScript('berth app (test authenticator)', 'berth-accept.ts', {
       BENCH_STATE: world.state,
@@ -117,28 +109,26 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
         400,
       );
     }
-    let okNote = 'no issuer authenticator in src yet: no 200 path';
-    if (issuer) {
-      const token = issuer.token({ sub: 'bench', aud: 'berth' });
-      const probe = await fetch(`${berth.url}/assign`, {
-        method: 'POST',
-        headers: { ...json, ...bearer(token) },
-        body: ASSIGN,
-      });
-      await probe.arrayBuffer();
-      if (probe.status === 200) {
-        okNote = '';
-        add(
-          '200 (assign, loopback issuer token; journal fsync)',
-          'berth',
-          berth,
-          '/assign',
-          { ...json, ...bearer(token) },
-          ASSIGN,
-          200,
-        );
-      } else okNote = `the 200 path answered ${probe.status} with a loopback issuer's token`;
-    }
+    const notes: string[] = [];
+    // The 200 path is measured only once a real token is seen to be taken.
+    const token = issuer.token({ sub: 'bench', aud: 'berth' });
+    const probe = await fetch(`${berth.url}/assign`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(token) },
+      body: ASSIGN,
+    });
+    await probe.arrayBuffer();
+    if (probe.status === 200)
+      add(
+        '200 (assign, loopback issuer token; journal fsync)',
+        'berth',
+        berth,
+        '/assign',
+        { ...json, ...bearer(token) },
+        ASSIGN,
+        200,
+      );
+    else notes.push(`the 200 path answered ${probe.status} with a loopback issuer's token`);
 
     log(`http: ${targets.length} targets × ${options.rounds} rounds × ${options.seconds}s`);
     for (const target of targets) await load(generator, target, 1, options.connections); // warm-up
@@ -156,7 +146,6 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     }
 
     const rows: string[][] = [];
-    const notes: string[] = [];
     for (const target of targets) {
       const mine = samples.get(target) ?? [];
       const sameRound = (server: Target['server']) => {
@@ -180,7 +169,6 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
         ratioSpread(sameRound('Fastify')),
       ]);
     }
-    if (okNote) notes.push(okNote);
     return [
       `HTTP, keep-alive, ${options.connections} connections, load from ${generator.name}; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
       '',
@@ -189,7 +177,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     ].join('\n');
   } finally {
     for (const server of servers.reverse()) await server.stop();
-    await issuer?.close();
+    await issuer.close();
     await world.cleanup();
   }
 }

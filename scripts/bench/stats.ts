@@ -104,10 +104,12 @@ export function ratio(value: number, digits = 2): string {
   return Number.isFinite(value) ? `${value.toFixed(digits)}×` : '—';
 }
 
-/** A median ratio with the middle half of the ratios it was taken from. */
+/** A median ratio with the middle half of the ratios it was taken from, when there are enough. */
 export function ratioSpread(values: readonly number[]): string {
   const middle = median(values);
   if (!Number.isFinite(middle)) return '—';
+  // Fewer than three rounds (--quick) have no middle half worth showing.
+  if (values.length < 3) return ratio(middle);
   const [low, high] = quartiles(values);
   return `${ratio(middle)} (${low.toFixed(2)}–${high.toFixed(2)})`;
 }
