@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
-import { writeFileAtomic } from '../stores/atomic-file.ts';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { sweepLeftovers, writeFileAtomic } from '../stores/atomic-file.ts';
 import type { Machine, PathFacts, RunResult } from './machine.ts';
 
 /** How long a start or stop hook may run before berth stops it. */
@@ -55,6 +55,9 @@ export function rootedMachine(root: string): Machine {
     async write(path, data, mode) {
       const full = at(path);
       await mkdir(dirname(full), { recursive: true });
+      // Acts that write to a machine hold berth's lock: a temporary file of this one is
+      // a dead write's, and may hold a secret.
+      await sweepLeftovers(dirname(full), [basename(full)]);
       // The temporary file is given `mode` before its rename: the file is never looser.
       await writeFileAtomic(full, data, mode);
     },

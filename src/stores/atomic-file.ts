@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -34,5 +34,18 @@ async function syncDirectory(dir: string) {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Removes from `dir` the temporary files that writes of the files `names` left when their
+ * writer died before its rename (a secret's would hold the secret). Only a caller that
+ * knows no other write of those files is under way, one holding berth's lock, may call it.
+ */
+export async function sweepLeftovers(dir: string, names: readonly string[]) {
+  const leftover = /^\.(.+)\.[0-9a-f]{12}\.tmp$/;
+  for (const name of await readdir(dir).catch(() => [])) {
+    const of = leftover.exec(name)?.[1];
+    if (of !== undefined && names.includes(of)) await unlink(join(dir, name)).catch(() => {});
   }
 }

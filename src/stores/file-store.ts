@@ -1,20 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import {
-  access,
-  constants,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  stat,
-  truncate,
-  unlink,
-} from 'node:fs/promises';
+import { access, constants, mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
 import { emptyState, StateSchema } from '../state.ts';
-import { writeFileAtomic } from './atomic-file.ts';
+import { sweepLeftovers, writeFileAtomic } from './atomic-file.ts';
 import { fileCatalog } from './file-catalog.ts';
 import { type Lock, takeLock } from './lock.ts';
 import type { StateLocation } from './state-dir.ts';
@@ -123,18 +113,13 @@ async function checkDirectory(dir: string): Promise<string> {
   return dir;
 }
 
-/** What an atomic write of one of the state files names its temporary file. */
-const TEMPORARY = /^\.(berth|state|vault|previews)\.json\.[0-9a-f]{12}\.tmp$/;
-
 /**
  * Every write of the stores is made under the lock, so a temporary file found by
  * the lock's holder was left by a writer that died before its rename: it is removed
  * (the vault's would hold secret values).
  */
-async function sweepTemporaryFiles(dir: string) {
-  for (const name of await readdir(dir)) {
-    if (TEMPORARY.test(name)) await unlink(join(dir, name)).catch(() => {});
-  }
+function sweepTemporaryFiles(dir: string) {
+  return sweepLeftovers(dir, [FILES.settings, FILES.state, FILES.vault, FILES.previews]);
 }
 
 async function readStores(dir: string, lock: Lock): Promise<Stores> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { access, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { BERTH, digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
@@ -79,6 +79,18 @@ describe('berth converge', () => {
     const managed = (await world.readState()).managed as Managed;
     assert.equal(managed.box?.gitea?.started, true);
     assert.equal(managed.box?.postgres?.via, 'converge');
+  });
+
+  it('removes what a write that died left beside a file it writes, and nothing else', async () => {
+    const etc = join(world.root, 'etc/postgres');
+    await mkdir(etc, { recursive: true });
+    const leftovers = ['.password.0123456789ab.tmp', '.pg.conf.abcdef012345.tmp'];
+    const kept = ['.other.0123456789ab.tmp', 'password.tmp', '.password.notours.tmp'];
+    for (const name of [...leftovers, ...kept]) await writeFile(join(etc, name), 'old secret');
+    await world.berth('assign', 'box', 'postgres');
+    const run = await act(world);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual((await readdir(etc)).sort(), [...kept, 'password', 'pg.conf'].sort());
   });
 
   it('says each step as it is done, not only at the end', async () => {
