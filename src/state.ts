@@ -34,16 +34,28 @@ export const ManagedSchema = v.object({
 });
 export type Managed = v.InferOutput<typeof ManagedSchema>;
 
-export const StateSchema = v.object({
-  version: v.literal(1),
-  assignments: v.record(v.string(), v.array(v.string())),
-  managed: v.record(v.string(), v.record(v.string(), ManagedSchema)),
-  accounts: v.record(v.string(), AccountSchema),
+/**
+ * Everything berth keeps of one node but its secrets: what it is to run, what berth
+ * runs there, and its latest account. An act reads and writes its own node's record.
+ */
+export const NodeRecordSchema = v.object({
+  assigned: v.array(v.string()),
+  managed: v.record(v.string(), ManagedSchema),
+  account: v.optional(AccountSchema),
 });
-export type State = v.InferOutput<typeof StateSchema>;
+export type NodeRecord = v.InferOutput<typeof NodeRecordSchema>;
 
-export function emptyState(): State {
-  return { version: 1, assignments: {}, managed: {}, accounts: {} };
+export function emptyRecord(): NodeRecord {
+  return { assigned: [], managed: {} };
+}
+
+/** Whether a record says nothing: such a node needs no record kept. */
+export function isEmptyRecord(record: NodeRecord): boolean {
+  return (
+    record.assigned.length === 0 &&
+    Object.keys(record.managed).length === 0 &&
+    record.account === undefined
+  );
 }
 
 export function holdsNothing(holdings: Holdings): boolean {
@@ -54,26 +66,14 @@ export function holdsNothing(holdings: Holdings): boolean {
   );
 }
 
-export function assignedTo(state: State, node: string): string[] {
-  return state.assignments[node] ?? [];
+/** A copy with the assignments replaced, sorted so records diff well. */
+export function withAssigned(record: NodeRecord, modules: readonly string[]): NodeRecord {
+  return { ...record, assigned: [...new Set(modules)].sort() };
 }
 
-export function managedOn(state: State, node: string): Record<string, Managed> {
-  return state.managed[node] ?? {};
-}
-
-/** A copy with one node's assignments replaced, sorted so files diff well. */
-export function withAssignments(state: State, node: string, modules: string[]): State {
-  const assignments = { ...state.assignments, [node]: [...new Set(modules)].sort() };
-  if (assignments[node]?.length === 0) delete assignments[node];
-  return { ...state, assignments };
-}
-
-export function withManaged(state: State, node: string, module: string, managed?: Managed): State {
-  const onNode = { ...managedOn(state, node) };
-  if (managed) onNode[module] = managed;
-  else delete onNode[module];
-  const all = { ...state.managed, [node]: onNode };
-  if (Object.keys(onNode).length === 0) delete all[node];
-  return { ...state, managed: all };
+export function withManaged(record: NodeRecord, module: string, managed?: Managed): NodeRecord {
+  const all = { ...record.managed };
+  if (managed) all[module] = managed;
+  else delete all[module];
+  return { ...record, managed: all };
 }

@@ -1,9 +1,46 @@
+/** The largest file whose bytes a survey brings back: berth's files are configuration. */
+export const READ_LIMIT = 4 * 1024 * 1024;
+
+/** One path a survey asks about; `read` asks for the bytes of a file too. */
+export interface SurveyPath {
+  path: string;
+  read?: boolean;
+}
+
 /** What a path on a machine is, as far as berth needs to know. */
 export type PathFacts =
   | { kind: 'missing' }
-  | { kind: 'file'; size: number; mode: string }
-  | { kind: 'directory'; empty: boolean }
-  | { kind: 'other' };
+  | {
+      kind: 'file';
+      size: number;
+      /** Permission bits as four octal digits: "0640". */
+      mode: string;
+      uid: number;
+      gid: number;
+      /** The file's bytes, when asked for and no larger than READ_LIMIT. */
+      bytes?: Uint8Array;
+    }
+  | { kind: 'directory'; empty: boolean; mode: string; uid: number; gid: number }
+  | { kind: 'other' }
+  /** The path exists but berth may not look (permission denied). */
+  | { kind: 'unreadable'; reason: string };
+
+/** A survey's answer, path by path. */
+export type Survey = ReadonlyMap<string, PathFacts>;
+
+export interface WriteOptions {
+  /** Permission bits, set before the file takes its name. */
+  mode: number;
+  uid?: number;
+  gid?: number;
+}
+
+export interface RunOptions {
+  /** Aborting stops the hook and everything it started. */
+  signal?: AbortSignal;
+  /** Told the hook's output as it comes. */
+  output?: (text: string) => void;
+}
 
 export interface RunResult {
   code: number;
@@ -11,23 +48,46 @@ export interface RunResult {
   output: string;
 }
 
+/** Why a machine could not do what was asked, as a typed value with words. */
+export type MachineFailure = 'unreachable' | 'denied' | 'failed';
+
+export class MachineError extends Error {
+  override name = 'MachineError';
+  constructor(
+    readonly failure: MachineFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * A machine berth acts on. Paths are machine paths (absolute, normalised); a rooted
- * machine takes them under its root, an ssh machine will take them on the far side.
+ * machine takes them under its root, an ssh machine on the far side. Every method
+ * fails with a MachineError: `unreachable` when the machine cannot be reached at all.
+ * `machines/contract.ts` in the tests is its specification.
  */
 export interface Machine {
-  /** Says why the machine cannot be reached, or undefined when it can. */
-  reach(): Promise<string | undefined>;
-  inspect(path: string): Promise<PathFacts>;
-  read(path: string): Promise<Uint8Array | undefined>;
-  /** Writes a whole file atomically, making its directory first. */
-  write(path: string, data: Uint8Array, mode: number): Promise<void>;
+  /**
+   * Reaches the machine and answers for every path at once: what an ssh machine does
+   * in one round trip. An empty list only checks that the machine can be reached.
+   */
+  survey(paths: readonly SurveyPath[]): Promise<Survey>;
+  /**
+   * Writes a whole file atomically: a temporary file beside the target, given its mode
+   * and owner, then renamed. Its directory is made first. A dead write's temporary
+   * files beside the target are removed.
+   */
+  write(path: string, data: Uint8Array, options: WriteOptions): Promise<void>;
+  /** Makes a directory and its parents; an existing directory is left as it is. */
   makeDirectory(path: string): Promise<void>;
   /**
-   * Runs a hook with `sh -c`, its environment extended by `env` and `BERTH_ROOT`;
-   * `signal` stops it.
+   * Runs a hook with `sh -c` in a process group of its own, its environment extended
+   * by `env` and `BERTH_ROOT`. It is done when its shell exits.
    */
-  run(script: string, env: Record<string, string>, signal?: AbortSignal): Promise<RunResult>;
+  run(script: string, env: Record<string, string>, options?: RunOptions): Promise<RunResult>;
+  /** Lets go of whatever the machine holds open (an ssh connection). */
+  close(): Promise<void>;
 }
 
 /** How the commands get to a node's machine; the edge decides what reaches it. */

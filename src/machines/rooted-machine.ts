@@ -1,10 +1,18 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { sweepLeftovers, writeFileAtomic } from '../stores/atomic-file.ts';
-import type { Machine, PathFacts, RunResult } from './machine.ts';
+import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
+import {
+  type Machine,
+  MachineError,
+  type PathFacts,
+  READ_LIMIT,
+  type RunOptions,
+  type RunResult,
+  type SurveyPath,
+} from './machine.ts';
 
-/** How long a start or stop hook may run before berth stops it. */
+/** How long a hook may run before berth stops it. */
 const HOOK_TIMEOUT_MS = 10 * 60_000;
 const KEPT_OUTPUT = 2_000;
 
@@ -18,56 +26,88 @@ export function rootedMachine(root: string): Machine {
     const full = join(top, path);
     const inside = relative(top, full);
     if (inside.startsWith('..') || resolve(top, inside) !== full) {
-      throw new Error(`${path} is not a path under ${top}`);
+      throw new MachineError('failed', `${path} is not a path under ${top}`);
     }
     return full;
   };
+  const reach = async () => {
+    const info = await stat(top).catch(() => undefined);
+    if (!info) throw new MachineError('unreachable', `its root ${top} does not exist`);
+    if (!info.isDirectory())
+      throw new MachineError('unreachable', `its root ${top} is not a directory`);
+  };
 
   return {
-    async reach() {
-      const info = await stat(top).catch(() => undefined);
-      if (!info) return `its root ${top} does not exist`;
-      if (!info.isDirectory()) return `its root ${top} is not a directory`;
-      return undefined;
-    },
-    async inspect(path): Promise<PathFacts> {
-      const info = await stat(at(path)).catch(() => undefined);
-      if (!info) return { kind: 'missing' };
-      if (info.isFile())
-        return {
-          kind: 'file',
-          size: info.size,
-          mode: (info.mode & 0o777).toString(8).padStart(4, '0'),
-        };
-      if (info.isDirectory())
-        return { kind: 'directory', empty: (await readdir(at(path))).length === 0 };
-      return { kind: 'other' };
-    },
-    async read(path) {
-      return readFile(at(path)).then(
-        (data) => new Uint8Array(data),
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return undefined;
-          throw error;
-        },
+    async survey(paths) {
+      await reach();
+      const facts = new Map<string, PathFacts>();
+      await Promise.all(
+        paths.map(async (asked) => facts.set(asked.path, await pathFacts(at(asked.path), asked))),
       );
+      return facts;
     },
-    async write(path, data, mode) {
+    async write(path, data, options) {
       const full = at(path);
-      await mkdir(dirname(full), { recursive: true });
-      // Acts that write to a machine hold berth's lock: a temporary file of this one is
-      // a dead write's, and may hold a secret.
-      await sweepLeftovers(dirname(full), [basename(full)]);
-      // The temporary file is given `mode` before its rename: the file is never looser.
-      await writeFileAtomic(full, data, mode);
+      await failAs(`write ${path}`, async () => {
+        await mkdir(dirname(full), { recursive: true });
+        // Acts that write to a machine hold the node's lock: a temporary file of this one
+        // is a dead write's, and may hold a secret.
+        await sweepLeftovers(dirname(full), [basename(full)]);
+        await writeFileAtomic(full, data, options);
+      });
     },
     async makeDirectory(path) {
-      await mkdir(at(path), { recursive: true });
+      const full = at(path);
+      await failAs(`create ${path}`, () => mkdir(full, { recursive: true }));
     },
-    run(script, env, signal) {
-      return runHook(script, top, { ...env, BERTH_ROOT: top }, signal);
+    run(script, env, options) {
+      return runHook(script, top, { ...env, BERTH_ROOT: top }, options);
     },
+    close: async () => {},
   };
+}
+
+async function pathFacts(full: string, asked: SurveyPath): Promise<PathFacts> {
+  let info: Awaited<ReturnType<typeof lstat>>;
+  try {
+    info = await stat(full);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    return { kind: 'unreadable', reason: reasonOf(error) };
+  }
+  const mode = (info.mode & 0o7777).toString(8).padStart(4, '0');
+  if (info.isDirectory()) {
+    const names = await readdir(full).catch(() => undefined);
+    if (!names) return { kind: 'unreadable', reason: 'permission denied' };
+    return { kind: 'directory', empty: names.length === 0, mode, uid: info.uid, gid: info.gid };
+  }
+  if (!info.isFile()) return { kind: 'other' };
+  const file = { kind: 'file' as const, size: info.size, mode, uid: info.uid, gid: info.gid };
+  if (!asked.read || info.size > READ_LIMIT) return file;
+  try {
+    return { ...file, bytes: new Uint8Array(await readFile(full)) };
+  } catch (error) {
+    return { kind: 'unreadable', reason: reasonOf(error) };
+  }
+}
+
+function reasonOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message;
+}
+
+async function failAs(what: string, work: () => Promise<unknown>) {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof MachineError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new MachineError(
+      code === 'EACCES' || code === 'EPERM' ? 'denied' : 'failed',
+      `${what} failed: ${reasonOf(error)}`,
+    );
+  }
 }
 
 /**
@@ -79,8 +119,9 @@ function runHook(
   script: string,
   cwd: string,
   env: Record<string, string>,
-  signal?: AbortSignal,
+  options: RunOptions = {},
 ): Promise<RunResult> {
+  const { signal } = options;
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd,
@@ -90,7 +131,9 @@ function runHook(
     });
     let output = '';
     const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-KEPT_OUTPUT);
+      const text = chunk.toString('utf8');
+      output = (output + text).slice(-KEPT_OUTPUT);
+      options.output?.(text);
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);

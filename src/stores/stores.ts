@@ -1,19 +1,22 @@
-import type { Catalog } from '../catalog.ts';
-import type { Settings } from '../settings.ts';
-import type { State } from '../state.ts';
+import * as v from 'valibot';
+import type { NodeRecord } from '../state.ts';
 
 /** One act as the journal keeps it. Never holds a secret value. */
-export interface JournalEntry {
-  at: string;
-  actor: string;
-  via: 'cli' | 'api';
-  act: string;
-  node: string;
-  module?: string;
-  outcome: 'done' | 'refused';
-  said: string;
-  error?: string;
-}
+export const JournalEntrySchema = v.object({
+  at: v.string(),
+  actor: v.string(),
+  via: v.picklist(['cli', 'api']),
+  act: v.string(),
+  node: v.string(),
+  module: v.optional(v.string()),
+  outcome: v.picklist(['done', 'refused']),
+  said: v.string(),
+  error: v.optional(v.string()),
+});
+export type JournalEntry = v.InferOutput<typeof JournalEntrySchema>;
+
+/** A journal line as read back: an entry, or a line that is not one (a hand edit). */
+export type JournalLine = { entry: JournalEntry } | { notAnEntry: string; where: string };
 
 /** A secret value in the vault, with where it came from. */
 export interface VaultEntry {
@@ -22,55 +25,142 @@ export interface VaultEntry {
   at: string;
 }
 
-export interface Vault {
-  /** The key that fingerprints are made with; it never leaves the vault. */
-  fingerprintKey(): Promise<Uint8Array>;
-  get(node: string, module: string, secret: string): VaultEntry | undefined;
-  put(node: string, module: string, secret: string, entry: VaultEntry): Promise<void>;
-  /** Every secret kept for one node, so that hook output can be cleared of their values. */
-  onNode(node: string): { module: string; secret: string; value: Uint8Array }[];
-}
-
 /**
  * A preview kept by digest, so that a refused act can say what changed.
  * `basis` holds what the preview was computed from: fingerprints, never values.
  */
-export interface KeptPreview {
-  digest: string;
-  kind: 'take' | 'converge';
-  node: string;
-  at: string;
-  basis: unknown;
+export const KeptPreviewSchema = v.object({
+  digest: v.string(),
+  kind: v.picklist(['take', 'converge']),
+  node: v.string(),
+  at: v.string(),
+  basis: v.unknown(),
+});
+export type KeptPreview = v.InferOutput<typeof KeptPreviewSchema>;
+
+/** Who holds a node's lock: which berth, doing what, since when. */
+export const LockHolderSchema = v.object({
+  host: v.string(),
+  pid: v.number(),
+  act: v.string(),
+  node: v.string(),
+  since: v.string(),
+});
+export type LockHolder = v.InferOutput<typeof LockHolderSchema>;
+
+/** How many previews a node keeps to say what changed when an act is refused. */
+export const KEPT_PREVIEWS = 64;
+
+/** One node's secrets. Values never leave berth but to the node's own machine. */
+export interface NodeVault {
+  /** The key fingerprints on this node are made with; it never leaves the vault. */
+  fingerprintKey(): Promise<Uint8Array>;
+  get(module: string, secret: string): Promise<VaultEntry | undefined>;
+  put(module: string, secret: string, entry: VaultEntry): Promise<void>;
+  /** Every secret kept for the node, so that hook output can be cleared of their values. */
+  all(): Promise<{ module: string; secret: string; value: Uint8Array }[]>;
 }
 
 /**
- * The stores, opened for one act on one node. Opening takes that node's lock (the
- * file store takes one lock for the whole state directory), so everything read
- * here is current until `close`. Each write is durable when its promise resolves,
- * so an act that stops half-way leaves exactly what it did.
+ * One node's records, opened for one act: the node's lock is held until `close`, so
+ * what is read here is current, and acts on other nodes go on meanwhile. Each write is
+ * durable when its promise resolves, so an act that stops half-way leaves exactly what
+ * it did.
  */
-export interface Stores {
-  readonly settings: Settings;
-  readonly catalog: Catalog;
-  readonly vault: Vault;
-  state(): State;
-  saveState(next: State): Promise<void>;
-  journal(entry: JournalEntry): Promise<void>;
+export interface NodeStore {
+  readonly node: string;
+  record(): Promise<NodeRecord>;
+  saveRecord(next: NodeRecord): Promise<void>;
+  readonly vault: NodeVault;
+  /** Keeps a preview by digest; the node keeps its latest `KEPT_PREVIEWS`. */
   keepPreview(preview: KeptPreview): Promise<void>;
-  findPreview(digest: string): KeptPreview | undefined;
+  findPreview(digest: string): Promise<KeptPreview | undefined>;
+  /** Appends the act to the node's journal. */
+  journal(entry: JournalEntry): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Why the stores could not be opened, in the user's words. */
+/**
+ * berth's own records: node records, vaults, kept previews, the journal and the
+ * locks. Every backend (memory, a state directory, PostgreSQL) keeps this contract;
+ * `tests/stores/contract.ts` is its specification.
+ */
+export interface Stores {
+  /**
+   * Opens a node's records for an act, waiting at most 10 s for its lock; then fails
+   * with a StoreError naming the holder. `node` has passed the name rule.
+   */
+  openNode(node: string, act: string): Promise<NodeStore>;
+  /** Journals an act refused before a node could be opened: a bad name, or one not in the inventory. */
+  journalUnplaced(entry: JournalEntry): Promise<void>;
+  /** The nodes that have records. Read without a lock: every write is whole. */
+  listNodes(): Promise<string[]>;
+  /** A node's record as last written, read without its lock. */
+  readNode(node: string): Promise<NodeRecord>;
+  /** The whole journal, every node's and the unplaced acts, oldest first. */
+  readJournal(): Promise<JournalLine[]>;
+  /** Who holds which node's lock now. */
+  lockHolders(): Promise<LockHolder[]>;
+  close(): Promise<void>;
+}
+
+/** Why the stores could not be opened or used, in the user's words. */
 export class StoreError extends Error {
   override name = 'StoreError';
 }
-
-export type OpenStores = (purpose: { node: string }) => Promise<Stores>;
 
 /** The words both faces use when the stores cannot be opened: a 503, or exit 3. */
 export function storesCannotOpen(error: unknown): string {
   const why =
     error instanceof StoreError ? error.message : `unexpected: ${(error as Error).message}`;
   return `the stores cannot be opened: ${why}`;
+}
+
+/** The words of a lock not had in time: the holder, its act, its node, since when. */
+export function lockNotHad(holder: LockHolder | undefined, node: string, waitMs: number): string {
+  const seconds = Math.round(waitMs / 1000);
+  if (!holder) return `another berth holds the lock of node ${node} and did not let go within ${seconds}s`;
+  return `berth process ${holder.pid} on ${holder.host} holds the lock of node ${node} (${holder.act}, since ${holder.since}) and did not let go within ${seconds}s`;
+}
+
+/**
+ * The longest a journaled name or text is kept. A refused request can name a node
+ * with 60,000 characters; the journal keeps enough to see what was asked.
+ */
+const JOURNAL_TEXT_LIMIT = 2_000;
+
+function clip(text: string): string {
+  return text.length > JOURNAL_TEXT_LIMIT
+    ? `${text.slice(0, JOURNAL_TEXT_LIMIT)}… (${text.length} characters)`
+    : text;
+}
+
+/** The entry as every store keeps it: names cut to a length worth keeping. */
+export function clippedEntry(entry: JournalEntry): JournalEntry {
+  return {
+    ...entry,
+    node: clip(entry.node),
+    module: entry.module === undefined ? undefined : clip(entry.module),
+  };
+}
+
+/** Oldest first; entries of one time keep the order they were read in. */
+export function byTime(lines: JournalLine[]): JournalLine[] {
+  const at = (line: JournalLine) => ('entry' in line ? line.entry.at : '');
+  return lines
+    .map((line, index) => ({ line, index }))
+    .sort((a, b) => (at(a.line) < at(b.line) ? -1 : at(a.line) > at(b.line) ? 1 : a.index - b.index))
+    .map(({ line }) => line);
+}
+
+/** A journal line's text as an entry, or why it is not one. */
+export function parseJournalLine(text: string, where: string): JournalLine {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { notAnEntry: text, where };
+  }
+  const result = v.safeParse(JournalEntrySchema, parsed);
+  return result.success ? { entry: result.output } : { notAnEntry: text, where };
 }

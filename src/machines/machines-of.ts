@@ -1,5 +1,5 @@
 import type { Settings } from '../settings.ts';
-import type { Machine, ReachMachine } from './machine.ts';
+import { type Machine, MachineError, type ReachMachine } from './machine.ts';
 import { rootedMachine } from './rooted-machine.ts';
 
 /** Picks each node's machine from the inventory: a root on this machine, or ssh. */
@@ -16,13 +16,6 @@ export function machinesOf(settings: Settings): ReachMachine {
 }
 
 function unreachable(why: string): Machine {
-  const fail = () => Promise.reject(new Error(why));
-  return {
-    reach: async () => why,
-    inspect: fail,
-    read: fail,
-    write: fail,
-    makeDirectory: fail,
-    run: fail,
-  };
+  const fail = () => Promise.reject(new MachineError('unreachable', why));
+  return { survey: fail, write: fail, makeDirectory: fail, run: fail, close: async () => {} };
 }

@@ -2,15 +2,28 @@ import { randomBytes } from 'node:crypto';
 import { open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+export interface AtomicWriteOptions {
+  mode?: number;
+  uid?: number;
+  gid?: number;
+}
+
 /**
  * Replaces a file so that a reader, or a crash at any moment, sees either the old
- * contents or the new, never a mix: temporary file, fsync, rename, fsync the directory.
+ * contents or the new, never a mix: temporary file (given its mode and owner before
+ * it takes the name), fsync, rename, fsync the directory.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644) {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  { mode = 0o644, uid, gid }: AtomicWriteOptions = {},
+) {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const file = await open(temporary, 'wx', mode);
   try {
     await file.writeFile(data);
+    if (uid !== undefined || gid !== undefined) await file.chown(uid ?? -1, gid ?? -1);
+    // After a chown, which clears set-id bits, and past the umask.
     await file.chmod(mode);
     await file.sync();
   } catch (error) {
@@ -28,7 +41,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   await syncDirectory(dirname(path));
 }
 
-async function syncDirectory(dir: string) {
+export async function syncDirectory(dir: string) {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
