@@ -4,7 +4,7 @@ import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticato
 import { listen } from '../http/serve.ts';
 import { machinesOf } from '../machines/reach.ts';
 import { openFileStores } from '../stores/file-store.ts';
-import type { StateLocation } from '../stores/state-dir.ts';
+import type { StateLocation } from '../config/state-dir.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
 export interface ApiFlags {

@@ -1,7 +1,7 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
 import { type Command, commands } from '../commands/table.ts';
-import { locateState } from '../stores/state-dir.ts';
+import { locateState } from '../config/state-dir.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
 import { runFromCli } from './run-command.ts';
 

@@ -6,7 +6,7 @@ import { checkNodeIn } from '../settings.ts';
 import { assignedTo, managedOn } from '../state.ts';
 import { fileCatalog } from '../stores/file-catalog.ts';
 import { readFileStores } from '../stores/file-store.ts';
-import type { StateLocation } from '../stores/state-dir.ts';
+import type { StateLocation } from '../config/state-dir.ts';
 import { type JournalEntry, storesCannotOpen } from '../stores/stores.ts';
 import { EXIT, type Io } from './io.ts';
 

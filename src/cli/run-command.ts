@@ -4,7 +4,7 @@ import { type Command, missingFields, runCommand } from '../commands/table.ts';
 import { machinesOf } from '../machines/reach.ts';
 import type { CommandRequest } from '../request.ts';
 import { openFileStores } from '../stores/file-store.ts';
-import type { StateLocation } from '../stores/state-dir.ts';
+import type { StateLocation } from '../config/state-dir.ts';
 import { storesCannotOpen } from '../stores/stores.ts';
 import { EXIT, type Io } from './io.ts';
 

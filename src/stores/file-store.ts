@@ -1,89 +1,265 @@
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { access, constants, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import * as v from 'valibot';
-import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
-import { emptyState, StateSchema } from '../state.ts';
-import { sweepLeftovers, writeFileAtomic } from './atomic-file.ts';
-import { fileCatalog } from './file-catalog.ts';
-import { type Lock, takeLock } from './lock.ts';
-import type { StateLocation } from './state-dir.ts';
+import type { StateLocation } from '../config/state-dir.ts';
+import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
+import { isName } from '../names.ts';
+import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
+import { appendLine, mendJournal } from './journal-file.ts';
+import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
+import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
 import {
-  type JournalEntry,
+  byTime,
+  clippedEntry,
+  type JournalLine,
+  KEPT_PREVIEWS,
   type KeptPreview,
+  KeptPreviewSchema,
+  type LockHolder,
+  type NodeStore,
+  type NodeVault,
+  parseJournalLine,
   StoreError,
   type Stores,
-  type Vault,
-  type VaultEntry,
 } from './stores.ts';
+import { upgradeOldLayout } from './upgrade-state-dir.ts';
 
-/** How many previews are kept to say what changed when an act is refused. */
-const KEPT_PREVIEWS = 64;
+/**
+ * A state directory's files, by name. Each node has a directory of its own under
+ * `nodes/`, with its own lock, so acts on different nodes never wait on each other and
+ * an act writes only its own node's files.
+ */
+export const FILES = {
+  nodes: 'nodes',
+  record: 'record.json',
+  vault: 'vault.json',
+  previews: 'previews.json',
+  journal: 'journal.jsonl',
+  lock: 'lock',
+} as const;
 
-const VaultFileSchema = v.object({
+export const VaultFileSchema = v.object({
   key: v.string(),
+  /** By `module/secret`. */
   secrets: v.record(
     v.string(),
     v.object({ value: v.string(), origin: v.string(), at: v.string() }),
   ),
 });
-type VaultFile = v.InferOutput<typeof VaultFileSchema>;
+export type VaultFile = v.InferOutput<typeof VaultFileSchema>;
 
-const PreviewsFileSchema = v.array(
-  v.object({
-    digest: v.string(),
-    kind: v.picklist(['take', 'converge']),
-    node: v.string(),
-    at: v.string(),
-    basis: v.unknown(),
-  }),
-);
-
-/** The files of a state directory, by name. */
-const FILES = {
-  settings: 'berth.json',
-  state: 'state.json',
-  vault: 'vault.json',
-  journal: 'journal.jsonl',
-  previews: 'previews.json',
-  lock: 'lock',
-} as const;
+export const PreviewsFileSchema = v.array(KeptPreviewSchema);
 
 /**
- * Opens the embedded stores: one state directory, under the lock that every berth
- * process shares. Fails with a StoreError, in words, when the directory cannot be
- * read or written, a file in it is not valid, or the lock cannot be had.
+ * Opens the embedded stores: one state directory. Fails with a StoreError, in words,
+ * when the directory cannot be read or written, or one of earlier berth's layout cannot
+ * be upgraded. Opening takes no lock; each act takes its own node's.
  */
-export async function openFileStores(location: StateLocation): Promise<Stores> {
+export async function openFileStores(
+  location: StateLocation,
+  { lockWaitMs = LOCK_WAIT_MS } = {},
+): Promise<Stores> {
   const dir = await prepareDirectory(location);
-  let lock: Lock;
   try {
-    lock = await takeLock(join(dir, FILES.lock));
+    await upgradeOldLayout(dir);
   } catch (error) {
-    throw asStoreError(error, `the lock in ${dir} cannot be had`);
+    throw storeErrorOf(error, `${dir} cannot be upgraded to this berth's layout`);
   }
-  try {
-    await sweepTemporaryFiles(dir);
-    return await readStores(dir, lock);
-  } catch (error) {
-    await lock.release().catch(() => {});
-    throw asStoreError(error, `${dir} cannot be read`);
-  }
+  const nodeDir = (node: string) => join(dir, FILES.nodes, node);
+
+  return {
+    async openNode(node, act) {
+      if (!isName(node)) throw new StoreError(`${JSON.stringify(node)} is not a node name`);
+      const here = nodeDir(node);
+      let lock: Lock;
+      try {
+        await mkdir(here, { recursive: true, mode: 0o700 });
+        lock = await takeLock(join(here, FILES.lock), { node, act }, lockWaitMs);
+      } catch (error) {
+        throw storeErrorOf(error, `the lock of node ${node} in ${dir} cannot be had`);
+      }
+      try {
+        // Every write is made under the node's lock, so temporary files are left only
+        // by a writer that died holding it: the one whose lock was just taken over.
+        if (lock.tookOver) await sweepLeftovers(here, [FILES.record, FILES.vault, FILES.previews]);
+        return nodeStore(node, here, lock);
+      } catch (error) {
+        await lock.release().catch(() => {});
+        throw storeErrorOf(error, `the records of node ${node} in ${dir} cannot be read`);
+      }
+    },
+    async journalUnplaced(entry) {
+      const lock = await takeLock(join(dir, FILES.lock), {
+        node: entry.node,
+        act: entry.act,
+      }).catch((error) => {
+        throw storeErrorOf(error, `the lock of ${dir} cannot be had`);
+      });
+      try {
+        const path = join(dir, FILES.journal);
+        await mendJournal(path);
+        await appendLine(path, JSON.stringify(clippedEntry(entry)));
+      } catch (error) {
+        throw storeErrorOf(error, `the journal in ${dir} cannot be written`);
+      } finally {
+        await lock.release().catch(() => {});
+      }
+    },
+    listNodes: () => listNodes(dir),
+    readNode: (node) =>
+      isName(node)
+        ? readJson(join(nodeDir(node), FILES.record), NodeRecordSchema, emptyRecord)
+        : Promise.resolve(emptyRecord()),
+    async readJournal() {
+      const lines = await journalLines(join(dir, FILES.journal));
+      for (const node of await listNodes(dir))
+        lines.push(...(await journalLines(join(nodeDir(node), FILES.journal))));
+      return byTime(lines);
+    },
+    async lockHolders() {
+      const holders: LockHolder[] = [];
+      for (const node of await listNodes(dir)) {
+        const holder = await lockHolder(join(nodeDir(node), FILES.lock));
+        if (holder) holders.push(holder);
+      }
+      return holders;
+    },
+    close: async () => {},
+  };
 }
 
-/** For `status` and `log`: the same files, read without the lock (every write is atomic). */
-export async function readFileStores(location: StateLocation) {
-  const dir = await checkDirectory(location.dir);
-  const settings = await readSettings(dir);
-  const state = await readJson(join(dir, FILES.state), StateSchema, emptyState);
-  const journalPath = join(dir, FILES.journal);
-  return { dir, settings, state, journalPath };
+/** One node's files, read when first asked for and kept for the act; written under its lock. */
+function nodeStore(node: string, here: string, lock: Lock): NodeStore {
+  const path = (name: string) => join(here, name);
+  let record: NodeRecord | undefined;
+  let previews: KeptPreview[] | undefined;
+  let journalMended = false;
+
+  async function write(name: string, data: string, mode = 0o600) {
+    if (!(await lock.stillHeld()))
+      throw new StoreError(
+        `the lock of node ${node} was taken from this process; nothing was written`,
+      );
+    await writeFileAtomic(path(name), data, { mode });
+  }
+  const readPreviews = async () => {
+    previews ??= await readJson(path(FILES.previews), PreviewsFileSchema, () => []);
+    return previews;
+  };
+
+  return {
+    node,
+    async record() {
+      record ??= await readJson(path(FILES.record), NodeRecordSchema, emptyRecord);
+      return record;
+    },
+    async saveRecord(next) {
+      await write(FILES.record, `${JSON.stringify(next, null, 1)}\n`);
+      record = next;
+    },
+    vault: fileVault(path(FILES.vault), (data) => write(FILES.vault, data)),
+    async keepPreview(preview) {
+      const kept = (await readPreviews()).filter((item) => item.digest !== preview.digest);
+      const next = [...kept, preview].slice(-KEPT_PREVIEWS);
+      await write(FILES.previews, JSON.stringify(next));
+      previews = next;
+    },
+    findPreview: async (digest) => (await readPreviews()).find((item) => item.digest === digest),
+    async journal(entry) {
+      if (!(await lock.stillHeld()))
+        throw new StoreError(
+          `the lock of node ${node} was taken from this process; nothing was written`,
+        );
+      if (!journalMended) await mendJournal(path(FILES.journal));
+      journalMended = true;
+      await appendLine(path(FILES.journal), JSON.stringify(clippedEntry(entry)));
+    },
+    close: () => lock.release(),
+  };
+}
+
+/** A node's vault file, mode 0600, read on first use; a new one gets a fingerprint key of its own. */
+function fileVault(path: string, save: (data: string) => Promise<void>): NodeVault {
+  let file: VaultFile | undefined;
+  let saved = false;
+  const load = async () => {
+    if (file) return file;
+    await refuseOpenVault(path);
+    const found = await readJson(path, VaultFileSchema, () => undefined, { holdsSecrets: true });
+    saved = found !== undefined;
+    file = found ?? { key: randomBytes(32).toString('base64'), secrets: {} };
+    return file;
+  };
+  const entryOf = (kept: VaultFile['secrets'][string]) => ({
+    value: new Uint8Array(Buffer.from(kept.value, 'base64')),
+    origin: kept.origin,
+    at: kept.at,
+  });
+  return {
+    async fingerprintKey() {
+      const vault = await load();
+      // A new key must be kept before any fingerprint made with it is.
+      if (!saved) {
+        await save(JSON.stringify(vault));
+        saved = true;
+      }
+      return new Uint8Array(Buffer.from(vault.key, 'base64'));
+    },
+    async get(module, secret) {
+      const kept = (await load()).secrets[`${module}/${secret}`];
+      return kept ? entryOf(kept) : undefined;
+    },
+    async all() {
+      return Object.entries((await load()).secrets).map(([key, kept]) => {
+        const [module = '', secret = ''] = key.split('/');
+        return { module, secret, value: entryOf(kept).value };
+      });
+    },
+    async put(module, secret, entry) {
+      const vault = await load();
+      const next: VaultFile = {
+        key: vault.key,
+        secrets: {
+          ...vault.secrets,
+          [`${module}/${secret}`]: {
+            value: Buffer.from(entry.value).toString('base64'),
+            origin: entry.origin,
+            at: entry.at,
+          },
+        },
+      };
+      await save(JSON.stringify(next));
+      file = next;
+      saved = true;
+    },
+  };
+}
+
+async function listNodes(dir: string): Promise<string[]> {
+  const names = await readdir(join(dir, FILES.nodes)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [] as string[];
+    throw storeErrorOf(error, `${join(dir, FILES.nodes)} cannot be read`);
+  });
+  return names.filter(isName).sort();
+}
+
+async function journalLines(path: string): Promise<JournalLine[]> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw storeErrorOf(error, `${path} cannot be read`);
+  });
+  const lines: JournalLine[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.length > 0) lines.push(parseJournalLine(line, `line ${index + 1} of ${path}`));
+  });
+  return lines;
 }
 
 async function prepareDirectory(location: StateLocation): Promise<string> {
   if (location.createIfMissing) {
     await mkdir(location.dir, { recursive: true, mode: 0o700 }).catch((error) => {
-      throw asStoreError(error, `the state directory ${location.dir} cannot be made`);
+      throw storeErrorOf(error, `the state directory ${location.dir} cannot be made`);
     });
   }
   return checkDirectory(location.dir);
@@ -96,7 +272,7 @@ async function checkDirectory(dir: string): Promise<string> {
         `the state directory ${dir} does not exist; create it, or leave out --state and BERTH_STATE to use the default`,
       );
     }
-    throw asStoreError(error, `the state directory ${dir} cannot be read`);
+    throw storeErrorOf(error, `the state directory ${dir} cannot be read`);
   });
   if (!info.isDirectory()) throw new StoreError(`the state directory ${dir} is not a directory`);
   await access(dir, constants.R_OK | constants.W_OK | constants.X_OK).catch(
@@ -111,232 +287,4 @@ async function checkDirectory(dir: string): Promise<string> {
     },
   );
   return dir;
-}
-
-/**
- * Every write of the stores is made under the lock, so a temporary file found by
- * the lock's holder was left by a writer that died before its rename: it is removed
- * (the vault's would hold secret values).
- */
-function sweepTemporaryFiles(dir: string) {
-  return sweepLeftovers(dir, [FILES.settings, FILES.state, FILES.vault, FILES.previews]);
-}
-
-async function readStores(dir: string, lock: Lock): Promise<Stores> {
-  const settings = await readSettings(dir);
-  let state = await readJson(join(dir, FILES.state), StateSchema, emptyState);
-  const vaultPath = join(dir, FILES.vault);
-  await refuseOpenVault(vaultPath);
-  const vaultExists = await stat(vaultPath).then(
-    () => true,
-    () => false,
-  );
-  const vaultFile = await readJson(
-    vaultPath,
-    VaultFileSchema,
-    () => ({ key: randomBytes(32).toString('base64'), secrets: {} }),
-    { holdsSecrets: true },
-  );
-  let previews = await readJson(join(dir, FILES.previews), PreviewsFileSchema, () => []);
-  const journalPath = join(dir, FILES.journal);
-  await mendJournal(journalPath);
-
-  /** Every write checks that the lock is still ours before it changes anything. */
-  async function checkLockHeld() {
-    if (!(await lock.stillHeld())) {
-      throw new StoreError(`the lock in ${dir} was taken from this process; nothing was written`);
-    }
-  }
-  async function write(name: string, data: string, mode?: number) {
-    await checkLockHeld();
-    await writeFileAtomic(join(dir, name), data, mode);
-  }
-
-  return {
-    settings,
-    catalog: fileCatalog(resolve(dir, settings.catalog)),
-    vault: fileVault(vaultFile, vaultExists, (data) => write(FILES.vault, data, 0o600)),
-    state: () => state,
-    async saveState(next) {
-      await write(FILES.state, `${JSON.stringify(next, null, 1)}\n`);
-      state = next;
-    },
-    async journal(entry: JournalEntry) {
-      await checkLockHeld();
-      const file = await open(journalPath, 'a', 0o600);
-      try {
-        await file.appendFile(`${JSON.stringify(clipped(entry))}\n`);
-        await file.sync();
-      } finally {
-        await file.close();
-      }
-    },
-    async keepPreview(preview: KeptPreview) {
-      const next = [...previews.filter((kept) => kept.digest !== preview.digest), preview];
-      await write(FILES.previews, JSON.stringify(next.slice(-KEPT_PREVIEWS)));
-      previews = next.slice(-KEPT_PREVIEWS);
-    },
-    findPreview: (digest) => previews.find((kept) => kept.digest === digest),
-    close: () => lock.release(),
-  };
-}
-
-function fileVault(file: VaultFile, exists: boolean, save: (data: string) => Promise<void>): Vault {
-  let saved = exists;
-  return {
-    fingerprintKey: async () => {
-      // A new key must be kept before any fingerprint made with it is.
-      if (!saved) {
-        await save(JSON.stringify(file));
-        saved = true;
-      }
-      return new Uint8Array(Buffer.from(file.key, 'base64'));
-    },
-    get(node, module, secret) {
-      const kept = file.secrets[`${node}/${module}/${secret}`];
-      if (!kept) return undefined;
-      return {
-        value: new Uint8Array(Buffer.from(kept.value, 'base64')),
-        origin: kept.origin,
-        at: kept.at,
-      };
-    },
-    onNode(node) {
-      return Object.entries(file.secrets)
-        .filter(([key]) => key.startsWith(`${node}/`))
-        .map(([key, kept]) => {
-          const [, module = '', secret = ''] = key.split('/');
-          return { module, secret, value: new Uint8Array(Buffer.from(kept.value, 'base64')) };
-        });
-    },
-    async put(node, module, secret, entry: VaultEntry) {
-      const next: VaultFile = {
-        key: file.key,
-        secrets: {
-          ...file.secrets,
-          [`${node}/${module}/${secret}`]: {
-            value: Buffer.from(entry.value).toString('base64'),
-            origin: entry.origin,
-            at: entry.at,
-          },
-        },
-      };
-      await save(JSON.stringify(next));
-      file.secrets = next.secrets;
-    },
-  };
-}
-
-async function readSettings(dir: string): Promise<Settings> {
-  return readJson(join(dir, FILES.settings), SettingsSchema, defaultSettings);
-}
-
-/**
- * Reads and checks one of the state files. The words of a file that `holdsSecrets` say
- * where it is wrong, never what it holds: the parser and the validator quote what they
- * saw, and in the vault that is a secret value or the fingerprint key.
- */
-async function readJson<S extends v.GenericSchema>(
-  path: string,
-  schema: S,
-  missing: () => v.InferOutput<S>,
-  { holdsSecrets = false } = {},
-): Promise<v.InferOutput<S>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return missing();
-    throw asStoreError(error, `${path} cannot be read`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    const message = (error as Error).message;
-    const position = /at position \d+/.exec(message)?.[0];
-    const why = holdsSecrets
-      ? `${position ? ` ${position}` : ''} (the parser's words are not shown: they could quote a secret)`
-      : `: ${message}`;
-    throw new StoreError(`${path} is not valid JSON${why}`);
-  }
-  const result = v.safeParse(schema, json);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const where = issue.path?.map((item) => String(item.key)).join('.');
-    const why = holdsSecrets ? `expected ${issue.expected ?? 'another value'}` : issue.message;
-    throw new StoreError(`${path} is not valid: ${where ? `${where}: ` : ''}${why}`);
-  }
-  return result.output;
-}
-
-/** The vault must be readable by its owner alone; berth will not use one that is not. */
-async function refuseOpenVault(path: string) {
-  const info = await stat(path).catch(() => undefined);
-  if (info && (info.mode & 0o077) !== 0) {
-    throw new StoreError(
-      `${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it 0600 (chmod 600 ${path})`,
-    );
-  }
-}
-
-/**
- * The longest a journaled name or text is kept. A refused request can name a node
- * with 60,000 characters; the journal keeps enough to see what was asked.
- */
-const JOURNAL_TEXT_LIMIT = 2_000;
-
-function clip(text: string): string {
-  return text.length > JOURNAL_TEXT_LIMIT
-    ? `${text.slice(0, JOURNAL_TEXT_LIMIT)}… (${text.length} characters)`
-    : text;
-}
-
-function clipped(entry: JournalEntry): JournalEntry {
-  return {
-    ...entry,
-    node: clip(entry.node),
-    module: entry.module === undefined ? undefined : clip(entry.module),
-  };
-}
-
-/**
- * A crash mid-append can leave a last line without its newline; that act was never
- * acknowledged. The cut line is dropped, however long it is.
- */
-async function mendJournal(path: string) {
-  const info = await stat(path).catch(() => undefined);
-  if (!info || info.size === 0) return;
-  const file = await open(path, 'r');
-  try {
-    const chunk = Buffer.alloc(Math.min(info.size, 1 << 16));
-    let end = info.size;
-    for (let first = true; end > 0; first = false) {
-      const start = Math.max(0, end - chunk.length);
-      await file.read(chunk, 0, end - start, start);
-      const seen = chunk.subarray(0, end - start);
-      if (first && seen[seen.length - 1] === 0x0a) return;
-      const lastNewline = seen.lastIndexOf(0x0a);
-      if (lastNewline >= 0) {
-        end = start + lastNewline + 1;
-        break;
-      }
-      end = start;
-    }
-    await truncate(path, end);
-  } finally {
-    await file.close();
-  }
-}
-
-function asStoreError(error: unknown, context: string): StoreError {
-  if (error instanceof StoreError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  const reason =
-    code === 'EACCES' || code === 'EPERM'
-      ? 'permission denied'
-      : code === 'EROFS'
-        ? 'the file system is read-only'
-        : (error as Error).message;
-  return new StoreError(`${context}: ${reason}`);
 }

@@ -1,25 +1,43 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { StoreError } from './stores.ts';
+import * as v from 'valibot';
+import { type LockHolder, LockHolderSchema, lockNotHad, StoreError } from './stores.ts';
 
-const LOCK_WAIT_MS = 10_000;
+export const LOCK_WAIT_MS = 10_000;
 
-interface Owner {
-  pid: number;
-  host: string;
-  nonce: string;
-  at: string;
-}
+/**
+ * What a lock file holds: its holder, and a nonce that tells this taking from another.
+ * A lock of an earlier berth names only pid and host; it is still a live holder's.
+ */
+const OwnerSchema = v.object({
+  ...LockHolderSchema.entries,
+  act: v.optional(v.string(), 'an act'),
+  node: v.optional(v.string(), ''),
+  since: v.optional(v.string(), 'a moment unknown'),
+  nonce: v.optional(v.string(), ''),
+});
+type Owner = v.InferOutput<typeof OwnerSchema>;
 
 /** A held lock; `release` lets the next berth process in. */
 export interface Lock {
+  /** Whether a dead holder's lock was taken over: its writes may have left temporary files. */
+  tookOver: boolean;
   stillHeld(): Promise<boolean>;
   release(): Promise<void>;
 }
 
-/** Requests in one process queue here first, so they do not poll the lock file against each other. */
-let queue: Promise<unknown> = Promise.resolve();
+/** What a lock is taken for: named in the lock, and in the words of whoever waits on it. */
+export interface Purpose {
+  node: string;
+  act: string;
+}
+
+/**
+ * Requests in one process queue here first, lock by lock, so they do not poll a lock
+ * file against each other; requests for different locks do not wait on each other.
+ */
+const queues = new Map<string, Promise<unknown>>();
 
 /**
  * Takes the exclusive lock that every berth process on this machine shares for one
@@ -27,13 +45,18 @@ let queue: Promise<unknown> = Promise.resolve();
  * owner died (a berth killed mid-act) is taken over; a live owner is waited on for
  * at most `waitMs`.
  */
-export function takeLock(path: string, waitMs = LOCK_WAIT_MS): Promise<Lock> {
+export function takeLock(path: string, purpose: Purpose, waitMs = LOCK_WAIT_MS): Promise<Lock> {
   let letGo: () => void = () => {};
   const turn = new Promise<void>((resolve) => {
     letGo = resolve;
   });
-  const before = queue;
-  queue = before.then(() => turn);
+  const before = queues.get(path) ?? Promise.resolve();
+  const mine = before.then(() => turn);
+  queues.set(path, mine);
+  // The last in line leaves no entry behind: a fleet of nodes leaves no map of them.
+  void mine.then(() => {
+    if (queues.get(path) === mine) queues.delete(path);
+  });
   const deadline = Date.now() + waitMs;
   // Waiting in line counts against the same deadline: an act of this process that runs a
   // long hook must hold the next request no longer than it holds another process. Past
@@ -44,9 +67,10 @@ export function takeLock(path: string, waitMs = LOCK_WAIT_MS): Promise<Lock> {
   });
   return Promise.race([before, outOfTime])
     .finally(() => clearTimeout(timer))
-    .then(() => takeFileLock(path, deadline, waitMs))
+    .then(() => takeFileLock(path, purpose, deadline, waitMs))
     .then(
       (lock) => ({
+        tookOver: lock.tookOver,
         stillHeld: lock.stillHeld,
         release: () => lock.release().finally(letGo),
       }),
@@ -57,15 +81,23 @@ export function takeLock(path: string, waitMs = LOCK_WAIT_MS): Promise<Lock> {
     );
 }
 
-async function takeFileLock(path: string, deadline: number, waitMs: number): Promise<Lock> {
+async function takeFileLock(
+  path: string,
+  purpose: Purpose,
+  deadline: number,
+  waitMs: number,
+): Promise<Lock> {
   const me: Owner = {
     pid: process.pid,
     host: hostname(),
+    act: purpose.act,
+    node: purpose.node,
+    since: new Date().toISOString(),
     nonce: randomBytes(8).toString('hex'),
-    at: new Date().toISOString(),
   };
   const mine = JSON.stringify(me);
   let holder: Owner | undefined;
+  let tookOver = false;
   for (let attempt = 0; ; attempt++) {
     try {
       const file = await open(path, 'wx', 0o600);
@@ -75,6 +107,7 @@ async function takeFileLock(path: string, deadline: number, waitMs: number): Pro
         await file.close();
       }
       return {
+        tookOver,
         stillHeld: async () => (await readFile(path, 'utf8').catch(() => '')) === mine,
         release: async () => {
           if ((await readFile(path, 'utf8').catch(() => '')) === mine) await unlink(path);
@@ -89,16 +122,10 @@ async function takeFileLock(path: string, deadline: number, waitMs: number): Pro
     holder = parseOwner(seen);
     if (seen !== undefined && (await isAbandoned(path, holder))) {
       await takeOver(path, seen);
+      tookOver = true;
       continue;
     }
-    if (Date.now() >= deadline) {
-      const who = holder
-        ? `berth process ${holder.pid} on ${holder.host}`
-        : 'another berth process';
-      throw new StoreError(
-        `${who} holds the lock ${path} and did not let go within ${Math.round(waitMs / 1000)}s`,
-      );
-    }
+    if (Date.now() >= deadline) throw new StoreError(lockNotHad(holder, purpose.node, waitMs));
     await sleep(Math.min(5 + attempt * 5, 50) + Math.random() * 10);
   }
 }
@@ -106,11 +133,19 @@ async function takeFileLock(path: string, deadline: number, waitMs: number): Pro
 function parseOwner(text: string | undefined): Owner | undefined {
   if (!text) return undefined;
   try {
-    const owner = JSON.parse(text) as Owner;
-    return typeof owner.pid === 'number' && typeof owner.host === 'string' ? owner : undefined;
+    const owner = v.safeParse(OwnerSchema, JSON.parse(text));
+    return owner.success ? owner.output : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Who holds the lock at `path` now, if anyone does. */
+export async function lockHolder(path: string): Promise<LockHolder | undefined> {
+  const owner = parseOwner(await readFile(path, 'utf8').catch(() => undefined));
+  if (!owner) return undefined;
+  const { nonce: _, ...holder } = owner;
+  return holder;
 }
 
 async function isAbandoned(path: string, owner: Owner | undefined): Promise<boolean> {

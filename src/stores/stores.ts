@@ -119,7 +119,8 @@ export function storesCannotOpen(error: unknown): string {
 /** The words of a lock not had in time: the holder, its act, its node, since when. */
 export function lockNotHad(holder: LockHolder | undefined, node: string, waitMs: number): string {
   const seconds = Math.round(waitMs / 1000);
-  if (!holder) return `another berth holds the lock of node ${node} and did not let go within ${seconds}s`;
+  if (!holder)
+    return `another berth holds the lock of node ${node} and did not let go within ${seconds}s`;
   return `berth process ${holder.pid} on ${holder.host} holds the lock of node ${node} (${holder.act}, since ${holder.since}) and did not let go within ${seconds}s`;
 }
 
@@ -149,7 +150,9 @@ export function byTime(lines: JournalLine[]): JournalLine[] {
   const at = (line: JournalLine) => ('entry' in line ? line.entry.at : '');
   return lines
     .map((line, index) => ({ line, index }))
-    .sort((a, b) => (at(a.line) < at(b.line) ? -1 : at(a.line) > at(b.line) ? 1 : a.index - b.index))
+    .sort((a, b) =>
+      at(a.line) < at(b.line) ? -1 : at(a.line) > at(b.line) ? 1 : a.index - b.index,
+    )
     .map(({ line }) => line);
 }
 

@@ -1,0 +1,153 @@
+import { emptyRecord, type NodeRecord } from '../state.ts';
+import {
+  byTime,
+  clippedEntry,
+  type JournalEntry,
+  KEPT_PREVIEWS,
+  type KeptPreview,
+  type LockHolder,
+  lockNotHad,
+  type NodeStore,
+  StoreError,
+  type Stores,
+  type VaultEntry,
+} from './stores.ts';
+
+interface NodeData {
+  record: NodeRecord;
+  key: Uint8Array;
+  secrets: Map<string, VaultEntry>;
+  previews: KeptPreview[];
+  journal: JournalEntry[];
+}
+
+export interface MemoryStoreOptions {
+  /** How long an act waits for a node's lock; 10 s as every store. */
+  lockWaitMs?: number;
+  /** Named as the lock's host in the words of whoever waits. */
+  host?: string;
+}
+
+/**
+ * Stores held in memory, for one process: for tests, trials, and a host (Deno, the
+ * edge) that brings no file system. Standards only. Records are copied in and out,
+ * so what a caller holds never changes what is kept.
+ */
+export function memoryStores(options: MemoryStoreOptions = {}): Stores {
+  const lockWaitMs = options.lockWaitMs ?? 10_000;
+  const host = options.host ?? 'this process';
+  const nodes = new Map<string, NodeData>();
+  const unplaced: JournalEntry[] = [];
+  const holders = new Map<string, LockHolder>();
+  const queues = new Map<string, Promise<unknown>>();
+
+  const dataOf = (node: string) => {
+    let data = nodes.get(node);
+    if (!data) {
+      data = {
+        record: emptyRecord(),
+        key: crypto.getRandomValues(new Uint8Array(32)),
+        secrets: new Map(),
+        previews: [],
+        journal: [],
+      };
+      nodes.set(node, data);
+    }
+    return data;
+  };
+
+  /** Waits for the node's turn, at most lockWaitMs; resolves to the function that lets go. */
+  function takeTurn(node: string, act: string): Promise<() => void> {
+    let letGo: () => void = () => {};
+    const turn = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const before = queues.get(node) ?? Promise.resolve();
+    const mine = before.then(() => turn);
+    queues.set(node, mine);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), lockWaitMs);
+    });
+    return Promise.race([before.then(() => 'ours' as const), late]).then((won) => {
+      clearTimeout(timer);
+      if (won === 'late') {
+        // Give up our place: the next in line waits on the one before us instead.
+        before.then(letGo);
+        throw new StoreError(lockNotHad(holders.get(node), node, lockWaitMs));
+      }
+      holders.set(node, { host, pid: 0, act, node, since: new Date().toISOString() });
+      return () => {
+        holders.delete(node);
+        letGo();
+        if (queues.get(node) === mine) queues.delete(node);
+      };
+    });
+  }
+
+  return {
+    async openNode(node, act) {
+      const release = await takeTurn(node, act);
+      const data = dataOf(node);
+      let open = true;
+      const check = () => {
+        if (!open) throw new StoreError(`the records of node ${node} were closed`);
+      };
+      const store: NodeStore = {
+        node,
+        record: async () => structuredClone(data.record),
+        async saveRecord(next) {
+          check();
+          data.record = structuredClone(next);
+        },
+        vault: {
+          fingerprintKey: async () => data.key.slice(),
+          get: async (module, secret) => copyEntry(data.secrets.get(`${module}/${secret}`)),
+          async put(module, secret, entry) {
+            check();
+            data.secrets.set(`${module}/${secret}`, copyEntry(entry) as VaultEntry);
+          },
+          all: async () =>
+            [...data.secrets].map(([key, entry]) => {
+              const [module = '', secret = ''] = key.split('/');
+              return { module, secret, value: entry.value.slice() };
+            }),
+        },
+        async keepPreview(preview) {
+          check();
+          const kept = data.previews.filter((item) => item.digest !== preview.digest);
+          data.previews = [...kept, structuredClone(preview)].slice(-KEPT_PREVIEWS);
+        },
+        findPreview: async (digest) =>
+          structuredClone(data.previews.find((item) => item.digest === digest)),
+        async journal(entry) {
+          check();
+          data.journal.push(clippedEntry(entry));
+        },
+        async close() {
+          if (!open) return;
+          open = false;
+          release();
+        },
+      };
+      return store;
+    },
+    async journalUnplaced(entry) {
+      unplaced.push(clippedEntry(entry));
+    },
+    listNodes: async () => [...nodes.keys()].sort(),
+    readNode: async (node) => structuredClone(nodes.get(node)?.record ?? emptyRecord()),
+    readJournal: async () =>
+      byTime(
+        [unplaced, ...[...nodes.values()].map((data) => data.journal)]
+          .flat()
+          .map((entry) => ({ entry: structuredClone(entry) })),
+      ),
+    lockHolders: async () => [...holders.values()].map((holder) => ({ ...holder })),
+    close: async () => {},
+  };
+}
+
+function copyEntry(entry: VaultEntry | undefined): VaultEntry | undefined {
+  return entry && { ...entry, value: entry.value.slice() };
+}

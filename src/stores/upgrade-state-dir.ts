@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { syncDirectory, writeFileAtomic } from '../fs/atomic-file.ts';
+import { isName } from '../names.ts';
+import { AccountSchema, emptyRecord, ManagedSchema, type NodeRecord } from '../state.ts';
+import { readJson, refuseOpenVault } from './json-file.ts';
+import { takeLock } from './lock.ts';
+import { KeptPreviewSchema } from './stores.ts';
+
+/** What an earlier berth kept in one file for every node. */
+const OldStateSchema = v.object({
+  version: v.literal(1),
+  assignments: v.record(v.string(), v.array(v.string())),
+  managed: v.record(v.string(), v.record(v.string(), ManagedSchema)),
+  accounts: v.record(v.string(), AccountSchema),
+});
+const OldVaultSchema = v.object({
+  key: v.string(),
+  /** By `node/module/secret`. */
+  secrets: v.record(
+    v.string(),
+    v.object({ value: v.string(), origin: v.string(), at: v.string() }),
+  ),
+});
+const OldPreviewsSchema = v.array(KeptPreviewSchema);
+
+const OLD_FILES = ['state.json', 'vault.json', 'previews.json'] as const;
+/** Where the old files are kept once upgraded: nothing of theirs is deleted. */
+const RETIRED = 'before-upgrade';
+
+/**
+ * Upgrades a state directory of earlier berth's layout (one state.json, vault.json and
+ * previews.json for every node) to a directory a node. The new `nodes/` is written in
+ * full beside the old files and then renamed into place in one step, so a crash at any
+ * moment leaves either the old layout whole or the new one whole. The old files are then
+ * moved to `before-upgrade/`; the old journal stays where it is, as the history before.
+ */
+export async function upgradeOldLayout(dir: string) {
+  if (!(await exists(join(dir, 'state.json')))) return;
+  const lock = await takeLock(join(dir, 'lock'), { node: '(every node)', act: 'upgrade' });
+  try {
+    if (!(await exists(join(dir, 'state.json')))) return;
+    if (!(await exists(join(dir, 'nodes')))) await writeNewLayout(dir);
+    await mkdir(join(dir, RETIRED), { recursive: true, mode: 0o700 });
+    for (const name of OLD_FILES) {
+      if (await exists(join(dir, name))) await rename(join(dir, name), join(dir, RETIRED, name));
+    }
+    await syncDirectory(dir);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function writeNewLayout(dir: string) {
+  const state = await readJson(join(dir, 'state.json'), OldStateSchema, () => undefined);
+  if (!state) return;
+  await refuseOpenVault(join(dir, 'vault.json'));
+  const vault = await readJson(join(dir, 'vault.json'), OldVaultSchema, () => undefined, {
+    holdsSecrets: true,
+  });
+  const previews = await readJson(join(dir, 'previews.json'), OldPreviewsSchema, () => []);
+
+  const records = new Map<string, NodeRecord>();
+  const recordOf = (node: string) => {
+    let record = records.get(node);
+    if (!record) records.set(node, (record = emptyRecord()));
+    return record;
+  };
+  for (const [node, modules] of Object.entries(state.assignments))
+    recordOf(node).assigned = modules;
+  for (const [node, managed] of Object.entries(state.managed)) recordOf(node).managed = managed;
+  for (const [node, account] of Object.entries(state.accounts)) recordOf(node).account = account;
+  const secrets = new Map<string, Record<string, unknown>>();
+  for (const [key, entry] of Object.entries(vault?.secrets ?? {})) {
+    const [node = '', module = '', secret = ''] = key.split('/');
+    recordOf(node);
+    secrets.set(node, { ...secrets.get(node), [`${module}/${secret}`]: entry });
+  }
+  for (const preview of previews) recordOf(preview.node);
+
+  const staging = join(dir, `.nodes.${randomBytes(6).toString('hex')}.tmp`);
+  await mkdir(staging, { mode: 0o700 });
+  try {
+    for (const [node, record] of records) {
+      if (!isName(node)) continue;
+      const here = join(staging, node);
+      await mkdir(here, { mode: 0o700 });
+      await writeFileAtomic(join(here, 'record.json'), `${JSON.stringify(record, null, 1)}\n`, {
+        mode: 0o600,
+      });
+      if (vault) {
+        // The node keeps the directory's fingerprint key, so fingerprints already kept
+        // in its account and previews still compare.
+        const kept = { key: vault.key, secrets: secrets.get(node) ?? {} };
+        await writeFileAtomic(join(here, 'vault.json'), JSON.stringify(kept), { mode: 0o600 });
+      }
+      const own = previews.filter((preview) => preview.node === node);
+      if (own.length > 0)
+        await writeFileAtomic(join(here, 'previews.json'), JSON.stringify(own), { mode: 0o600 });
+    }
+    await syncDirectory(staging);
+    await rename(staging, join(dir, 'nodes'));
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,255 @@
+/**
+ * The Stores contract: what every backend (memory, a state directory, PostgreSQL) must
+ * do, written as its specification. Each backend's test file calls `storeContract`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { NodeRecord } from '../../src/state.ts';
+import {
+  type JournalEntry,
+  KEPT_PREVIEWS,
+  type KeptPreview,
+  StoreError,
+  type Stores,
+} from '../../src/stores/stores.ts';
+
+export interface StoreUnderTest {
+  stores: Stores;
+  /** The same records opened again, as another process (or controller) would. */
+  reopen(): Promise<Stores>;
+  cleanup(): Promise<void>;
+}
+
+export type MakeStores = (options: { lockWaitMs: number }) => Promise<StoreUnderTest>;
+
+const RECORD: NodeRecord = {
+  assigned: ['gitea', 'postgres'],
+  managed: { postgres: { since: '2026-11-21T07:00:00.000Z', via: 'take', started: true } },
+  account: {
+    takenAt: '2026-11-21T06:59:00.000Z',
+    modules: {
+      postgres: { data: [{ path: '/var/lib/postgresql', found: true }], secrets: {}, files: {} },
+    },
+    problems: {},
+  },
+};
+
+function entry(node: string, at: string, act = 'assign', module?: string): JournalEntry {
+  return {
+    at,
+    actor: 'alice',
+    via: 'cli',
+    act,
+    node,
+    module,
+    outcome: 'done',
+    said: `${act} ${node}`,
+  };
+}
+
+function preview(node: string, n: number): KeptPreview {
+  return {
+    digest: n.toString(16).padStart(64, '0'),
+    kind: 'converge',
+    node,
+    at: '2026-11-21T07:00:00.000Z',
+    basis: { n },
+  };
+}
+
+export function storeContract(name: string, make: MakeStores, skip?: string) {
+  describe(`the stores contract: ${name}`, { skip }, () => {
+    let subject: StoreUnderTest;
+    let stores: Stores;
+    before(async () => {
+      subject = await make({ lockWaitMs: 400 });
+      stores = subject.stores;
+    });
+    after(async () => {
+      await stores?.close();
+      await subject?.cleanup();
+    });
+
+    it('a node never written has an empty record, and no node is listed', async () => {
+      assert.deepEqual(await stores.readNode('never'), { assigned: [], managed: {} });
+      const opened = await stores.openNode('never', 'status');
+      assert.deepEqual(await opened.record(), { assigned: [], managed: {} });
+      await opened.close();
+      assert.ok(!(await stores.listNodes()).includes('never-written-at-all'));
+    });
+
+    it("keeps a node's record: read back in the act, after it, and by another opening", async () => {
+      const opened = await stores.openNode('rec', 'assign');
+      await opened.saveRecord(RECORD);
+      assert.deepEqual(await opened.record(), RECORD);
+      await opened.close();
+      assert.deepEqual(await stores.readNode('rec'), RECORD);
+      const again = await subject.reopen();
+      try {
+        assert.deepEqual(await again.readNode('rec'), RECORD);
+        assert.ok((await again.listNodes()).includes('rec'));
+      } finally {
+        await again.close();
+      }
+    });
+
+    it("writes one node's record without touching another's", async () => {
+      const a = await stores.openNode('iso-a', 'assign');
+      await a.saveRecord({ assigned: ['redis'], managed: {} });
+      await a.close();
+      const b = await stores.openNode('iso-b', 'assign');
+      await b.saveRecord({ assigned: ['nginx'], managed: {} });
+      await b.close();
+      assert.deepEqual((await stores.readNode('iso-a')).assigned, ['redis']);
+      assert.deepEqual((await stores.readNode('iso-b')).assigned, ['nginx']);
+    });
+
+    it("keeps a node's secrets with their origin, apart from every other node's", async () => {
+      const opened = await stores.openNode('vlt', 'take');
+      assert.equal(await opened.vault.get('postgres', 'password'), undefined);
+      const value = new TextEncoder().encode('s3cret-value\n');
+      await opened.vault.put('postgres', 'password', { value, origin: 'found on vlt', at: 'then' });
+      const key = await opened.vault.fingerprintKey();
+      assert.ok(key.length >= 16, 'a fingerprint key of at least 128 bits');
+      await opened.close();
+
+      const again = await subject.reopen();
+      try {
+        const node = await again.openNode('vlt', 'take');
+        const kept = await node.vault.get('postgres', 'password');
+        assert.deepEqual(kept && [...kept.value], [...value]);
+        assert.equal(kept?.origin, 'found on vlt');
+        assert.equal(kept?.at, 'then');
+        assert.deepEqual([...(await node.vault.fingerprintKey())], [...key], 'the key is kept');
+        const all = await node.vault.all();
+        assert.deepEqual(
+          all.map((item) => [item.module, item.secret, new TextDecoder().decode(item.value)]),
+          [['postgres', 'password', 's3cret-value\n']],
+        );
+        await node.close();
+        const other = await again.openNode('vlt-other', 'take');
+        assert.equal(await other.vault.get('postgres', 'password'), undefined);
+        assert.deepEqual(await other.vault.all(), []);
+        await other.close();
+      } finally {
+        await again.close();
+      }
+    });
+
+    it('replaces a secret put twice, and keeps the bytes exactly', async () => {
+      const opened = await stores.openNode('vlt2', 'converge');
+      const bytes = new Uint8Array([0, 255, 10, 13, 128]);
+      await opened.vault.put('m', 's', { value: new Uint8Array([1]), origin: 'a', at: '1' });
+      await opened.vault.put('m', 's', { value: bytes, origin: 'b', at: '2' });
+      const kept = await opened.vault.get('m', 's');
+      assert.deepEqual([...(kept?.value ?? [])], [...bytes]);
+      assert.equal(kept?.origin, 'b');
+      await opened.close();
+    });
+
+    it(`finds a kept preview by digest, and keeps a node's latest ${KEPT_PREVIEWS}`, async () => {
+      const opened = await stores.openNode('prv', 'converge');
+      for (let n = 1; n <= KEPT_PREVIEWS + 1; n++) await opened.keepPreview(preview('prv', n));
+      await opened.close();
+      const again = await stores.openNode('prv', 'converge');
+      assert.equal(
+        await again.findPreview(preview('prv', 1).digest),
+        undefined,
+        'the oldest is gone',
+      );
+      assert.deepEqual(await again.findPreview(preview('prv', 2).digest), preview('prv', 2));
+      assert.deepEqual(
+        await again.findPreview(preview('prv', KEPT_PREVIEWS + 1).digest),
+        preview('prv', KEPT_PREVIEWS + 1),
+      );
+      await again.close();
+      const other = await stores.openNode('prv-other', 'converge');
+      assert.equal(await other.findPreview(preview('prv', 2).digest), undefined);
+      await other.close();
+    });
+
+    it('journals acts per node in order, and reads the whole journal oldest first', async () => {
+      const a = await stores.openNode('jrn-a', 'assign');
+      await a.journal(entry('jrn-a', '2026-11-21T08:00:01.000Z'));
+      await a.journal(entry('jrn-a', '2026-11-21T08:00:03.000Z', 'converge'));
+      await a.close();
+      const b = await stores.openNode('jrn-b', 'assign');
+      await b.journal(entry('jrn-b', '2026-11-21T08:00:02.000Z'));
+      await b.close();
+      await stores.journalUnplaced({
+        ...entry('No Such Node', '2026-11-21T08:00:04.000Z'),
+        outcome: 'refused',
+        error: 'bad name',
+      });
+      const mine = (await stores.readJournal())
+        .flatMap((line) => ('entry' in line ? [line.entry] : []))
+        .filter((item) => item.at.startsWith('2026-11-21T08:00:0'));
+      assert.deepEqual(
+        mine.map((item) => `${item.node} ${item.act}`),
+        ['jrn-a assign', 'jrn-b assign', 'jrn-a converge', 'No Such Node assign'],
+      );
+      assert.equal(mine[3]?.error, 'bad name');
+    });
+
+    it('keeps a name of 60,000 characters cut to 2,000 in the journal', async () => {
+      await stores.journalUnplaced(entry('x'.repeat(60_000), '2026-11-21T09:00:00.000Z'));
+      const kept = (await stores.readJournal()).flatMap((line) =>
+        'entry' in line && line.entry.at === '2026-11-21T09:00:00.000Z' ? [line.entry] : [],
+      );
+      assert.equal(kept.length, 1);
+      assert.ok((kept[0]?.node.length ?? 0) < 2_100);
+      assert.ok(kept[0]?.node.endsWith('(60000 characters)'));
+    });
+
+    it('serialises acts on one node: the second opening waits for the first to close', async () => {
+      const first = await stores.openNode('lck', 'converge');
+      let secondOpened = false;
+      const second = stores.openNode('lck', 'assign').then((store) => {
+        secondOpened = true;
+        return store;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      assert.equal(secondOpened, false, 'the second act waits');
+      await first.close();
+      const store = await second;
+      await store.close();
+    });
+
+    it('runs acts on different nodes at once', async () => {
+      const a = await stores.openNode('par-a', 'converge');
+      const b = await Promise.race([
+        stores.openNode('par-b', 'converge'),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)),
+      ]);
+      assert.ok(b, 'another node opens while the first is held');
+      await b.close();
+      await a.close();
+    });
+
+    it('names the holder, its act, its node and since when, once the wait is over', async () => {
+      const held = await stores.openNode('busy', 'converge');
+      try {
+        const holders = await stores.lockHolders();
+        const holder = holders.find((item) => item.node === 'busy');
+        assert.equal(holder?.act, 'converge');
+        assert.ok(holder && !Number.isNaN(Date.parse(holder.since)));
+        await assert.rejects(stores.openNode('busy', 'assign'), (error: unknown) => {
+          assert.ok(error instanceof StoreError, String(error));
+          assert.match(
+            error.message,
+            /holds the lock of node busy \(converge, since \d{4}-\d\d-\d\dT[\d:.]+Z\) and did not let go within 0s|holds the lock of node busy \(converge, since [^)]+\) and did not let go/,
+          );
+          return true;
+        });
+      } finally {
+        await held.close();
+      }
+      assert.equal(
+        (await stores.lockHolders()).find((item) => item.node === 'busy'),
+        undefined,
+      );
+      const after = await stores.openNode('busy', 'assign');
+      await after.close();
+    });
+  });
+}
