@@ -66,7 +66,7 @@ export const SECRET_PLACEHOLDER = /\{\{secret ([a-z][a-z0-9_]*)\}\}/g;
 /** A catalog entry as the stores found it: a definition, or why there is none. */
 export type CatalogEntry =
   | { name: string; definition: ModuleDefinition }
-  | { name: string; problem: string };
+  | { name: string; problem: string; missing?: true };
 
 /** Where module definitions come from. The file store reads `<catalog>/<name>.json`. */
 export interface Catalog {

@@ -1,5 +1,5 @@
 import { canonicalJson, digestOf } from './digest.ts';
-import type { KeptPreview, Stores } from './stores/stores.ts';
+import type { KeptPreview, NodeStore } from './stores/stores.ts';
 
 /**
  * What a preview was computed from, in one shape for take and converge, so that a
@@ -23,30 +23,30 @@ const DIGEST = /^[0-9a-f]{64}$/;
  * digest. The digest is the only thing an act needs to name the preview.
  */
 export async function sealPreview(
-  stores: Stores,
+  store: NodeStore,
   kind: KeptPreview['kind'],
   plan: unknown,
   basis: Basis,
   now: Date,
 ): Promise<string> {
   const digest = await digestOf({ kind, plan, basis });
-  await stores.keepPreview({ digest, kind, node: basis.node, at: now.toISOString(), basis });
+  await store.keepPreview({ digest, kind, node: basis.node, at: now.toISOString(), basis });
   return digest;
 }
 
 /** The refusal for an act whose digest does not name the current preview. */
-export function checkDigest(
-  stores: Stores,
+export async function checkDigest(
+  store: NodeStore,
   given: string,
   current: string,
   basis: Basis,
-): string | undefined {
+): Promise<string | undefined> {
   if (given === current) return undefined;
   if (!DIGEST.test(given)) {
     return `${JSON.stringify(given.slice(0, 80))} is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview`;
   }
   const shown = `${given.slice(0, 12)}…`;
-  const kept = stores.findPreview(given);
+  const kept = await store.findPreview(given);
   const changes = kept ? describeChanges(kept.basis as Basis, basis) : [];
   if (changes.length === 0) return `the preview changed since digest ${shown}; preview again`;
   return `the preview changed since digest ${shown}: ${changes.join('; ')}; preview again`;

@@ -45,6 +45,7 @@ export function flipMs(settings: Settings): number {
 /** The first refusal a node name meets: the name rule, then the inventory. */
 export function checkNodeIn(settings: Settings, node: string): string | undefined {
   if (!isName(node)) return checkName('node', node);
-  if (node in settings.nodes) return undefined;
+  // Own names only: `constructor` is in every object, and is no node of the inventory.
+  if (Object.hasOwn(settings.nodes, node)) return undefined;
   return `berth does not know node ${node}; add it under nodes in berth.json`;
 }

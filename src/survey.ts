@@ -1,42 +1,101 @@
 import type { ModuleDefinition } from './catalog.ts';
 import { fingerprintWith } from './digest.ts';
-import type { Machine } from './machines/machine.ts';
+import { type Machine, MachineError, type PathFacts, type SurveyPath } from './machines/machine.ts';
 import type { Holdings } from './state.ts';
 
 /**
- * What a machine holds for one module, read without changing anything: each data
- * path found or not, each secret found or not with its fingerprint, each file's
- * fingerprint and mode. Data is "found" when it exists and is not empty.
+ * What a machine holds for one module: the holdings berth records (found or not, with
+ * fingerprints) and, for planning, the facts and bytes they were made from. Bytes stay
+ * in memory for the act; only fingerprints are ever kept.
  */
-export async function surveyModule(
+export interface ModuleSurvey {
+  holdings: Holdings;
+  /** Every path the module names, as the machine answered. */
+  facts: ReadonlyMap<string, PathFacts>;
+}
+
+/** The paths a module's definition names: data to look at, secrets and files to read. */
+function pathsOf(definition: ModuleDefinition): SurveyPath[] {
+  return [
+    ...definition.data.map((path) => ({ path })),
+    ...Object.values(definition.secrets).map((secret) => ({ path: secret.path, read: true })),
+    ...Object.keys(definition.files).map((path) => ({ path, read: true })),
+  ];
+}
+
+/**
+ * Surveys a machine for every module given, in one call to the machine (one round trip
+ * over ssh), and says what it holds for each. Data is "found" when it exists and is not
+ * empty; a secret when its file exists and is not empty. A path berth may not read
+ * fails the survey, in words: what it cannot see, it cannot plan for.
+ */
+export async function surveyModules(
   machine: Machine,
+  definitions: ReadonlyMap<string, ModuleDefinition>,
+  key: Uint8Array,
+): Promise<Map<string, ModuleSurvey>> {
+  const wanted = new Map<string, SurveyPath>();
+  for (const definition of definitions.values()) {
+    for (const asked of pathsOf(definition)) {
+      const before = wanted.get(asked.path);
+      wanted.set(asked.path, { path: asked.path, read: Boolean(before?.read || asked.read) });
+    }
+  }
+  const answer = await machine.survey([...wanted.values()]);
+  const surveys = new Map<string, ModuleSurvey>();
+  for (const [module, definition] of definitions) {
+    const facts = new Map<string, PathFacts>();
+    for (const { path } of pathsOf(definition)) {
+      const fact = answer.get(path) ?? { kind: 'missing' };
+      if (fact.kind === 'unreadable')
+        throw new MachineError('denied', `${path} cannot be read: ${fact.reason}`);
+      facts.set(path, fact);
+    }
+    surveys.set(module, { holdings: await holdingsOf(definition, facts, key), facts });
+  }
+  return surveys;
+}
+
+async function holdingsOf(
   definition: ModuleDefinition,
+  facts: ReadonlyMap<string, PathFacts>,
   key: Uint8Array,
 ): Promise<Holdings> {
   const holdings: Holdings = { data: [], secrets: {}, files: {} };
   for (const path of definition.data) {
-    const facts = await machine.inspect(path);
+    const fact = facts.get(path);
     const found =
-      facts.kind === 'other' ||
-      (facts.kind === 'file' && facts.size > 0) ||
-      (facts.kind === 'directory' && !facts.empty);
+      fact?.kind === 'other' ||
+      (fact?.kind === 'file' && fact.size > 0) ||
+      (fact?.kind === 'directory' && !fact.empty);
     holdings.data.push({ path, found });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
-    const facts = await machine.inspect(spec.path);
-    const value =
-      facts.kind === 'file' && facts.size > 0 ? await machine.read(spec.path) : undefined;
+    const value = bytesAt(facts, spec.path);
     holdings.secrets[name] = value?.length
       ? { path: spec.path, found: true, fingerprint: await fingerprintWith(key, value) }
       : { path: spec.path, found: false };
   }
   for (const path of Object.keys(definition.files)) {
-    const facts = await machine.inspect(path);
-    const content = facts.kind === 'file' ? await machine.read(path) : undefined;
-    holdings.files[path] =
-      facts.kind === 'file' && content
-        ? { found: true, fingerprint: await fingerprintWith(key, content), mode: facts.mode }
-        : { found: false };
+    const fact = facts.get(path);
+    const content = bytesAt(facts, path);
+    if (fact?.kind !== 'file') holdings.files[path] = { found: false };
+    else
+      holdings.files[path] = {
+        found: true,
+        // A file larger than berth reads is no configuration berth wrote: it differs.
+        fingerprint: content ? await fingerprintWith(key, content) : `over ${fact.size} bytes`,
+        mode: fact.mode,
+      };
   }
   return holdings;
+}
+
+/** The bytes of a file the survey read, or undefined when it is not a file berth read. */
+export function bytesAt(
+  facts: ReadonlyMap<string, PathFacts>,
+  path: string,
+): Uint8Array | undefined {
+  const fact = facts.get(path);
+  return fact?.kind === 'file' ? fact.bytes : undefined;
 }

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { HonoBase } from 'hono/hono-base';
-import { openFileStores } from '../src/stores/file-store.ts';
-import { locateState } from '../src/stores/state-dir.ts';
-import { appOver, ask, noRoute, post, REFUSED_ALL, refuseAll } from './helpers/api.ts';
+import { locateState } from '../src/config/state-dir.ts';
+import { fileStores } from '../src/stores/file-store.ts';
+import { memoryStores } from '../src/stores/memory-store.ts';
+import { type App, appOver, ask, noRoute, post, REFUSED_ALL, refuseAll } from './helpers/api.ts';
 import {
   acceptAs,
   digestOf,
@@ -36,7 +36,7 @@ function jsonParseMessage(text: string): string {
 
 describe('the Command API through app.request()', () => {
   let world: World;
-  let app: HonoBase;
+  let app: App;
   let missingState: string;
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
@@ -46,7 +46,7 @@ describe('the Command API through app.request()', () => {
   after(() => world.cleanup());
 
   describe('step 1: authentication comes before anything else', () => {
-    let refusing: HonoBase;
+    let refusing: App;
     before(() => {
       refusing = appOver(world.state, { authenticator: refuseAll() });
     });
@@ -386,15 +386,19 @@ describe('the Command API through app.request()', () => {
 
   describe('an act the journal cannot record', () => {
     it('is 409 with what was said, and words saying it was done but not journaled', async () => {
+      const stores = fileStores(locateState(world.state));
       const unjournaled = appOver(world.state, {
-        openStores: async () => {
-          const stores = await openFileStores(locateState(world.state));
-          return {
-            ...stores,
-            journal: async () => {
-              throw new Error('no space left on device');
-            },
-          };
+        stores: {
+          ...stores,
+          async openNode(node, act) {
+            const opened = await stores.openNode(node, act);
+            return {
+              ...opened,
+              journal: async () => {
+                throw new Error('no space left on device');
+              },
+            };
+          },
         },
       });
       await post(app, '/unassign', { node: 'box', module: 'postgres' });
@@ -409,7 +413,7 @@ describe('the Command API through app.request()', () => {
   });
 
   describe('an unexpected failure', () => {
-    let broken: HonoBase;
+    let broken: App;
     beforeEach(() => {
       broken = appOver(world.state, {
         machines: () => {
@@ -494,7 +498,7 @@ describe('the Command API through app.request()', () => {
     t.mock.method(console, 'error', () => {});
     const refusing = appOver(world.state, { authenticator: refuseAll() });
     const broken = appOver(world.state, {
-      openStores: () => Promise.reject(new TypeError('not a store')),
+      stores: { ...memoryStores(), open: () => Promise.reject(new TypeError('not a store')) },
       machines: () => {
         throw new Error('unreachable');
       },

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { HonoBase } from 'hono/hono-base';
+import { fileDeps } from '../src/cli/deps.ts';
+import { locateState } from '../src/config/state-dir.ts';
 import { createApp } from '../src/http/app.ts';
 import { type Authenticator, noIdentityProvider } from '../src/http/authenticator.ts';
 import {
@@ -15,9 +16,7 @@ import {
   type Timing,
   unusableIssuer,
 } from '../src/http/issuer-authenticator.ts';
-import { machinesOf } from '../src/machines/reach.ts';
-import { openFileStores } from '../src/stores/file-store.ts';
-import { locateState } from '../src/stores/state-dir.ts';
+import type { App } from './helpers/api.ts';
 import {
   flipSignatureByte,
   freePort,
@@ -33,11 +32,10 @@ import { BERTH, makeWorld, POSTGRES, runBerth, type World } from './helpers/worl
 const SUBJECT = 'alice@example.org';
 
 /** The app as `berth api` builds it, over a real state directory. */
-function appWith(state: string, authenticator: Authenticator): HonoBase {
+function appWith(state: string, authenticator: Authenticator): App {
   return createApp({
     authenticator,
-    openStores: () => openFileStores(locateState(state)),
-    machines: machinesOf,
+    ...fileDeps(locateState(state)),
   });
 }
 
@@ -45,7 +43,7 @@ function appFor(
   state: string,
   issuer: string,
   extra: { timing?: Partial<Timing>; log?: (line: string) => void } = {},
-): HonoBase {
+): App {
   return appWith(state, issuerAuthenticator({ issuer, audience: 'berth', ...extra }));
 }
 
@@ -57,7 +55,7 @@ interface Answer {
 }
 
 async function post(
-  app: HonoBase,
+  app: App,
   path: string,
   json: unknown,
   token?: string,
@@ -101,7 +99,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
   let world: World;
   let issuer: Issuer;
   let authenticator: Authenticator;
-  let app: HonoBase;
+  let app: App;
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
     issuer = await startIssuer();

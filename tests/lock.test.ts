@@ -7,6 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { takeLock } from '../src/stores/lock.ts';
 import { StoreError } from '../src/stores/stores.ts';
 
+const PURPOSE = { node: 'box', act: 'converge' };
+
 describe('the lock within one process', () => {
   let dir: string;
   before(async () => {
@@ -16,15 +18,15 @@ describe('the lock within one process', () => {
 
   it('a second taker gives up at its deadline, naming the holder, while the first still holds it', async () => {
     const path = join(dir, 'lock');
-    const first = await takeLock(path, 1_000);
+    const first = await takeLock(path, PURPOSE, 1_000);
     try {
       const begun = Date.now();
-      await assert.rejects(takeLock(path, 300), (error: unknown) => {
+      await assert.rejects(takeLock(path, PURPOSE, 300), (error: unknown) => {
         assert.ok(error instanceof StoreError);
         assert.match(
           error.message,
           new RegExp(
-            `^berth process ${process.pid} on \\S+ holds the lock \\S+ and did not let go`,
+            `^berth process ${process.pid} on \\S+ holds the lock of node box \\(converge, since \\S+\\) and did not let go`,
           ),
         );
         return true;
@@ -39,8 +41,8 @@ describe('the lock within one process', () => {
 
   it('a second taker gets the lock as soon as the first lets go', async () => {
     const path = join(dir, 'lock');
-    const first = await takeLock(path, 1_000);
-    const second = takeLock(path, 5_000);
+    const first = await takeLock(path, PURPOSE, 1_000);
+    const second = takeLock(path, PURPOSE, 5_000);
     setTimeout(() => first.release(), 100);
     const lock = await second;
     assert.ok(await lock.stillHeld());

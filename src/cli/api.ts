@@ -1,10 +1,9 @@
+import type { StateLocation } from '../config/state-dir.ts';
 import { createApp } from '../http/app.ts';
 import type { Authenticator } from '../http/authenticator.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
-import { machinesOf } from '../machines/reach.ts';
-import { openFileStores } from '../stores/file-store.ts';
-import type { StateLocation } from '../config/state-dir.ts';
+import { fileDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
 export interface ApiFlags {
@@ -58,9 +57,8 @@ export async function serveApi(options: ServeOptions): Promise<number> {
   const { io } = options;
   const cutting = new AbortController();
   const app = createApp({
+    ...fileDeps(options.location),
     authenticator: options.authenticator,
-    openStores: () => openFileStores(options.location),
-    machines: machinesOf,
     stopping: cutting.signal,
   });
 

@@ -1,129 +1,133 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { describeAge } from '../duration.ts';
-import { doesNotResolve, resolveModule } from '../resolve.ts';
-import { checkNodeIn } from '../settings.ts';
-import { assignedTo, managedOn } from '../state.ts';
-import { fileCatalog } from '../stores/file-catalog.ts';
-import { readFileStores } from '../stores/file-store.ts';
+import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { type JournalEntry, storesCannotOpen } from '../stores/stores.ts';
+import { describeAge } from '../duration.ts';
+import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { checkNodeIn } from '../settings.ts';
+import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
+import { fileDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 
-/** `berth status [node]`: each node's assignments, managed modules and account. */
+/** `berth status [node]`: each node's assignments, managed modules, account, and lock. */
 export async function showStatus(
   node: string | undefined,
   location: StateLocation,
   json: boolean,
   io: Io,
 ) {
-  let read: Awaited<ReturnType<typeof readFileStores>>;
+  const deps = fileDeps(location);
+  const { stores } = deps;
   try {
-    read = await readFileStores(location);
-  } catch (error) {
-    io.err(storesCannotOpen(error));
-    return EXIT.stores;
-  }
-  const { settings, state } = read;
-  if (node !== undefined) {
-    const refusal = checkNodeIn(settings, node);
-    if (refusal) {
-      io.err(refusal);
-      return EXIT.refused;
+    await stores.open();
+    const { settings, catalog } = await deps.loadConfig();
+    if (node !== undefined) {
+      const refusal = checkNodeIn(settings, node);
+      if (refusal) {
+        io.err(refusal);
+        return EXIT.refused;
+      }
     }
-  }
-  const catalog = fileCatalog(resolve(read.dir, settings.catalog));
-  const nodes = node === undefined ? Object.keys(settings.nodes).sort() : [node];
-  const report = [];
-  for (const name of nodes) {
-    const assigned = assignedTo(state, name);
-    const unresolved: Record<string, string> = {};
-    for (const module of assigned) {
-      const resolution = await resolveModule(module, name, new Set(assigned), catalog);
-      if (!resolution.ok) unresolved[module] = doesNotResolve(module, resolution.problem);
+    const nodes = node === undefined ? Object.keys(settings.nodes).sort() : [node];
+    const holders = new Map<string, LockHolder>(
+      (await stores.lockHolders()).map((holder) => [holder.node, holder]),
+    );
+    const report = [];
+    for (const name of nodes) {
+      const record = await stores.readNode(name);
+      const entries = await loadEntries(catalog, record.assigned);
+      const unresolved: Record<string, string> = {};
+      for (const module of record.assigned) {
+        const resolution = resolveModule(module, new Set(record.assigned), entries);
+        if (!resolution.ok)
+          unresolved[module] = doesNotResolve(module, name, resolution.unresolved);
+      }
+      report.push({
+        node: name,
+        machine: settings.nodes[name],
+        assigned: record.assigned,
+        managed: record.managed,
+        account: record.account ? { takenAt: record.account.takenAt } : null,
+        unresolved,
+        lock: holders.get(name) ?? null,
+      });
     }
-    report.push({
-      node: name,
-      machine: settings.nodes[name],
-      assigned,
-      managed: managedOn(state, name),
-      account: state.accounts[name] ? { takenAt: state.accounts[name].takenAt } : null,
-      unresolved,
-    });
-  }
-  if (json) {
-    io.out(JSON.stringify({ nodes: report }));
+    if (json) {
+      io.out(JSON.stringify({ nodes: report }));
+      return EXIT.done;
+    }
+    const lines: string[] = [];
+    for (const item of report) {
+      const where =
+        item.machine && 'root' in item.machine
+          ? `root ${item.machine.root}`
+          : `ssh ${item.machine?.ssh}`;
+      lines.push(`${item.node} (${where})`);
+      lines.push(`  to run: ${item.assigned.length ? item.assigned.join(', ') : 'nothing'}`);
+      const managed = Object.entries(item.managed).map(
+        ([module, record]) =>
+          `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'})`,
+      );
+      lines.push(`  managed: ${managed.length ? managed.join(', ') : 'nothing'}`);
+      const takenAt = item.account?.takenAt;
+      lines.push(
+        takenAt
+          ? `  account: taken ${takenAt} (${describeAge(Date.now() - Date.parse(takenAt))} ago)`
+          : '  account: none yet (berth adopt to take one)',
+      );
+      if (item.lock)
+        lines.push(
+          `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
+        );
+      for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
+    }
+    io.out(lines.join('\n'));
     return EXIT.done;
+  } catch (error) {
+    return failed(error, io);
+  } finally {
+    await stores.close().catch(() => {});
   }
-  const lines: string[] = [];
-  for (const item of report) {
-    const where =
-      item.machine && 'root' in item.machine
-        ? `root ${item.machine.root}`
-        : `ssh ${item.machine?.ssh}`;
-    lines.push(`${item.node} (${where})`);
-    lines.push(`  to run: ${item.assigned.length ? item.assigned.join(', ') : 'nothing'}`);
-    const managed = Object.entries(item.managed).map(
-      ([module, record]) =>
-        `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'})`,
-    );
-    lines.push(`  managed: ${managed.length ? managed.join(', ') : 'nothing'}`);
-    const takenAt = item.account?.takenAt;
-    lines.push(
-      takenAt
-        ? `  account: taken ${takenAt} (${describeAge(Date.now() - Date.parse(takenAt))} ago)`
-        : '  account: none yet (berth adopt to take one)',
-    );
-    for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
-  }
-  io.out(lines.join('\n'));
-  return EXIT.done;
 }
 
-/** `berth log`: the journal, oldest first. */
+/** `berth log`: the journal of every node, oldest first. */
 export async function showLog(location: StateLocation, json: boolean, io: Io) {
-  let journalPath: string;
+  const deps = fileDeps(location);
   try {
-    journalPath = (await readFileStores(location)).journalPath;
-  } catch (error) {
-    io.err(storesCannotOpen(error));
-    return EXIT.stores;
-  }
-  const text = await readFile(journalPath, 'utf8').catch(() => '');
-  const lines = text.split('\n').filter((line) => line.length > 0);
-  if (json) {
-    if (lines.length > 0) io.out(lines.join('\n'));
-    return EXIT.done;
-  }
-  if (lines.length === 0) {
-    io.out('the journal is empty: no act yet');
-    return EXIT.done;
-  }
-  const shown = lines.map((line, index) => {
-    const entry = journalEntry(line);
-    if (!entry) {
-      // Only a hand edit makes such a line (berth appends whole lines); show it, do not stop.
-      return `line ${index + 1} of ${journalPath} is not a journal entry: ${JSON.stringify(line.slice(0, 120))}`;
+    const lines = await deps.stores.readJournal();
+    if (json) {
+      const shown = lines.map((line) =>
+        'entry' in line ? JSON.stringify(line.entry) : line.notAnEntry,
+      );
+      if (shown.length > 0) io.out(shown.join('\n'));
+      return EXIT.done;
     }
-    const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
-    const outcome = entry.outcome === 'done' ? 'done' : `refused: ${entry.error}`;
-    return `${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`;
-  });
-  io.out(shown.join('\n'));
-  return EXIT.done;
+    if (lines.length === 0) {
+      io.out('the journal is empty: no act yet');
+      return EXIT.done;
+    }
+    const shown = lines.map((line) => {
+      if (!('entry' in line)) {
+        // Only a hand edit makes such a line (berth appends whole lines); show it, do not stop.
+        return `${line.where} is not a journal entry: ${JSON.stringify(line.notAnEntry.slice(0, 120))}`;
+      }
+      const { entry } = line;
+      const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
+      const outcome = entry.outcome === 'done' ? 'done' : `refused: ${entry.error}`;
+      return `${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`;
+    });
+    io.out(shown.join('\n'));
+    return EXIT.done;
+  } catch (error) {
+    return failed(error, io);
+  } finally {
+    await deps.stores.close().catch(() => {});
+  }
 }
 
-/** One journal line as an entry, or undefined when it is not one (`null`, `42`, `[]`, not JSON). */
-function journalEntry(line: string): JournalEntry | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    return undefined;
+function failed(error: unknown, io: Io): number {
+  if (error instanceof ConfigError) {
+    io.err(error.message);
+    return EXIT.refused;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const entry = parsed as Partial<JournalEntry>;
-  return typeof entry.act === 'string' && typeof entry.node === 'string'
-    ? (entry as JournalEntry)
-    : undefined;
+  io.err(storesCannotOpen(error));
+  return EXIT.stores;
 }

@@ -1,16 +1,14 @@
 import { userInfo } from 'node:os';
-import type { CommandContext } from '../commands/context.ts';
-import { type Command, missingFields, runCommand } from '../commands/table.ts';
-import { machinesOf } from '../machines/reach.ts';
-import type { CommandRequest } from '../request.ts';
-import { openFileStores } from '../stores/file-store.ts';
+import { missingFields, openAct } from '../commands/act.ts';
+import type { Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { storesCannotOpen } from '../stores/stores.ts';
+import type { CommandRequest } from '../request.ts';
+import { fileDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 
 /**
- * Runs one of the five commands for the command line: the same function, the same
- * required-field words and the same store failure words as the Command API.
+ * Runs one of the five commands for the command line, through the same act runner as
+ * the Command API: the same required-field words, the same store failure words.
  */
 export async function runFromCli(
   command: Command,
@@ -29,24 +27,12 @@ export async function runFromCli(
     if (rest) io.out(rest);
     if (refused !== undefined) io.err(refused);
   };
-
-  const missing = missingFields(command, request);
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string) => {
     if (options.json) io.out(JSON.stringify({ refused }));
     else io.err(refused);
   };
-  if (missing) {
-    refuseBefore(missing);
-    return EXIT.usage;
-  }
-  let stores: Awaited<ReturnType<typeof openFileStores>>;
-  try {
-    stores = await openFileStores(options.location);
-  } catch (error) {
-    refuseBefore(storesCannotOpen(error));
-    return EXIT.stores;
-  }
+
   // Ctrl-C during an act stops its hook and lets it record what it did; a second one
   // ends berth at once (the stores stay whole: every write is atomic).
   const interrupted = new AbortController();
@@ -57,31 +43,39 @@ export async function runFromCli(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const context: CommandContext = {
-      stores,
-      signal: interrupted.signal,
-      reach: machinesOf(stores.settings),
+    // As over the API, a request without its fields is refused before the stores open.
+    const missing = missingFields(command, request);
+    if (missing) {
+      refuseBefore(missing);
+      return EXIT.usage;
+    }
+    const opened = await openAct(command, request, fileDeps(options.location), {
       actor: osUser(io),
       via: 'cli',
-      now: () => new Date(),
       mint: options.mint,
+      signal: interrupted.signal,
       progress: options.json
         ? undefined
         : (line) => {
             io.out(line);
             shown.push(line);
           },
-    };
-    const outcome = await runCommand(command, request, context);
+    });
+    if (opened.kind === 'missing') {
+      refuseBefore(opened.refused);
+      return EXIT.usage;
+    }
+    if (opened.kind === 'stores') {
+      refuseBefore(opened.refused);
+      return EXIT.stores;
+    }
+    const outcome = await opened.run();
     say(outcome.said, outcome.error);
+    if (outcome.storeFailed) return EXIT.stores;
     return outcome.error === undefined ? EXIT.done : EXIT.refused;
-  } catch (error) {
-    say('', storesCannotOpen(error));
-    return EXIT.stores;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await stores.close().catch(() => {});
   }
 }
 

@@ -1,43 +1,35 @@
-import { type Account, type Holdings, holdsNothing } from '../state.ts';
-import { surveyModule } from '../survey.ts';
-import { type CommandFunction, checkNode, reachNode, refuse } from './context.ts';
+import type { ModuleDefinition } from '../catalog.ts';
+import type { Account, Holdings } from '../state.ts';
+import { holdsNothing } from '../state.ts';
+import { surveyModules } from '../survey.ts';
+import type { CommandFunction } from './context.ts';
 
 /**
- * Surveys a node's machine for every catalog module and records what it holds,
- * with the time: the account that a take acts on. Changes nothing on the machine.
+ * Surveys a node's machine for every catalog module, in one survey, and records what it
+ * holds, with the time: the account that a take acts on. Changes nothing on the machine.
  */
 export const adopt: CommandFunction = async ({ node }, context) => {
-  const refusal = checkNode(context, node);
-  if (refusal) return refuse(refusal);
-
-  const { stores } = context;
-  const reached = await reachNode(context, node);
-  if ('refusal' in reached) return refuse(reached.refusal);
-  const { machine } = reached;
-
-  const key = await stores.vault.fingerprintKey();
+  const { store, catalog, machine } = context;
+  // Taken when the survey began: the flip window is counted from the oldest moment it saw.
   const account: Account = { takenAt: context.now().toISOString(), modules: {}, problems: {} };
-  for (const name of await stores.catalog.names()) {
-    const entry = await stores.catalog.entry(name);
-    if ('problem' in entry) {
-      account.problems[name] = entry.problem;
-      continue;
-    }
-    try {
-      account.modules[name] = await surveyModule(machine, entry.definition, key);
-    } catch (error) {
-      return refuse(`${node} cannot be surveyed for ${name}: ${(error as Error).message}`);
-    }
+  const definitions = new Map<string, ModuleDefinition>();
+  for (const name of await catalog.names()) {
+    const entry = await catalog.entry(name);
+    if ('problem' in entry) account.problems[name] = entry.problem;
+    else definitions.set(name, entry.definition);
   }
+  const surveys = await surveyModules(machine, definitions, await store.vault.fingerprintKey());
+  for (const [name, survey] of surveys) account.modules[name] = survey.holdings;
 
-  const state = stores.state();
-  await stores.saveState({ ...state, accounts: { ...state.accounts, [node]: account } });
+  await store.saveRecord({ ...(await store.record()), account });
   return { said: describeAccount(node, account) };
 };
 
 function describeAccount(node: string, account: Account): string {
   const lines = [`account of ${node}, taken ${account.takenAt}`];
-  for (const [name, holdings] of Object.entries(account.modules)) {
+  for (const [name, holdings] of Object.entries(account.modules).sort(([a], [b]) =>
+    a < b ? -1 : 1,
+  )) {
     lines.push(...describeHoldings(name, holdings));
   }
   for (const [name, problem] of Object.entries(account.problems)) {

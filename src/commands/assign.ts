@@ -1,31 +1,26 @@
 import { checkName } from '../names.ts';
-import { doesNotResolve, resolveModule } from '../resolve.ts';
-import { assignedTo, withAssignments } from '../state.ts';
-import { type CommandFunction, checkNode, refuse } from './context.ts';
+import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { withAssigned } from '../state.ts';
+import { type CommandFunction, refuse } from './context.ts';
 
 /**
  * Keeps "node is to run module". An assignment that does not resolve is still
  * kept, and both facts are said: the assignment, and why it does not resolve.
  */
-export const assign: CommandFunction = async ({ node, module }, context) => {
-  const refusal = checkNode(context, node) ?? checkName('module', module);
+export const assign: CommandFunction = async ({ node, module }, { store, catalog }) => {
+  const refusal = checkName('module', module);
   if (refusal) return refuse(refusal);
 
-  const { stores } = context;
-  const assigned = assignedTo(stores.state(), node);
+  const record = await store.record();
   let said: string;
-  if (assigned.includes(module)) {
+  if (record.assigned.includes(module)) {
     said = `${node} is already to run ${module}; nothing changed`;
   } else {
-    await stores.saveState(withAssignments(stores.state(), node, [...assigned, module]));
+    await store.saveRecord(withAssigned(record, [...record.assigned, module]));
     said = `${node} is to run ${module}`;
   }
-  const resolution = await resolveModule(
-    module,
-    node,
-    new Set([...assigned, module]),
-    stores.catalog,
-  );
-  if (!resolution.ok) return refuse(doesNotResolve(module, resolution.problem), said);
+  const assigned = new Set([...record.assigned, module]);
+  const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
+  if (!resolution.ok) return refuse(doesNotResolve(module, node, resolution.unresolved), said);
   return { said };
 };

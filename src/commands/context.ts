@@ -1,12 +1,17 @@
-import type { Machine, ReachMachine } from '../machines/machine.ts';
+import type { Catalog } from '../catalog.ts';
+import type { Machine } from '../machines/machine.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
-import { checkNodeIn } from '../settings.ts';
-import type { Stores } from '../stores/stores.ts';
+import type { Settings } from '../settings.ts';
+import type { NodeStore } from '../stores/stores.ts';
 
-/** What every command function is given besides the request. */
+/** What every command function is given besides the request: one node, opened for the act. */
 export interface CommandContext {
-  stores: Stores;
-  reach: ReachMachine;
+  /** The node's records, under its lock for the whole act. */
+  store: NodeStore;
+  settings: Settings;
+  catalog: Catalog;
+  /** The node's machine; reaching it is the first thing a survey does. */
+  machine: Machine;
   /** Who acts: the OS user on the command line, the token's subject over the API. */
   actor: string;
   via: 'cli' | 'api';
@@ -32,19 +37,4 @@ export type CommandFunction = (
 
 export function refuse(error: string, said = ''): Outcome {
   return { said, error };
-}
-
-/** The first refusal a node name meets: the name rule, then the inventory. */
-export function checkNode(context: CommandContext, node: string): string | undefined {
-  return checkNodeIn(context.stores.settings, node);
-}
-
-/** The node's machine, or the refusal when it cannot be reached. */
-export async function reachNode(
-  context: CommandContext,
-  node: string,
-): Promise<{ machine: Machine } | { refusal: string }> {
-  const machine = context.reach(node);
-  const unreachable = await machine.reach();
-  return unreachable ? { refusal: `${node} cannot be reached: ${unreachable}` } : { machine };
 }

@@ -1,12 +1,8 @@
 import { type ModuleDefinition, renderFile, SECRET_PLACEHOLDER } from '../catalog.ts';
-import { fingerprintWith } from '../digest.ts';
-import type { Machine } from '../machines/machine.ts';
-import type { Basis } from '../preview.ts';
-import { doesNotResolve, resolveModule } from '../resolve.ts';
+import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
-import { assignedTo, type Holdings, holdsNothing, managedOn } from '../state.ts';
-import type { Stores } from '../stores/stores.ts';
-import { surveyModule } from '../survey.ts';
+import { holdsNothing, type NodeRecord } from '../state.ts';
+import { bytesAt, type ModuleSurvey } from '../survey.ts';
 
 /** One thing a converge does to a machine or to berth's own record. */
 export type Step =
@@ -14,58 +10,102 @@ export type Step =
   | { do: 'mint'; module: string; secret: string; path: string; bytes: number }
   | { do: 'restore'; module: string; secret: string; path: string }
   | { do: 'keep'; module: string; secret: string; path: string }
-  | { do: 'write'; module: string; path: string; mode: string; why: string }
+  | { do: 'write'; module: string; path: string; mode: string; why: WriteReason }
   | { do: 'start'; module: string; script: string }
   | { do: 'stop'; module: string; script: string }
   | { do: 'manage'; module: string; started: boolean }
   | { do: 'release'; module: string };
 
+/** Why a file is written, as a value: the preview says it in words. */
+export type WriteReason =
+  | { because: 'install' }
+  | { because: 'missing' }
+  | { because: 'differs' }
+  | { because: 'mode'; was: string }
+  | { because: 'carries-minted-secret' };
+
+/** What stands in the way of the act, as a value: the preview says it in words. */
+export type Blocker =
+  | { because: 'does-not-resolve'; module: string; unresolved: Unresolved }
+  | { because: 'needs-not-running'; module: string; needs: string[] }
+  | { because: 'held-not-managed'; module: string; held: Held }
+  | { because: 'secret-differs'; module: string; secret: string; path: string };
+
+/** What a machine holds of a module berth does not manage, for the blocker's words. */
+export type Held =
+  | { kind: 'data'; paths: string[] }
+  | { kind: 'secret'; names: string[] }
+  | { kind: 'file'; paths: string[] };
+
+export type Action = 'install' | 'update' | 'release';
+
 export interface ConvergePlan {
   /** Each module acted on, in the order the act takes them, with its steps. */
-  modules: { module: string; action: 'install' | 'update' | 'release'; steps: Step[] }[];
-  blockers: string[];
+  modules: { module: string; action: Action; steps: Step[] }[];
+  blockers: Blocker[];
+}
+
+/** Everything a converge is planned from, gathered before planning: the plan needs no I/O. */
+export interface ConvergeInput {
+  node: string;
+  /** `--filter`: the module acted on alone. */
+  filter?: string;
+  record: NodeRecord;
+  /** Catalog entries of every module in scope and of what they need. */
+  entries: Entries;
+  /** What the machine holds, for each module in scope that resolves and is assigned. */
+  surveys: ReadonlyMap<string, ModuleSurvey>;
+  /** The vault's values for the node, by `module/secret`. */
+  vault: ReadonlyMap<string, Uint8Array>;
+}
+
+/** The modules a converge looks at: assigned or managed, and within the filter. */
+export function modulesInScope(record: NodeRecord, filter?: string): string[] {
+  const all = new Set([...record.assigned, ...Object.keys(record.managed)]);
+  return [...all].filter((module) => filter === undefined || module === filter).sort();
+}
+
+/** The assigned modules in scope that resolve: the ones whose machine holdings are surveyed. */
+export function modulesToSurvey(
+  record: NodeRecord,
+  entries: Entries,
+  filter?: string,
+): Map<string, ModuleDefinition> {
+  const assigned = new Set(record.assigned);
+  const definitions = new Map<string, ModuleDefinition>();
+  for (const module of modulesInScope(record, filter)) {
+    if (!assigned.has(module)) continue;
+    const resolution = resolveModule(module, assigned, entries);
+    if (resolution.ok) definitions.set(module, resolution.definition);
+  }
+  return definitions;
 }
 
 /**
- * Surveys the node's machine now and plans, module by module: install what is
- * assigned and absent, update what berth manages, release what is managed and no
- * longer assigned, and a blocker for anything it must not touch.
+ * Plans a converge, module by module: install what is assigned and absent, update what
+ * berth manages, release what is managed and no longer assigned, and a blocker for
+ * anything it must not touch. `desired` holds the bytes berth would write to each file,
+ * for the digest to fingerprint; it never leaves the act.
  */
-export async function planConverge(
-  stores: Stores,
-  machine: Machine,
-  node: string,
-  filter: string | undefined,
-): Promise<{ plan: ConvergePlan; basis: Basis }> {
-  const state = stores.state();
-  const assigned = assignedTo(state, node);
-  const managed = managedOn(state, node);
-  const inScope = (module: string) => filter === undefined || module === filter;
-  const modules = [...new Set([...assigned, ...Object.keys(managed)])].filter(inScope).sort();
-  const key = await stores.vault.fingerprintKey();
-
-  const desired: Record<string, unknown> = {};
-  const basis: Basis = {
-    node,
-    scope: filter ? `converge ${node} --filter ${filter}` : `converge ${node}`,
-    assigned,
-    managed: Object.fromEntries(Object.entries(managed).filter(([module]) => inScope(module))),
-    definitions: {},
-    survey: {},
-    desired,
-  };
+export function planConverge(input: ConvergeInput): {
+  plan: ConvergePlan;
+  desired: Map<string, Map<string, Uint8Array>>;
+} {
+  const { record, entries, filter } = input;
+  const assigned = new Set(record.assigned);
   const plan: ConvergePlan = { modules: [], blockers: [] };
+  const desired = new Map<string, Map<string, Uint8Array>>();
   const definitions = new Map<string, ModuleDefinition>();
 
-  for (const module of modules) {
-    const entry = await stores.catalog.entry(module);
-    basis.definitions[module] =
-      'definition' in entry ? entry.definition : { problem: entry.problem };
-    const record = managed[module];
-    if (!assigned.includes(module)) {
-      if ('definition' in entry) definitions.set(module, entry.definition);
-      const stop = 'definition' in entry ? entry.definition.stop : undefined;
-      const steps: Step[] = stop ? [{ do: 'stop', module, script: stop }] : [];
+  for (const module of modulesInScope(record, filter)) {
+    const entry = entries.get(module);
+    const managed = record.managed[module];
+    if (!assigned.has(module)) {
+      const definition = entry && 'definition' in entry ? entry.definition : undefined;
+      if (definition) definitions.set(module, definition);
+      const steps: Step[] = definition?.stop
+        ? [{ do: 'stop', module, script: definition.stop }]
+        : [];
       plan.modules.push({
         module,
         action: 'release',
@@ -73,56 +113,47 @@ export async function planConverge(
       });
       continue;
     }
-    const resolution = await resolveModule(module, node, new Set(assigned), stores.catalog);
+    const resolution = resolveModule(module, assigned, entries);
     if (!resolution.ok) {
-      plan.blockers.push(doesNotResolve(module, resolution.problem));
+      plan.blockers.push({
+        because: 'does-not-resolve',
+        module,
+        unresolved: resolution.unresolved,
+      });
       continue;
     }
-    const definition = resolution.definition;
+    const { definition } = resolution;
     definitions.set(module, definition);
     if (filter !== undefined) {
       // Alone, a module is acted on without the modules it needs: they must be running.
-      const missing = definition.needs.filter((need) => !managed[need]?.started);
-      if (missing.length > 0) {
-        plan.blockers.push(
-          `${module} needs ${missing.join(' and ')}, which berth does not run on ${node} yet: converge ${node} --filter ${missing[0]} first, or converge ${node} as a whole`,
-        );
+      const needs = definition.needs.filter((need) => !record.managed[need]?.started);
+      if (needs.length > 0) {
+        plan.blockers.push({ because: 'needs-not-running', module, needs });
         continue;
       }
     }
-    const holdings = await surveyModule(machine, definition, key);
-    basis.survey[module] = holdings;
-    if (!record) {
-      if (!holdsNothing(holdings)) {
-        plan.blockers.push(
-          `${node} holds ${describeHeld(module, holdings)} but berth does not manage ${module}: take ${module} first`,
-        );
+    const survey = input.surveys.get(module);
+    if (!survey) continue;
+    if (!managed) {
+      if (!holdsNothing(survey.holdings)) {
+        plan.blockers.push({ because: 'held-not-managed', module, held: heldOf(survey) });
         continue;
       }
       plan.modules.push({
         module,
         action: 'install',
-        steps: installSteps(stores, node, module, definition),
+        steps: installSteps(input, module, definition),
       });
       continue;
     }
-    const update = await updateSteps(
-      stores,
-      machine,
-      node,
-      module,
-      definition,
-      holdings,
-      key,
-      record.started,
-    );
-    desired[module] = update.desired;
+    const update = updateSteps(input, module, definition, survey, managed.started);
+    desired.set(module, update.desired);
     plan.blockers.push(...update.blockers);
     if (update.steps.length > 0)
       plan.modules.push({ module, action: 'update', steps: update.steps });
   }
   plan.modules = orderForAct(plan.modules, definitions);
-  return { plan, basis };
+  return { plan, desired };
 }
 
 /**
@@ -130,54 +161,50 @@ export async function planConverge(
  * released, and its files removed) is restored, never minted over: something else may
  * still use it, and the vault's copy may be the only one.
  */
-function installSteps(
-  stores: Stores,
-  node: string,
-  module: string,
-  definition: ModuleDefinition,
-): Step[] {
+function installSteps(input: ConvergeInput, module: string, definition: ModuleDefinition): Step[] {
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }];
   for (const path of definition.data) steps.push({ do: 'create', module, path });
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     steps.push(
-      stores.vault.get(node, module, secret)
+      input.vault.has(`${module}/${secret}`)
         ? { do: 'restore', module, secret, path: spec.path }
         : { do: 'mint', module, secret, path: spec.path, bytes: spec.bytes },
     );
   }
   for (const [path, file] of Object.entries(definition.files)) {
-    steps.push({ do: 'write', module, path, mode: normalMode(file.mode), why: '' });
+    steps.push({
+      do: 'write',
+      module,
+      path,
+      mode: normalMode(file.mode),
+      why: { because: 'install' },
+    });
   }
   if (definition.start) steps.push({ do: 'start', module, script: definition.start });
   return steps;
 }
 
-async function updateSteps(
-  stores: Stores,
-  machine: Machine,
-  node: string,
+function updateSteps(
+  input: ConvergeInput,
   module: string,
   definition: ModuleDefinition,
-  holdings: Holdings,
-  key: Uint8Array,
+  survey: ModuleSurvey,
   started: boolean,
 ) {
   const steps: Step[] = [];
-  const blockers: string[] = [];
-  const desired: Record<string, string> = {};
+  const blockers: Blocker[] = [];
+  const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
 
-  for (const item of holdings.data) {
-    if (!item.found && (await machine.inspect(item.path)).kind === 'missing') {
-      steps.push({ do: 'create', module, path: item.path });
-    }
+  for (const path of definition.data) {
+    if (survey.facts.get(path)?.kind === 'missing') steps.push({ do: 'create', module, path });
   }
   for (const [secret, spec] of Object.entries(definition.secrets)) {
-    const held = holdings.secrets[secret];
-    const kept = stores.vault.get(node, module, secret);
-    if (kept) values[secret] = secretText(kept.value);
-    if (!held?.found) {
+    const held = bytesAt(survey.facts, spec.path);
+    const kept = input.vault.get(`${module}/${secret}`);
+    if (kept) values[secret] = secretText(kept);
+    if (!held?.length) {
       if (kept) steps.push({ do: 'restore', module, secret, path: spec.path });
       else {
         steps.push({ do: 'mint', module, secret, path: spec.path, bytes: spec.bytes });
@@ -185,38 +212,28 @@ async function updateSteps(
       }
     } else if (!kept) {
       steps.push({ do: 'keep', module, secret, path: spec.path });
-      const value = await machine.read(spec.path);
-      if (value) values[secret] = secretText(value);
-    } else if (held.fingerprint !== (await fingerprintWith(key, kept.value))) {
-      blockers.push(
-        `secret ${secret} of ${module} at ${spec.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`,
-      );
+      values[secret] = secretText(held);
+    } else if (!sameBytes(held, kept)) {
+      blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
     }
   }
   for (const [path, file] of Object.entries(definition.files)) {
     const mode = normalMode(file.mode);
-    const held = holdings.files[path];
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
     if (names.some((name) => toMint.has(name))) {
-      steps.push({
-        do: 'write',
-        module,
-        path,
-        mode,
-        why: ': it carries a secret berth is to mint',
-      });
+      steps.push({ do: 'write', module, path, mode, why: { because: 'carries-minted-secret' } });
       continue;
     }
-    const wanted = await fingerprintWith(
-      key,
-      new TextEncoder().encode(renderFile(file.content, values)),
-    );
-    desired[path] = wanted;
-    if (!held?.found) steps.push({ do: 'write', module, path, mode, why: ': it is missing' });
-    else if (held.fingerprint !== wanted)
-      steps.push({ do: 'write', module, path, mode, why: ': it differs from what berth writes' });
-    else if (held.mode !== mode)
-      steps.push({ do: 'write', module, path, mode, why: `: its mode is ${held.mode}` });
+    const wanted = new TextEncoder().encode(renderFile(file.content, values));
+    desired.set(path, wanted);
+    const fact = survey.facts.get(path);
+    const held = bytesAt(survey.facts, path);
+    if (fact?.kind !== 'file')
+      steps.push({ do: 'write', module, path, mode, why: { because: 'missing' } });
+    else if (!held || !sameBytes(held, wanted))
+      steps.push({ do: 'write', module, path, mode, why: { because: 'differs' } });
+    else if (fact.mode !== mode)
+      steps.push({ do: 'write', module, path, mode, why: { because: 'mode', was: fact.mode } });
   }
   if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
   else if (!started) steps.push({ do: 'manage', module, started: true });
@@ -229,7 +246,7 @@ async function updateSteps(
  */
 function orderForAct(
   modules: ConvergePlan['modules'],
-  definitions: Map<string, ModuleDefinition>,
+  definitions: ReadonlyMap<string, ModuleDefinition>,
 ): ConvergePlan['modules'] {
   const releases = modules.filter((item) => item.action === 'release');
   const rest = modules.filter((item) => item.action !== 'release');
@@ -238,7 +255,7 @@ function orderForAct(
 
 function needsFirst(
   modules: ConvergePlan['modules'],
-  definitions: Map<string, ModuleDefinition>,
+  definitions: ReadonlyMap<string, ModuleDefinition>,
 ): ConvergePlan['modules'] {
   const byName = new Map(modules.map((item) => [item.module, item]));
   const ordered: ConvergePlan['modules'] = [];
@@ -254,27 +271,18 @@ function needsFirst(
   return ordered;
 }
 
-function describeHeld(module: string, holdings: Holdings): string {
+function heldOf(survey: ModuleSurvey): Held {
+  const { holdings } = survey;
   const data = holdings.data.filter((item) => item.found).map((item) => item.path);
-  if (data.length > 0) return `${module}'s data (${data.join(', ')})`;
+  if (data.length > 0) return { kind: 'data', paths: data };
   const secrets = Object.entries(holdings.secrets).filter(([, secret]) => secret.found);
-  if (secrets.length > 0)
-    return `${module}'s ${counted(
-      'secret',
-      secrets.map(([name]) => name),
-    )}`;
+  if (secrets.length > 0) return { kind: 'secret', names: secrets.map(([name]) => name) };
   const files = Object.entries(holdings.files).filter(([, file]) => file.found);
-  return `${module}'s ${counted(
-    'file',
-    files.map(([path]) => path),
-  )}`;
+  return { kind: 'file', paths: files.map(([path]) => path) };
 }
 
-/** "secret a", "secrets a and b", "secrets a, b and c". */
-function counted(noun: string, names: string[]): string {
-  const last = names.at(-1) ?? '';
-  if (names.length <= 1) return `${noun} ${last}`;
-  return `${noun}s ${names.slice(0, -1).join(', ')} and ${last}`;
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, index) => byte === b[index]);
 }
 
 /** Modes as four octal digits, the way a survey reports them. */

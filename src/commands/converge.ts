@@ -1,17 +1,21 @@
 import { renderFile } from '../catalog.ts';
-import type { Machine } from '../machines/machine.ts';
+import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
-import { checkDigest, sealPreview } from '../preview.ts';
+import { type Basis, checkDigest, sealPreview } from '../preview.ts';
+import { doesNotResolve, loadEntries } from '../resolve.ts';
 import { mintSecret, redactSecrets, SECRET_MODE, secretText } from '../secrets.ts';
-import { managedOn, withManaged } from '../state.ts';
+import { withManaged } from '../state.ts';
+import { StoreError } from '../stores/stores.ts';
+import { surveyModules } from '../survey.ts';
+import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
-  type CommandContext,
-  type CommandFunction,
-  checkNode,
-  reachNode,
-  refuse,
-} from './context.ts';
-import { type ConvergePlan, planConverge, type Step } from './converge-plan.ts';
+  type Blocker,
+  type ConvergePlan,
+  modulesInScope,
+  modulesToSurvey,
+  planConverge,
+  type Step,
+} from './converge-plan.ts';
 
 /**
  * Brings a node to its assignments: a preview without `yes`; with `yes` and the
@@ -21,29 +25,18 @@ import { type ConvergePlan, planConverge, type Step } from './converge-plan.ts';
 export const converge: CommandFunction = async (request, context) => {
   const { node } = request;
   const filter = request.filter === '' ? undefined : request.filter;
-  const refusal =
-    checkNode(context, node) ?? (filter === undefined ? undefined : checkName('module', filter));
+  const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse(refusal);
 
-  const reached = await reachNode(context, node);
-  if ('refusal' in reached) return refuse(reached.refusal);
-  const { machine } = reached;
-
-  let planned: Awaited<ReturnType<typeof planConverge>>;
-  try {
-    planned = await planConverge(context.stores, machine, node, filter);
-  } catch (error) {
-    return refuse(`${node} cannot be surveyed: ${(error as Error).message}`);
-  }
-  const { plan, basis } = planned;
-  const digest = await sealPreview(context.stores, 'converge', plan, basis, context.now());
+  const { plan, basis } = await gatherAndPlan(node, filter, context);
+  const digest = await sealPreview(context.store, 'converge', plan, basis, context.now());
   const title = filter ? `converge ${node}, ${filter} alone` : `converge ${node}`;
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
 
   if (!request.yes) return { said: describePreview(title, node, plan, nothingToDo, digest) };
 
   if (request.digest !== undefined) {
-    const changed = checkDigest(context.stores, request.digest, digest, basis);
+    const changed = await checkDigest(context.store, request.digest, digest, basis);
     if (changed) return refuse(changed);
   } else if (!nothingToDo) {
     return refuse(
@@ -51,13 +44,55 @@ export const converge: CommandFunction = async (request, context) => {
     );
   }
   if (plan.blockers.length > 0) {
+    const words = plan.blockers.map((blocker) => describeBlocker(blocker, node));
     return refuse(
-      `the act is refused while ${plan.blockers.length === 1 ? 'a blocker stands' : 'blockers stand'}: ${plan.blockers.join('; ')}`,
+      `the act is refused while ${words.length === 1 ? 'a blocker stands' : 'blockers stand'}: ${words.join('; ')}`,
     );
   }
   if (nothingToDo) return { said: `${node} is as assigned: nothing to do` };
-  return carryOut(plan, node, machine, context);
+  return carryOut(plan, node, context);
 };
+
+/** Reads what the plan needs (records, catalog, one survey, the vault), then plans without I/O. */
+async function gatherAndPlan(node: string, filter: string | undefined, context: CommandContext) {
+  const { store, catalog, machine } = context;
+  const record = await store.record();
+  const inScope = modulesInScope(record, filter);
+  const entries = await loadEntries(catalog, inScope);
+  const key = await store.vault.fingerprintKey();
+  const surveys = await surveyModules(machine, modulesToSurvey(record, entries, filter), key);
+  const vault = new Map(
+    (await store.vault.all()).map((item) => [`${item.module}/${item.secret}`, item.value]),
+  );
+  const { plan, desired } = planConverge({ node, filter, record, entries, surveys, vault });
+
+  const fingerprints: Record<string, Record<string, string>> = {};
+  for (const [module, files] of desired) {
+    fingerprints[module] = {};
+    for (const [path, bytes] of files)
+      fingerprints[module][path] = await fingerprintWith(key, bytes);
+  }
+  const basis: Basis = {
+    node,
+    scope: filter ? `converge ${node} --filter ${filter}` : `converge ${node}`,
+    assigned: record.assigned,
+    managed: Object.fromEntries(
+      Object.entries(record.managed).filter(([module]) => inScope.includes(module)),
+    ),
+    definitions: Object.fromEntries(
+      inScope.map((module) => {
+        const entry = entries.get(module);
+        return [
+          module,
+          entry && 'definition' in entry ? entry.definition : { problem: entry?.problem },
+        ];
+      }),
+    ),
+    survey: Object.fromEntries([...surveys].map(([module, survey]) => [module, survey.holdings])),
+    desired: fingerprints,
+  };
+  return { plan, basis };
+}
 
 function describePreview(
   title: string,
@@ -71,11 +106,39 @@ function describePreview(
     lines.push(`${action} ${module}:`);
     for (const step of steps) lines.push(`  ${previewStep(step, node)}`);
   }
-  for (const blocker of plan.blockers) lines.push(`blocked: ${blocker}`);
+  for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
   if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');
   if (nothingToDo) lines.push(`${node} is as assigned: nothing to do, so yes alone is enough`);
   lines.push(`digest ${digest}`);
   return lines.join('\n');
+}
+
+function describeBlocker(blocker: Blocker, node: string): string {
+  switch (blocker.because) {
+    case 'does-not-resolve':
+      return doesNotResolve(blocker.module, node, blocker.unresolved);
+    case 'needs-not-running':
+      return `${blocker.module} needs ${blocker.needs.join(' and ')}, which berth does not run on ${node} yet: converge ${node} --filter ${blocker.needs[0]} first, or converge ${node} as a whole`;
+    case 'held-not-managed': {
+      const { held, module } = blocker;
+      const what =
+        held.kind === 'data'
+          ? `${module}'s data (${held.paths.join(', ')})`
+          : held.kind === 'secret'
+            ? `${module}'s ${counted('secret', held.names)}`
+            : `${module}'s ${counted('file', held.paths)}`;
+      return `${node} holds ${what} but berth does not manage ${module}: take ${module} first`;
+    }
+    case 'secret-differs':
+      return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
+  }
+}
+
+/** "secret a", "secrets a and b", "secrets a, b and c". */
+function counted(noun: string, names: string[]): string {
+  const last = names.at(-1) ?? '';
+  if (names.length <= 1) return `${noun} ${last}`;
+  return `${noun}s ${names.slice(0, -1).join(', ')} and ${last}`;
 }
 
 function previewStep(step: Step, node: string): string {
@@ -92,8 +155,19 @@ function previewStep(step: Step, node: string): string {
       return `restore ${step.secret} from the vault to ${step.path}`;
     case 'keep':
       return `read ${step.secret} into the vault from ${step.path}`;
-    case 'write':
-      return `write ${step.path} (mode ${step.mode})${step.why}`;
+    case 'write': {
+      const why =
+        step.why.because === 'missing'
+          ? ': it is missing'
+          : step.why.because === 'differs'
+            ? ': it differs from what berth writes'
+            : step.why.because === 'mode'
+              ? `: its mode is ${step.why.was}`
+              : step.why.because === 'carries-minted-secret'
+                ? ': it carries a secret berth is to mint'
+                : '';
+      return `write ${step.path} (mode ${step.mode})${why}`;
+    }
     case 'start':
       return `run start: ${step.script}`;
     case 'stop':
@@ -104,12 +178,7 @@ function previewStep(step: Step, node: string): string {
 }
 
 /** Carries out the plan in order; the first failing step stops it, with what was done said. */
-async function carryOut(
-  plan: ConvergePlan,
-  node: string,
-  machine: Machine,
-  context: CommandContext,
-) {
+async function carryOut(plan: ConvergePlan, node: string, context: CommandContext) {
   const said: string[] = [];
   for (const { module, steps } of plan.modules) {
     for (const step of steps) {
@@ -120,10 +189,11 @@ async function carryOut(
         );
       }
       try {
-        const done = await doStep(step, node, machine, context);
+        const done = await doStep(step, node, context);
         said.push(done);
         context.progress?.(done);
       } catch (error) {
+        if (error instanceof StoreError) throw error;
         return refuse(
           `converge of ${node} stopped at ${module}: ${(error as Error).message}`,
           said.join('\n'),
@@ -135,50 +205,46 @@ async function carryOut(
   return { said: said.join('\n') };
 }
 
-async function doStep(
-  step: Step,
-  node: string,
-  machine: Machine,
-  context: CommandContext,
-): Promise<string> {
-  const { stores } = context;
+async function doStep(step: Step, node: string, context: CommandContext): Promise<string> {
+  const { store, machine, catalog } = context;
   const { module } = step;
   const at = () => context.now().toISOString();
-  const record = (started: boolean) =>
-    stores.saveState(
-      withManaged(stores.state(), node, module, {
-        since: managedOn(stores.state(), node)[module]?.since ?? at(),
-        via: managedOn(stores.state(), node)[module]?.via ?? 'converge',
+  const record = async (started: boolean) => {
+    const now = await store.record();
+    const before = now.managed[module];
+    await store.saveRecord(
+      withManaged(now, module, {
+        since: before?.since ?? at(),
+        via: before?.via ?? 'converge',
         started,
       }),
     );
+  };
   switch (step.do) {
     case 'manage':
       await record(step.started);
       return `berth manages ${module} on ${node}`;
     case 'create':
-      await machine.makeDirectory(step.path).catch(fail(`create ${step.path}`));
+      await machine.makeDirectory(step.path);
       return `created ${step.path}`;
     case 'mint': {
       const value = mintSecret(step.bytes);
-      await stores.vault.put(node, module, step.secret, {
-        value,
-        origin: 'minted by berth',
-        at: at(),
-      });
-      await machine.write(step.path, value, SECRET_MODE).catch(fail(`write ${step.path}`));
+      await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at: at() });
+      await machine.write(step.path, value, { mode: SECRET_MODE });
       return `minted ${step.secret} into the vault and wrote it to ${step.path}`;
     }
     case 'restore': {
-      const kept = stores.vault.get(node, module, step.secret);
+      const kept = await store.vault.get(module, step.secret);
       if (!kept) throw new Error(`the vault no longer holds ${step.secret}`);
-      await machine.write(step.path, kept.value, SECRET_MODE).catch(fail(`write ${step.path}`));
+      await machine.write(step.path, kept.value, { mode: SECRET_MODE });
       return `restored ${step.secret} from the vault to ${step.path}`;
     }
     case 'keep': {
-      const value = await machine.read(step.path);
+      const facts = await machine.survey([{ path: step.path, read: true }]);
+      const fact = facts.get(step.path);
+      const value = fact?.kind === 'file' ? fact.bytes : undefined;
       if (!value?.length) throw new Error(`${step.path} is gone from ${node}`);
-      await stores.vault.put(node, module, step.secret, {
+      await store.vault.put(module, step.secret, {
         value,
         origin: `found on ${node} at ${step.path}`,
         at: at(),
@@ -186,19 +252,17 @@ async function doStep(
       return `read ${step.secret} into the vault from ${step.path}`;
     }
     case 'write': {
-      const entry = await stores.catalog.entry(module);
+      const entry = await catalog.entry(module);
       if (!('definition' in entry)) throw new Error(`the definition of ${module} is gone`);
       const file = entry.definition.files[step.path];
       if (!file) throw new Error(`the definition of ${module} no longer has ${step.path}`);
       const values: Record<string, string> = {};
       for (const secret of Object.keys(entry.definition.secrets)) {
-        const kept = stores.vault.get(node, module, secret);
+        const kept = await store.vault.get(module, secret);
         if (kept) values[secret] = secretText(kept.value);
       }
       const content = new TextEncoder().encode(renderFile(file.content, values));
-      await machine
-        .write(step.path, content, Number.parseInt(step.mode, 8))
-        .catch(fail(`write ${step.path}`));
+      await machine.write(step.path, content, { mode: Number.parseInt(step.mode, 8) });
       return `wrote ${step.path}`;
     }
     case 'start':
@@ -206,13 +270,13 @@ async function doStep(
       const result = await machine.run(
         step.script,
         { BERTH_NODE: node, BERTH_MODULE: module },
-        context.signal,
+        { signal: context.signal },
       );
       if (context.signal?.aborted) {
         throw new Error(`${step.do} of ${module} was stopped: ${stopReason(context.signal)}`);
       }
       if (result.code !== 0) {
-        const shown = redactSecrets(result.output, stores.vault.onNode(node));
+        const shown = redactSecrets(result.output, await store.vault.all());
         const output = shown ? `: ${shown}` : '';
         throw new Error(`${step.do} of ${module} failed (exit ${result.code})${output}`);
       }
@@ -220,16 +284,9 @@ async function doStep(
       return `ran ${step.do} of ${module}`;
     }
     case 'release':
-      await stores.saveState(withManaged(stores.state(), node, module, undefined));
+      await store.saveRecord(withManaged(await store.record(), module, undefined));
       return `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
   }
-}
-
-function fail(what: string) {
-  return (error: Error): never => {
-    const code = (error as { code?: string }).code;
-    throw new Error(`${what} failed: ${code === 'EACCES' ? 'permission denied' : error.message}`);
-  };
 }
 
 /** Why an act was told to stop, in words (the abort reason, when it is text). */

@@ -2,29 +2,23 @@ import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
-import { doesNotResolve, resolveModule } from '../resolve.ts';
+import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { mintSecret, SECRET_MODE } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
-import {
-  assignedTo,
-  type Holdings,
-  holdsNothing,
-  managedOn,
-  withAssignments,
-  withManaged,
-} from '../state.ts';
-import {
-  type CommandContext,
-  type CommandFunction,
-  checkNode,
-  reachNode,
-  refuse,
-} from './context.ts';
+import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state.ts';
+import { StoreError } from '../stores/stores.ts';
+import { bytesAt } from '../survey.ts';
+import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+
+/** Where a secret comes from when a module is taken. */
+type Origin = 'found' | 'vault' | 'mint';
 
 interface TakePlan {
   data: { path: string; found: boolean }[];
-  secrets: { name: string; path: string; origin: 'found' | 'mint' }[];
-  /** What the act would be refused for unless the caller names the secret with --mint. */
+  secrets: { name: string; path: string; origin: Origin; bytes: number }[];
+  /** The secrets `--mint` names: the preview shows what the act with the same options does. */
+  mint: string[];
+  /** What the act would be refused for, in words. */
   refusals: string[];
 }
 
@@ -34,15 +28,16 @@ interface TakePlan {
  */
 export const take: CommandFunction = async (request, context) => {
   const { node, module } = request;
-  const refusal = checkNode(context, node) ?? checkName('module', module);
+  const refusal = checkName('module', module);
   if (refusal) return refuse(refusal);
 
-  const { stores } = context;
-  const state = stores.state();
-  const entry = await stores.catalog.entry(module);
-  if ('problem' in entry) return refuse(doesNotResolve(module, entry.problem));
-  if (module in managedOn(state, node)) return refuse(`berth already manages ${module} on ${node}`);
-  const account = state.accounts[node];
+  const { store, catalog } = context;
+  const record = await store.record();
+  const entry = await catalog.entry(module);
+  if ('problem' in entry)
+    return refuse(doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem }));
+  if (module in record.managed) return refuse(`berth already manages ${module} on ${node}`);
+  const account = record.account;
   if (!account) return refuse(`no account of ${node} yet; adopt it first`);
   const holdings = account.modules[module];
   if (!holdings) {
@@ -51,19 +46,22 @@ export const take: CommandFunction = async (request, context) => {
     );
   }
 
-  const plan = planTake(node, module, holdings);
+  const kept = new Set<string>();
+  for (const name of Object.keys(holdings.secrets))
+    if (await store.vault.get(module, name)) kept.add(name);
+  const plan = planTake(node, module, holdings, entry.definition.secrets, kept, context.mint);
   const basis: Basis = {
     node,
     scope: `take ${node} ${module}`,
-    assigned: assignedTo(state, node),
+    assigned: record.assigned,
     managed: {},
     definitions: { [module]: entry.definition },
     survey: { [module]: holdings },
   };
   const now = context.now();
-  const digest = await sealPreview(stores, 'take', plan, basis, now);
+  const digest = await sealPreview(store, 'take', plan, basis, now);
   const age = now.getTime() - Date.parse(account.takenAt);
-  const flip = flipMs(stores.settings);
+  const flip = flipMs(context.settings);
   const stale =
     age > flip
       ? `the account of ${node} is ${describeAgeBeyond(age, flip)} old; the flip allows ${describeDuration(flip)}; adopt ${node} again`
@@ -77,7 +75,7 @@ export const take: CommandFunction = async (request, context) => {
   }
 
   if (request.digest !== undefined) {
-    const changed = checkDigest(stores, request.digest, digest, basis);
+    const changed = await checkDigest(store, request.digest, digest, basis);
     if (changed) return refuse(changed);
   } else if (!nothingHeld) {
     return refuse(
@@ -85,58 +83,60 @@ export const take: CommandFunction = async (request, context) => {
     );
   }
   if (stale) return refuse(stale);
-  const mintRefusal = checkMint(module, node, plan, context.mint);
-  if (mintRefusal) return refuse(mintRefusal);
-  const outcome = await actOnTake(
-    node,
-    module,
-    plan,
-    entry.definition.secrets,
-    nothingHeld,
-    context,
-  );
+  const [firstRefusal] = plan.refusals;
+  if (firstRefusal) return refuse(firstRefusal);
+  const outcome = await actOnTake(node, module, plan, holdings, nothingHeld, context);
   if (outcome.error !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
-  const assigned = new Set(assignedTo(stores.state(), node));
-  const resolution = await resolveModule(module, node, assigned, stores.catalog);
+  const assigned = new Set((await store.record()).assigned);
+  const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
   if (resolution.ok) return outcome;
   return {
-    said: `${outcome.said}\n${doesNotResolve(module, resolution.problem)}: converge ${node} is blocked until it does`,
+    said: `${outcome.said}\n${doesNotResolve(module, node, resolution.unresolved)}: converge ${node} is blocked until it does`,
   };
 };
 
-function planTake(node: string, module: string, holdings: Holdings): TakePlan {
-  const dataFound = holdings.data.some((item) => item.found);
+/**
+ * Each secret's origin: found on the machine; kept in the vault (managed here before,
+ * then wiped by hand: restored, never minted over the vault's only copy); or to be
+ * minted, which over found data only `--mint NAME` allows.
+ */
+function planTake(
+  node: string,
+  module: string,
+  holdings: Holdings,
+  specs: Record<string, { bytes: number }>,
+  kept: ReadonlySet<string>,
+  mint: readonly string[],
+): TakePlan {
   const secrets = Object.entries(holdings.secrets).map(([name, secret]) => ({
     name,
     path: secret.path,
-    origin: secret.found ? ('found' as const) : ('mint' as const),
+    origin: (secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint') as Origin,
+    bytes: specs[name]?.bytes ?? 32,
   }));
-  const refusals = dataFound
-    ? secrets
-        .filter((secret) => secret.origin === 'mint')
-        .map((secret) => mintOverData(node, module, secret.name))
-    : [];
-  return { data: holdings.data, secrets, refusals };
-}
-
-function mintOverData(node: string, module: string, secret: string) {
-  return `${secret} is to be minted, but ${module}'s data was found on ${node}: berth will not mint it unless named with --mint ${secret} (a command-line option)`;
-}
-
-function checkMint(module: string, node: string, plan: TakePlan, mint: readonly string[]) {
+  const refusals: string[] = [];
   for (const name of mint) {
-    const secret = plan.secrets.find((item) => item.name === name);
-    if (!secret) return `--mint names ${name}, which is not a secret of ${module}`;
-    if (secret.origin === 'found')
-      return `--mint names ${name}, which was found on ${node}; berth mints only what is missing`;
+    const secret = secrets.find((item) => item.name === name);
+    if (!secret) refusals.push(`--mint names ${name}, which is not a secret of ${module}`);
+    else if (secret.origin === 'found')
+      refusals.push(
+        `--mint names ${name}, which was found on ${node}; berth mints only what is missing`,
+      );
+    else if (secret.origin === 'vault')
+      refusals.push(
+        `--mint names ${name}, which berth's vault keeps; berth restores it rather than mint over it`,
+      );
   }
-  const dataFound = plan.data.some((item) => item.found);
-  const unnamed = plan.secrets.find(
-    (secret) => secret.origin === 'mint' && !mint.includes(secret.name),
-  );
-  if (dataFound && unnamed) return mintOverData(node, module, unnamed.name);
-  return undefined;
+  if (holdings.data.some((item) => item.found)) {
+    for (const secret of secrets) {
+      if (secret.origin === 'mint' && !mint.includes(secret.name))
+        refusals.push(
+          `${secret.name} is to be minted, but ${module}'s data was found on ${node}: berth will not mint it unless named with --mint ${secret.name} (a command-line option)`,
+        );
+    }
+  }
+  return { data: holdings.data, secrets, mint: [...mint].sort(), refusals };
 }
 
 function describeTakePreview(
@@ -151,11 +151,13 @@ function describeTakePreview(
   for (const { path, found } of plan.data)
     lines.push(`data ${path}: ${found ? 'found' : 'not found'}`);
   for (const secret of plan.secrets) {
-    lines.push(
+    const origin =
       secret.origin === 'found'
-        ? `secret ${secret.name}: found on ${node} at ${secret.path}`
-        : `secret ${secret.name}: to be minted by berth, at ${secret.path}`,
-    );
+        ? `found on ${node} at ${secret.path}`
+        : secret.origin === 'vault'
+          ? `kept in the vault: restored to ${secret.path}`
+          : `to be minted by berth, at ${secret.path}`;
+    lines.push(`secret ${secret.name}: ${origin}`);
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
@@ -169,34 +171,33 @@ async function actOnTake(
   node: string,
   module: string,
   plan: TakePlan,
-  secrets: Record<string, { path: string; bytes: number }>,
+  holdings: Holdings,
   nothingHeld: boolean,
   context: CommandContext,
 ) {
-  const { stores } = context;
-  const reached = await reachNode(context, node);
-  if ('refusal' in reached) return refuse(reached.refusal);
-  const { machine } = reached;
-  const key = await stores.vault.fingerprintKey();
-  const account = stores.state().accounts[node];
+  const { store, machine } = context;
+  const key = await store.vault.fingerprintKey();
 
   // The account may be minutes old: what is read into the vault must be what it saw.
+  const facts = await machine.survey(plan.secrets.map(({ path }) => ({ path, read: true })));
   const found = new Map<string, Uint8Array>();
   for (const secret of plan.secrets) {
-    let value: Uint8Array | undefined;
-    try {
-      value = await machine.read(secret.path);
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      const why =
-        code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message;
+    const fact = facts.get(secret.path);
+    const unreadable =
+      fact?.kind === 'unreadable'
+        ? fact.reason
+        : fact?.kind === 'directory'
+          ? 'it is a directory, not a file'
+          : fact?.kind === 'other'
+            ? 'it is not a file'
+            : undefined;
+    if (unreadable)
       return refuse(
-        `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${why}`,
+        `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${unreadable}`,
       );
-    }
-    const seen = account?.modules[module]?.secrets[secret.name]?.fingerprint;
+    const value = bytesAt(facts, secret.path);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
-    if (now !== seen)
+    if (now !== holdings.secrets[secret.name]?.fingerprint)
       return refuse(
         `secret ${secret.name} of ${module} changed on ${node} since the account was taken; adopt ${node} again`,
       );
@@ -208,31 +209,37 @@ async function actOnTake(
   try {
     for (const secret of plan.secrets) {
       if (secret.origin === 'found') {
-        await stores.vault.put(node, module, secret.name, {
+        await store.vault.put(module, secret.name, {
           value: found.get(secret.name) as Uint8Array,
           origin: `found on ${node} at ${secret.path}`,
           at,
         });
         said.push(`secret ${secret.name}: read into the vault from ${secret.path}`);
+      } else if (secret.origin === 'vault') {
+        const kept = await store.vault.get(module, secret.name);
+        if (!kept) throw new Error(`the vault no longer holds ${secret.name}`);
+        await machine.write(secret.path, kept.value, { mode: SECRET_MODE });
+        said.push(`secret ${secret.name}: restored from the vault to ${secret.path}`);
       } else {
-        const value = mintSecret(secrets[secret.name]?.bytes ?? 32);
-        await stores.vault.put(node, module, secret.name, { value, origin: 'minted by berth', at });
-        await machine.write(secret.path, value, SECRET_MODE);
+        const value = mintSecret(secret.bytes);
+        await store.vault.put(module, secret.name, { value, origin: 'minted by berth', at });
+        await machine.write(secret.path, value, { mode: SECRET_MODE });
         said.push(`secret ${secret.name}: minted by berth and written to ${secret.path}`);
       }
     }
   } catch (error) {
+    if (error instanceof StoreError) throw error;
     return refuse(
       `the take of ${module} on ${node} stopped: ${(error as Error).message}`,
       said.join('\n'),
     );
   }
-  const state = stores.state();
+  const record = await store.record();
   // What held something was installed by hand and runs; what held nothing is not
   // running, so the next converge writes its files and runs its start.
   const started = !nothingHeld;
-  const managed = withManaged(state, node, module, { since: at, via: 'take', started });
-  await stores.saveState(withAssignments(managed, node, [...assignedTo(state, node), module]));
+  const managed = withManaged(record, module, { since: at, via: 'take', started });
+  await store.saveRecord(withAssigned(managed, [...record.assigned, module]));
   said.push(
     started
       ? `berth manages ${module} on ${node} now, and ${node} is to run it`

@@ -1,21 +1,20 @@
 import { checkName } from '../names.ts';
-import { assignedTo, managedOn, withAssignments } from '../state.ts';
-import { type CommandFunction, checkNode, refuse } from './context.ts';
+import { withAssigned } from '../state.ts';
+import { type CommandFunction, refuse } from './context.ts';
 
 /** Drops an assignment. It touches no machine: the next converge releases the module. */
-export const unassign: CommandFunction = async ({ node, module }, context) => {
-  const refusal = checkNode(context, node) ?? checkName('module', module);
+export const unassign: CommandFunction = async ({ node, module }, { store, catalog }) => {
+  const refusal = checkName('module', module);
   if (refusal) return refuse(refusal);
 
-  const { stores } = context;
-  const assigned = assignedTo(stores.state(), node);
-  if (!assigned.includes(module))
+  const record = await store.record();
+  if (!record.assigned.includes(module))
     return refuse(`${node} is not to run ${module}; there is nothing to unassign`);
 
   const neededBy: string[] = [];
-  for (const other of assigned) {
+  for (const other of record.assigned) {
     if (other === module) continue;
-    const entry = await stores.catalog.entry(other);
+    const entry = await catalog.entry(other);
     if ('definition' in entry && entry.definition.needs.includes(module)) neededBy.push(other);
   }
   if (neededBy.length > 0) {
@@ -24,17 +23,16 @@ export const unassign: CommandFunction = async ({ node, module }, context) => {
     );
   }
 
-  await stores.saveState(
-    withAssignments(
-      stores.state(),
-      node,
-      assigned.filter((name) => name !== module),
+  await store.saveRecord(
+    withAssigned(
+      record,
+      record.assigned.filter((name) => name !== module),
     ),
   );
-  const managed = module in managedOn(stores.state(), node);
   return {
-    said: managed
-      ? `${node} is no longer to run ${module}; converge ${node} to release it (its data stays)`
-      : `${node} is no longer to run ${module}`,
+    said:
+      module in record.managed
+        ? `${node} is no longer to run ${module}; converge ${node} to release it (its data stays)`
+        : `${node} is no longer to run ${module}`,
   };
 };

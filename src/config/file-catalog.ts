@@ -1,10 +1,16 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Catalog, type CatalogEntry, parseDefinition } from '../catalog.ts';
 import { isName } from '../names.ts';
 
-/** The catalog as a directory of `<name>.json` files, read on demand and kept for the act. */
-export function fileCatalog(dir: string): Catalog {
+/** Definitions read before, by name, with the stamp of the file they were read from. */
+export type DefinitionCache = Map<string, { stamp: string; entry: CatalogEntry }>;
+
+/**
+ * The catalog as a directory of `<name>.json` files, for one act: each definition is
+ * read once in the act, and across acts only again when its file changed.
+ */
+export function fileCatalog(dir: string, cache: DefinitionCache = new Map()): Catalog {
   const entries = new Map<string, Promise<CatalogEntry>>();
   return {
     async names() {
@@ -21,7 +27,7 @@ export function fileCatalog(dir: string): Catalog {
     entry(name) {
       let entry = entries.get(name);
       if (!entry) {
-        entry = readEntry(dir, name);
+        entry = readEntry(dir, name, cache);
         entries.set(name, entry);
       }
       return entry;
@@ -29,14 +35,21 @@ export function fileCatalog(dir: string): Catalog {
   };
 }
 
-async function readEntry(dir: string, name: string): Promise<CatalogEntry> {
+async function readEntry(dir: string, name: string, cache: DefinitionCache): Promise<CatalogEntry> {
   if (!isName(name)) return { name, problem: `${JSON.stringify(name)} is not a module name` };
   const path = join(dir, `${name}.json`);
   try {
-    return parseDefinition(name, path, await readFile(path, 'utf8'));
+    const info = await stat(path);
+    const stamp = `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
+    const kept = cache.get(name);
+    if (kept?.stamp === stamp) return kept.entry;
+    const entry = parseDefinition(name, path, await readFile(path, 'utf8'));
+    cache.set(name, { stamp, entry });
+    return entry;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { name, problem: `it is not in the catalog (no file ${path})` };
+    if (code === 'ENOENT')
+      return { name, problem: `it is not in the catalog (no file ${path})`, missing: true };
     return { name, problem: `${path} cannot be read: ${(error as Error).message}` };
   }
 }

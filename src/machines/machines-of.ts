@@ -5,7 +5,7 @@ import { rootedMachine } from './rooted-machine.ts';
 /** Picks each node's machine from the inventory: a root on this machine, or ssh. */
 export function machinesOf(settings: Settings): ReachMachine {
   return (node) => {
-    const entry = settings.nodes[node];
+    const entry = Object.hasOwn(settings.nodes, node) ? settings.nodes[node] : undefined;
     if (entry && 'root' in entry) return rootedMachine(entry.root);
     return unreachable(
       entry

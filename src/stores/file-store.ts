@@ -10,13 +10,13 @@ import { appendLine, mendJournal } from './journal-file.ts';
 import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
 import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
 import {
-  byTime,
   clippedEntry,
   type JournalLine,
   KEPT_PREVIEWS,
   type KeptPreview,
   KeptPreviewSchema,
   type LockHolder,
+  mergeJournals,
   type NodeStore,
   type NodeVault,
   parseJournalLine,
@@ -52,24 +52,32 @@ export type VaultFile = v.InferOutput<typeof VaultFileSchema>;
 export const PreviewsFileSchema = v.array(KeptPreviewSchema);
 
 /**
- * Opens the embedded stores: one state directory. Fails with a StoreError, in words,
- * when the directory cannot be read or written, or one of earlier berth's layout cannot
- * be upgraded. Opening takes no lock; each act takes its own node's.
+ * The embedded stores: one state directory. The directory is checked (and, for the
+ * default location, made; for earlier berth's layout, upgraded) when first used, and
+ * again after a failure, so a StoreError says in words what is wrong at each use: a
+ * directory that cannot be read or written, or a layout that cannot be upgraded. No
+ * lock is taken but each act's own node's.
  */
-export async function openFileStores(
-  location: StateLocation,
-  { lockWaitMs = LOCK_WAIT_MS } = {},
-): Promise<Stores> {
-  const dir = await prepareDirectory(location);
-  try {
-    await upgradeOldLayout(dir);
-  } catch (error) {
-    throw storeErrorOf(error, `${dir} cannot be upgraded to this berth's layout`);
-  }
+export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS } = {}): Stores {
+  const { dir } = location;
+  let prepared: Promise<void> | undefined;
+  const ready = () => {
+    prepared ??= prepareDirectory(location).then(() =>
+      upgradeOldLayout(dir).catch((error) => {
+        throw storeErrorOf(error, `${dir} cannot be upgraded to this berth's layout`);
+      }),
+    );
+    return prepared.catch((error) => {
+      prepared = undefined;
+      throw error;
+    });
+  };
   const nodeDir = (node: string) => join(dir, FILES.nodes, node);
 
   return {
+    open: ready,
     async openNode(node, act) {
+      await ready();
       if (!isName(node)) throw new StoreError(`${JSON.stringify(node)} is not a node name`);
       const here = nodeDir(node);
       let lock: Lock;
@@ -90,6 +98,7 @@ export async function openFileStores(
       }
     },
     async journalUnplaced(entry) {
+      await ready();
       const lock = await takeLock(join(dir, FILES.lock), {
         node: entry.node,
         act: entry.act,
@@ -106,18 +115,21 @@ export async function openFileStores(
         await lock.release().catch(() => {});
       }
     },
-    listNodes: () => listNodes(dir),
-    readNode: (node) =>
-      isName(node)
-        ? readJson(join(nodeDir(node), FILES.record), NodeRecordSchema, emptyRecord)
-        : Promise.resolve(emptyRecord()),
+    listNodes: () => ready().then(() => listNodes(dir)),
+    async readNode(node) {
+      await ready();
+      if (!isName(node)) return emptyRecord();
+      return readJson(join(nodeDir(node), FILES.record), NodeRecordSchema, emptyRecord);
+    },
     async readJournal() {
-      const lines = await journalLines(join(dir, FILES.journal));
+      await ready();
+      const journals = [await journalLines(join(dir, FILES.journal))];
       for (const node of await listNodes(dir))
-        lines.push(...(await journalLines(join(nodeDir(node), FILES.journal))));
-      return byTime(lines);
+        journals.push(await journalLines(join(nodeDir(node), FILES.journal)));
+      return mergeJournals(journals);
     },
     async lockHolders() {
+      await ready();
       const holders: LockHolder[] = [];
       for (const node of await listNodes(dir)) {
         const holder = await lockHolder(join(nodeDir(node), FILES.lock));
@@ -143,6 +155,7 @@ function nodeStore(node: string, here: string, lock: Lock): NodeStore {
       );
     await writeFileAtomic(path(name), data, { mode });
   }
+  const vault = fileVault(path(FILES.vault), (data) => write(FILES.vault, data));
   const readPreviews = async () => {
     previews ??= await readJson(path(FILES.previews), PreviewsFileSchema, () => []);
     return previews;
@@ -155,12 +168,14 @@ function nodeStore(node: string, here: string, lock: Lock): NodeStore {
       return record;
     },
     async saveRecord(next) {
+      await vault.keepNewKey();
       await write(FILES.record, `${JSON.stringify(next, null, 1)}\n`);
       record = next;
     },
-    vault: fileVault(path(FILES.vault), (data) => write(FILES.vault, data)),
+    vault,
     async keepPreview(preview) {
       const kept = (await readPreviews()).filter((item) => item.digest !== preview.digest);
+      await vault.keepNewKey();
       const next = [...kept, preview].slice(-KEPT_PREVIEWS);
       await write(FILES.previews, JSON.stringify(next));
       previews = next;
@@ -179,8 +194,15 @@ function nodeStore(node: string, here: string, lock: Lock): NodeStore {
   };
 }
 
-/** A node's vault file, mode 0600, read on first use; a new one gets a fingerprint key of its own. */
-function fileVault(path: string, save: (data: string) => Promise<void>): NodeVault {
+/**
+ * A node's vault file, mode 0600, read on first use; a new one gets a fingerprint key of
+ * its own. The new key is written before the first record or preview that may hold a
+ * fingerprint made with it (`keepNewKey`), so an act refused before then writes nothing.
+ */
+function fileVault(
+  path: string,
+  save: (data: string) => Promise<void>,
+): NodeVault & { keepNewKey(): Promise<void> } {
   let file: VaultFile | undefined;
   let saved = false;
   const load = async () => {
@@ -198,13 +220,12 @@ function fileVault(path: string, save: (data: string) => Promise<void>): NodeVau
   });
   return {
     async fingerprintKey() {
-      const vault = await load();
-      // A new key must be kept before any fingerprint made with it is.
-      if (!saved) {
-        await save(JSON.stringify(vault));
-        saved = true;
-      }
-      return new Uint8Array(Buffer.from(vault.key, 'base64'));
+      return new Uint8Array(Buffer.from((await load()).key, 'base64'));
+    },
+    async keepNewKey() {
+      if (file === undefined || saved) return;
+      await save(JSON.stringify(file));
+      saved = true;
     },
     async get(module, secret) {
       const kept = (await load()).secrets[`${module}/${secret}`];
@@ -256,16 +277,16 @@ async function journalLines(path: string): Promise<JournalLine[]> {
   return lines;
 }
 
-async function prepareDirectory(location: StateLocation): Promise<string> {
+async function prepareDirectory(location: StateLocation): Promise<void> {
   if (location.createIfMissing) {
     await mkdir(location.dir, { recursive: true, mode: 0o700 }).catch((error) => {
       throw storeErrorOf(error, `the state directory ${location.dir} cannot be made`);
     });
   }
-  return checkDirectory(location.dir);
+  await checkDirectory(location.dir);
 }
 
-async function checkDirectory(dir: string): Promise<string> {
+async function checkDirectory(dir: string): Promise<void> {
   const info = await stat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') {
       throw new StoreError(
@@ -286,5 +307,4 @@ async function checkDirectory(dir: string): Promise<string> {
       throw new StoreError(`berth cannot read and write the state directory ${dir}: ${why}`);
     },
   );
-  return dir;
 }

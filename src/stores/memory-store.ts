@@ -1,12 +1,12 @@
 import { emptyRecord, type NodeRecord } from '../state.ts';
 import {
-  byTime,
   clippedEntry,
   type JournalEntry,
   KEPT_PREVIEWS,
   type KeptPreview,
   type LockHolder,
   lockNotHad,
+  mergeJournals,
   type NodeStore,
   StoreError,
   type Stores,
@@ -86,6 +86,7 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
   }
 
   return {
+    open: async () => {},
     async openNode(node, act) {
       const release = await takeTurn(node, act);
       const data = dataOf(node);
@@ -138,10 +139,10 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     listNodes: async () => [...nodes.keys()].sort(),
     readNode: async (node) => structuredClone(nodes.get(node)?.record ?? emptyRecord()),
     readJournal: async () =>
-      byTime(
-        [unplaced, ...[...nodes.values()].map((data) => data.journal)]
-          .flat()
-          .map((entry) => ({ entry: structuredClone(entry) })),
+      mergeJournals(
+        [unplaced, ...[...nodes.values()].map((data) => data.journal)].map((journal) =>
+          journal.map((entry) => ({ entry: structuredClone(entry) })),
+        ),
       ),
     lockHolders: async () => [...holders.values()].map((holder) => ({ ...holder })),
     close: async () => {},

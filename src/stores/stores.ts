@@ -87,6 +87,11 @@ export interface NodeStore {
  */
 export interface Stores {
   /**
+   * Makes sure the stores can be used (the state directory, or the database and its
+   * schema), before any act: a StoreError says why not. Calling it again is cheap.
+   */
+  open(): Promise<void>;
+  /**
    * Opens a node's records for an act, waiting at most 10 s for its lock; then fails
    * with a StoreError naming the holder. `node` has passed the name rule.
    */
@@ -145,14 +150,22 @@ export function clippedEntry(entry: JournalEntry): JournalEntry {
   };
 }
 
-/** Oldest first; entries of one time keep the order they were read in. */
-export function byTime(lines: JournalLine[]): JournalLine[] {
-  const at = (line: JournalLine) => ('entry' in line ? line.entry.at : '');
-  return lines
-    .map((line, index) => ({ line, index }))
-    .sort((a, b) =>
-      at(a.line) < at(b.line) ? -1 : at(a.line) > at(b.line) ? 1 : a.index - b.index,
-    )
+/**
+ * Merges journals, each already in the order it was written, into one, oldest first.
+ * A line that is not an entry keeps its place in its own journal: it goes with the
+ * entry before it.
+ */
+export function mergeJournals(journals: readonly JournalLine[][]): JournalLine[] {
+  const keyed = journals.flatMap((lines) => {
+    let at = '';
+    return lines.map((line) => {
+      if ('entry' in line) at = line.entry.at;
+      return { line, at };
+    });
+  });
+  return keyed
+    .map((item, index) => ({ ...item, index }))
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.index - b.index))
     .map(({ line }) => line);
 }
 

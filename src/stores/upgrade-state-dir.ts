@@ -64,8 +64,8 @@ async function writeNewLayout(dir: string) {
 
   const records = new Map<string, NodeRecord>();
   const recordOf = (node: string) => {
-    let record = records.get(node);
-    if (!record) records.set(node, (record = emptyRecord()));
+    const record = records.get(node) ?? emptyRecord();
+    records.set(node, record);
     return record;
   };
   for (const [node, modules] of Object.entries(state.assignments))

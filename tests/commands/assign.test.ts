@@ -20,14 +20,14 @@ describe('berth assign', () => {
 
   it('says an assignment it already keeps is kept, and changes nothing', async () => {
     await world.berth('assign', 'box', 'postgres');
-    const before = await readFile(join(world.state, 'state.json'), 'utf8');
+    const before = await readFile(join(world.state, 'nodes', 'box', 'record.json'), 'utf8');
     const run = await world.berth('assign', 'box', 'postgres');
     assert.deepEqual(run, {
       code: 0,
       stdout: 'box is already to run postgres; nothing changed\n',
       stderr: '',
     });
-    assert.equal(await readFile(join(world.state, 'state.json'), 'utf8'), before);
+    assert.equal(await readFile(join(world.state, 'nodes', 'box', 'record.json'), 'utf8'), before);
   });
 
   it('keeps a module whose need the node is not assigned, says both, and exits 1', async () => {

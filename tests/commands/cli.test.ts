@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { chmod, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GITEA, makeWorld, POSTGRES, runBerth, type World } from '../helpers/world.ts';
+import { vaultPath } from './support.ts';
 
 describe('the command line: usage, exit codes and --json', () => {
   let world: World;
@@ -142,11 +143,8 @@ describe('the command line when the stores cannot be opened', () => {
   });
 
   it('exits 3 for a vault others can read, saying how to mend it', async () => {
-    await writeFile(
-      join(world.state, 'state.json'),
-      '{"version":1,"assignments":{},"managed":{},"accounts":{}}',
-    );
-    const vault = join(world.state, 'vault.json');
+    const vault = vaultPath(world);
+    await mkdir(dirname(vault), { recursive: true });
     await writeFile(vault, '{"key":"","secrets":{}}');
     await chmod(vault, 0o644);
     const run = await world.berth('adopt', 'box');

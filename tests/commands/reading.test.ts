@@ -136,7 +136,7 @@ describe('berth log over a journal edited by hand', () => {
 
   it('shows a line that is not an entry for what it is, and every entry around it', async () => {
     await world.berth('assign', 'box', 'one');
-    await appendFile(join(world.state, 'journal.jsonl'), 'not json\n');
+    await appendFile(join(world.state, 'nodes', 'box', 'journal.jsonl'), 'not json\n');
     await world.berth('assign', 'box', 'two');
     const run = await world.berth('log');
     assert.equal(run.code, 0, run.stderr);
@@ -145,13 +145,13 @@ describe('berth log over a journal edited by hand', () => {
     assert.match(lines[0] ?? '', / assign box one: refused: /);
     assert.equal(
       lines[1],
-      `line 2 of ${join(world.state, 'journal.jsonl')} is not a journal entry: "not json"`,
+      `line 2 of ${join(world.state, 'nodes', 'box', 'journal.jsonl')} is not a journal entry: "not json"`,
     );
     assert.match(lines[2] ?? '', / assign box two: refused: /);
   });
 
   it('shows a line that is JSON but not an entry (null, a number, an array) instead of crashing', async () => {
-    const journal = join(world.state, 'journal.jsonl');
+    const journal = join(world.state, 'nodes', 'box', 'journal.jsonl');
     await appendFile(journal, 'null\n42\n[]\n{"at":"x"}\n');
     const run = await world.berth('log');
     assert.equal(run.code, 0, run.stderr);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { digestOf, type World } from '../helpers/world.ts';
+import { digestOf, nodeDirs, type World } from '../helpers/world.ts';
 
 /**
  * Everything under a directory as one comparable value: each path with its kind,
@@ -44,25 +44,38 @@ export async function previewDigest(world: World, ...args: string[]): Promise<st
   return digestOf(preview.stdout);
 }
 
-/** Every file of the state directory, as text: where a secret must never appear but in the vault. */
+/**
+ * Every file of the state directory but the catalog, as text, by its path in the
+ * directory (`nodes/box/vault.json`): where a secret must never appear but in a vault.
+ */
 export async function stateFiles(world: World): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
-  for (const name of await readdir(world.state)) {
-    const info = await stat(join(world.state, name));
-    if (info.isFile()) files[name] = await readFile(join(world.state, name), 'utf8');
-  }
+  const walk = async (dir: string, shown: string) => {
+    for (const name of await readdir(dir)) {
+      const path = join(dir, name);
+      const info = await stat(path);
+      if (info.isDirectory() && shown + name !== 'modules') await walk(path, `${shown}${name}/`);
+      else if (info.isFile()) files[shown + name] = await readFile(path, 'utf8');
+    }
+  };
+  await walk(world.state, '');
   return files;
 }
 
-/** The values in the vault, by `node/module/secret`, decoded. */
+/** A node's vault file. */
+export function vaultPath(world: World, node = 'box'): string {
+  return join(world.state, 'nodes', node, 'vault.json');
+}
+
+/** The values in every node's vault, by `node/module/secret`, decoded. */
 export async function vaultValues(world: World): Promise<Record<string, string>> {
-  const vault = JSON.parse(await readFile(join(world.state, 'vault.json'), 'utf8')) as {
-    secrets: Record<string, { value: string; origin: string }>;
-  };
-  return Object.fromEntries(
-    Object.entries(vault.secrets).map(([key, entry]) => [
-      key,
-      Buffer.from(entry.value, 'base64').toString('utf8'),
-    ]),
-  );
+  const values: Record<string, string> = {};
+  for (const node of await nodeDirs(world.state)) {
+    const text = await readFile(vaultPath(world, node), 'utf8').catch(() => '');
+    if (!text) continue;
+    const vault = JSON.parse(text) as { secrets: Record<string, { value: string }> };
+    for (const [key, entry] of Object.entries(vault.secrets))
+      values[`${node}/${key}`] = Buffer.from(entry.value, 'base64').toString('utf8');
+  }
+  return values;
 }

@@ -3,7 +3,15 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { modeOf, previewDigest, sleep, snapshot, stateFiles, vaultValues } from './support.ts';
+import {
+  modeOf,
+  previewDigest,
+  sleep,
+  snapshot,
+  stateFiles,
+  vaultPath,
+  vaultValues,
+} from './support.ts';
 
 /** A gitea installed by hand: its data and its database password, no admin token. */
 async function handInstalledGitea(world: World) {
@@ -11,9 +19,17 @@ async function handInstalledGitea(world: World) {
   await world.onBox('/etc/gitea/db_password', 'hunter2\n');
 }
 
+/** Lets berth mint the admin token a hand-installed gitea lacks: for the preview and the act alike. */
+const MINT_TOKEN = ['--mint', 'admin_token'] as const;
+
+/** The preview of gitea's take, with the options its act will have. */
+function previewTake(world: World) {
+  return previewDigest(world, 'take', 'box', 'gitea', ...MINT_TOKEN);
+}
+
 /** The act on a preview of gitea's take, letting berth mint the admin token it lacks. */
 function takeGitea(world: World, digest: string) {
-  return world.berth('take', 'box', 'gitea', '--yes', '--digest', digest, '--mint', 'admin_token');
+  return world.berth('take', 'box', 'gitea', '--yes', '--digest', digest, ...MINT_TOKEN);
 }
 
 describe('berth take', () => {
@@ -84,24 +100,49 @@ describe('berth take', () => {
   it('refuses --mint for a secret that was found, or that the module does not have', async () => {
     await handInstalledGitea(world);
     await world.berth('adopt', 'box');
-    const digest = await previewDigest(world, 'take', 'box', 'gitea');
-    const act = (...mint: string[]) =>
-      world.berth('take', 'box', 'gitea', '--yes', '--digest', digest, ...mint);
-    assert.equal(
-      (await act('--mint', 'admin_token', '--mint', 'db_password')).stderr,
-      '--mint names db_password, which was found on box; berth mints only what is missing\n',
+    // The preview with the same options already says what the act will refuse.
+    const act = async (...mint: string[]) => {
+      const preview = await world.berth('take', 'box', 'gitea', ...mint);
+      const run = await world.berth(
+        'take',
+        'box',
+        'gitea',
+        '--yes',
+        '--digest',
+        digestOf(preview.stdout),
+        ...mint,
+      );
+      return { preview: preview.stdout, refused: run.stderr };
+    };
+    const found = await act('--mint', 'admin_token', '--mint', 'db_password');
+    const words =
+      '--mint names db_password, which was found on box; berth mints only what is missing';
+    assert.equal(found.refused, `${words}\n`);
+    assert.ok(found.preview.includes(`\nthe act would be refused: ${words}\n`), found.preview);
+    const unknown = await act('--mint', 'root_key');
+    assert.equal(unknown.refused, '--mint names root_key, which is not a secret of gitea\n');
+  });
+
+  it('previews what the act with the same --mint does: no refusal for a secret it names', async () => {
+    await handInstalledGitea(world);
+    await world.berth('adopt', 'box');
+    const without = await world.berth('take', 'box', 'gitea');
+    assert.match(without.stdout, /the act would be refused: admin_token is to be minted/);
+    const named = await world.berth('take', 'box', 'gitea', ...MINT_TOKEN);
+    assert.equal(named.code, 0, named.stderr);
+    assert.ok(!named.stdout.includes('the act would be refused'), named.stdout);
+    assert.match(
+      named.stdout,
+      /\nsecret admin_token: to be minted by berth, at \/etc\/gitea\/admin_token\n/,
     );
-    assert.equal(
-      (await act('--mint', 'root_key')).stderr,
-      '--mint names root_key, which is not a secret of gitea\n',
-    );
+    assert.notEqual(digestOf(named.stdout), digestOf(without.stdout));
   });
 
   it('takes with --mint: found secrets into the vault, minted ones written 0600, never printed', async () => {
     await handInstalledGitea(world);
     await world.berth('adopt', 'box');
     const before = await readFile(join(world.root, 'etc/gitea/db_password'), 'utf8');
-    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const digest = await previewTake(world);
     const run = await takeGitea(world, digest);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
@@ -124,24 +165,24 @@ describe('berth take', () => {
       'a found secret stays as it was',
     );
 
-    assert.equal(await modeOf(join(world.state, 'vault.json')), '600');
+    assert.equal(await modeOf(vaultPath(world)), '600');
     assert.deepEqual(await vaultValues(world), {
       'box/gitea/db_password': 'hunter2\n',
       'box/gitea/admin_token': minted,
     });
-    const vault = JSON.parse(await readFile(join(world.state, 'vault.json'), 'utf8'));
+    const vault = JSON.parse(await readFile(vaultPath(world), 'utf8'));
     assert.equal(
-      vault.secrets['box/gitea/db_password'].origin,
+      vault.secrets['gitea/db_password'].origin,
       'found on box at /etc/gitea/db_password',
     );
-    assert.equal(vault.secrets['box/gitea/admin_token'].origin, 'minted by berth');
+    assert.equal(vault.secrets['gitea/admin_token'].origin, 'minted by berth');
 
     const log = await world.berth('log', '--json');
     for (const text of [run.stdout, run.stderr, log.stdout]) {
       assert.ok(!text.includes(minted) && !text.includes('hunter2'));
     }
     for (const [name, text] of Object.entries(await stateFiles(world))) {
-      if (name === 'vault.json') continue;
+      if (name.endsWith('vault.json')) continue;
       assert.ok(!text.includes(minted) && !text.includes('hunter2'), name);
     }
 
@@ -232,7 +273,7 @@ describe('berth take', () => {
   it('refuses when a found secret changed after the account was taken', async () => {
     await handInstalledGitea(world);
     await world.berth('adopt', 'box');
-    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const digest = await previewTake(world);
     await world.onBox('/etc/gitea/db_password', 'changed-by-hand\n');
     const run = await takeGitea(world, digest);
     assert.equal(run.code, 1);
@@ -246,7 +287,7 @@ describe('berth take', () => {
   it('refuses, saying so, when a found secret cannot be read at the act', async () => {
     await handInstalledGitea(world);
     await world.berth('adopt', 'box');
-    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const digest = await previewTake(world);
     // What was a file is now a directory: it exists, but cannot be read as a secret.
     await rm(join(world.root, 'etc/gitea/db_password'));
     await mkdir(join(world.root, 'etc/gitea/db_password'));
@@ -254,7 +295,7 @@ describe('berth take', () => {
     assert.equal(run.code, 1);
     assert.match(
       run.stderr,
-      /^secret db_password of gitea at \/etc\/gitea\/db_password on box cannot be read: EISDIR/,
+      /^secret db_password of gitea at \/etc\/gitea\/db_password on box cannot be read: it is a directory, not a file\n$/,
     );
     assert.deepEqual((await world.readState()).managed, {});
   });
@@ -263,7 +304,7 @@ describe('berth take', () => {
     await world.writeSettings({ nodes: { box: { root: world.root } }, flip: '1s' });
     await handInstalledGitea(world);
     await world.berth('adopt', 'box');
-    const digest = await previewDigest(world, 'take', 'box', 'gitea');
+    const digest = await previewTake(world);
     await sleep(1_100);
     // Past the flip by less than a second, the age still reads as past it: never "1s old".
     const stale = 'the account of box is (?!1s)\\d+s old; the flip allows 1s; adopt box again';
@@ -274,7 +315,7 @@ describe('berth take', () => {
     assert.match(run.stderr, new RegExp(`^${stale}\\n$`));
 
     await world.berth('adopt', 'box');
-    const again = await takeGitea(world, await previewDigest(world, 'take', 'box', 'gitea'));
+    const again = await takeGitea(world, await previewTake(world));
     assert.equal(again.code, 0, again.stderr);
   });
 

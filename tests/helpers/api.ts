@@ -1,9 +1,11 @@
-import type { HonoBase } from 'hono/hono-base';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
+
+/** The app as createApp makes it. */
+export type App = ReturnType<typeof createApp>;
+
+import { fileDeps } from '../../src/cli/deps.ts';
+import { locateState } from '../../src/config/state-dir.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
-import { machinesOf } from '../../src/machines/reach.ts';
-import { openFileStores } from '../../src/stores/file-store.ts';
-import { locateState } from '../../src/stores/state-dir.ts';
 import { acceptAs } from './world.ts';
 
 /** The five routes, as the 404 lists them. */
@@ -20,11 +22,10 @@ export function noRoute(method: string, path: string): string {
 }
 
 /** The app over a real state directory, as `berth api` builds it, but acting as alice. */
-export function appOver(state: string, options: Partial<AppOptions> = {}): HonoBase {
+export function appOver(state: string, options: Partial<AppOptions> = {}): App {
   return createApp({
     authenticator: acceptAs('alice'),
-    openStores: () => openFileStores(locateState(state)),
-    machines: machinesOf,
+    ...fileDeps(locateState(state)),
     ...options,
   });
 }
@@ -49,7 +50,7 @@ export interface Answer {
 
 /** One request through Hono's in-process `request()`, with the answer's body parsed. */
 export async function ask(
-  app: HonoBase,
+  app: App,
   method: string,
   path: string,
   body?: string | Uint8Array | ReadableStream<Uint8Array>,
@@ -69,6 +70,6 @@ export async function ask(
 }
 
 /** A POST of a JSON value. */
-export function post(app: HonoBase, path: string, json: unknown, headers?: Record<string, string>) {
+export function post(app: App, path: string, json: unknown, headers?: Record<string, string>) {
   return ask(app, 'POST', path, JSON.stringify(json), headers);
 }

@@ -3,10 +3,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
+import { fileDeps } from '../../src/cli/deps.ts';
 import { createApp } from '../../src/http/app.ts';
 import { listen } from '../../src/http/serve.ts';
-import { machinesOf } from '../../src/machines/reach.ts';
-import { openFileStores } from '../../src/stores/file-store.ts';
 import { acceptAs, BERTH } from './world.ts';
 
 /** Longer runs for `npm run test:soak`; the normal suite keeps every file under a minute. */
@@ -121,8 +120,7 @@ export function post(port: number, path: string, json: string, extra = '') {
 export async function inProcessServer(state: string) {
   const app = createApp({
     authenticator: acceptAs('tester'),
-    openStores: () => openFileStores({ dir: state, createIfMissing: false }),
-    machines: machinesOf,
+    ...fileDeps({ dir: state, createIfMissing: false }),
   });
   const stop = new AbortController();
   const served = await listen(app.fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
@@ -231,20 +229,31 @@ export async function temporaryFiles(dir: string) {
   return (await readdir(dir)).filter((name) => name.endsWith('.tmp'));
 }
 
-/** A journal read line by line: every line must parse. */
+/** Every journal of a state directory (each node's, and the directory's own), read line by line: every line must parse. */
 export async function journalLines(state: string) {
-  const text = await readFile(join(state, 'journal.jsonl'), 'utf8').catch(() => '');
-  if (text !== '' && !text.endsWith('\n')) throw new Error('the journal does not end a line');
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line, index) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        throw new Error(`journal line ${index + 1} does not parse: ${line.slice(0, 200)}`);
-      }
-    });
+  const nodes = await readdir(join(state, 'nodes')).catch(() => [] as string[]);
+  const paths = [
+    join(state, 'journal.jsonl'),
+    ...nodes.map((node) => join(state, 'nodes', node, 'journal.jsonl')),
+  ];
+  const entries: Record<string, unknown>[] = [];
+  for (const path of paths) {
+    const text = await readFile(path, 'utf8').catch(() => '');
+    if (text !== '' && !text.endsWith('\n')) throw new Error(`${path} does not end a line`);
+    text
+      .split('\n')
+      .filter((line) => line !== '')
+      .forEach((line, index) => {
+        try {
+          entries.push(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          throw new Error(`${path} line ${index + 1} does not parse: ${line.slice(0, 200)}`);
+        }
+      });
+  }
+  return entries.sort((a, b) =>
+    String(a.at) < String(b.at) ? -1 : String(a.at) > String(b.at) ? 1 : 0,
+  );
 }
 
 /** A module with nothing on the machine, so that assign resolves and converge has little to do. */

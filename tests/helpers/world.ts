@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Authenticator } from '../../src/http/authenticator.ts';
@@ -27,7 +27,9 @@ export interface World {
   writeSettings(settings: unknown): Promise<void>;
   /** Writes a file on the box, making its directories. */
   onBox(path: string, content: string): Promise<void>;
-  readState(): Promise<Record<string, unknown>>;
+  /** Every node's record on disk, gathered by kind: `{assignments, managed, accounts}` by node. */
+  readState(): Promise<Record<string, Record<string, unknown>>>;
+  /** Every journal on disk (each node's and the directory's), oldest first. */
   journal(): Promise<Record<string, unknown>[]>;
   cleanup(): Promise<void>;
 }
@@ -55,16 +57,8 @@ export async function makeWorld(modules: Record<string, unknown> = {}): Promise<
       await mkdir(resolve(full, '..'), { recursive: true });
       await writeFile(full, content);
     },
-    async readState() {
-      return JSON.parse(await readFile(join(state, 'state.json'), 'utf8'));
-    },
-    async journal() {
-      const text = await readFile(join(state, 'journal.jsonl'), 'utf8').catch(() => '');
-      return text
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line));
-    },
+    readState: () => readRecords(state),
+    journal: () => readJournals(state),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
   await world.writeSettings({ nodes: { box: { root } } });
@@ -131,4 +125,52 @@ export function digestOf(said: string): string {
   const match = /^digest ([0-9a-f]{64})$/.exec(last);
   if (!match) throw new Error(`no digest line at the end of:\n${said}`);
   return match[1] as string;
+}
+
+/** The node directories of a state directory, as berth keeps them: `nodes/<node>/`. */
+export async function nodeDirs(state: string): Promise<string[]> {
+  return (await readdir(join(state, 'nodes')).catch(() => [] as string[])).sort();
+}
+
+/** Each node's record file, gathered by kind as a state directory of one file once held them. */
+async function readRecords(state: string) {
+  const gathered: Record<string, Record<string, unknown>> = {
+    assignments: {},
+    managed: {},
+    accounts: {},
+  };
+  for (const node of await nodeDirs(state)) {
+    const text = await readFile(join(state, 'nodes', node, 'record.json'), 'utf8').catch(() => '');
+    if (!text) continue;
+    const record = JSON.parse(text);
+    if (record.assigned.length > 0)
+      (gathered.assignments as Record<string, unknown>)[node] = record.assigned;
+    if (Object.keys(record.managed).length > 0)
+      (gathered.managed as Record<string, unknown>)[node] = record.managed;
+    if (record.account) (gathered.accounts as Record<string, unknown>)[node] = record.account;
+  }
+  return gathered;
+}
+
+/** Every journal line of a state directory, oldest first. */
+export async function readJournals(state: string): Promise<Record<string, unknown>[]> {
+  const paths = [
+    join(state, 'journal.jsonl'),
+    ...(await nodeDirs(state)).map((node) => join(state, 'nodes', node, 'journal.jsonl')),
+  ];
+  const entries: Record<string, unknown>[] = [];
+  for (const path of paths) {
+    const text = await readFile(path, 'utf8').catch(() => '');
+    for (const line of text.split('\n').filter(Boolean)) entries.push(JSON.parse(line));
+  }
+  return entries
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) =>
+      String(a.entry.at) < String(b.entry.at)
+        ? -1
+        : String(a.entry.at) > String(b.entry.at)
+          ? 1
+          : a.index - b.index,
+    )
+    .map(({ entry }) => entry);
 }

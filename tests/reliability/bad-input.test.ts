@@ -349,11 +349,13 @@ describe('a corpus of bad input over real sockets', () => {
 
     // The state is as it was: every file but the journal, byte for byte...
     const after = await snapshot(world.state);
-    const journal = after.get('journal.jsonl');
-    before.delete('journal.jsonl');
-    after.delete('journal.jsonl');
+    const journals = [...after.keys()].filter((path) => path.endsWith('journal.jsonl'));
+    for (const path of journals) {
+      before.delete(path);
+      after.delete(path);
+    }
     assert.deepEqual(after, before);
-    assert.ok(journal !== undefined);
+    assert.ok(journals.length > 0);
     // ...and the journal grew by refusals, each line whole.
     const lines = (await journalLines(world.state)).slice(journalBefore);
     const done = lines.filter((line) => line.outcome !== 'refused');

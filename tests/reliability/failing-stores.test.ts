@@ -36,12 +36,20 @@ function works(command: string, args: string[]): boolean {
 
 const ASSIGN = JSON.stringify({ node: 'box', module: 'm' });
 
+/** The acts that read each of a node's records: the vault and previews are read only when used. */
+const ACTS = {
+  assign: { path: '/assign', body: ASSIGN, args: ['assign', 'box', 'm'] },
+  adopt: { path: '/adopt', body: JSON.stringify({ node: 'box' }), args: ['adopt', 'box'] },
+  converge: { path: '/converge', body: JSON.stringify({ node: 'box' }), args: ['converge', 'box'] },
+} as const;
+
 /** The same act over the API (in this process) and on the command line, against `state`. */
-async function bothFaces(state: string) {
+async function bothFaces(state: string, act: keyof typeof ACTS = 'assign') {
+  const { path, body, args } = ACTS[act];
   const server = await inProcessServer(state);
   try {
-    const answer = await post(server.port, '/assign', ASSIGN);
-    const cli = await runBerth(['--state', state, 'assign', 'box', 'm']);
+    const answer = await post(server.port, path, body);
+    const cli = await runBerth(['--state', state, ...args]);
     return { answer, refused: JSON.parse(answer.body).refused as string, cli };
   } finally {
     await server.close();
@@ -83,21 +91,32 @@ describe('stores that fail', { concurrency: true }, () => {
     assertStoreFailure(await bothFaces(file), /the state directory \S+ is not a directory/);
   });
 
-  for (const [name, content, words] of [
-    ['state.json', '{"version":1,"assign', /state\.json is not valid JSON/],
-    ['state.json', '{"version":2}', /state\.json is not valid: version/],
-    ['vault.json', '[]', /vault\.json is not valid/],
-    ['berth.json', '{"nodes": 7}', /berth\.json is not valid: nodes/],
-    ['previews.json', '\u0000\u0001', /previews\.json is not valid JSON/],
+  for (const [name, content, act, words] of [
+    ['record.json', '{"assigned":', 'assign', /record\.json is not valid JSON/],
+    ['record.json', '{"assigned":7}', 'assign', /record\.json is not valid: assigned/],
+    ['vault.json', '[]', 'adopt', /vault\.json is not valid/],
+    ['previews.json', '\u0000\u0001', 'converge', /previews\.json is not valid JSON/],
   ] as const) {
-    it(`a corrupt ${name}: ${JSON.stringify(content)}`, async () => {
+    it(`a corrupt ${name} of a node, met by ${act}: ${JSON.stringify(content)}`, async () => {
       const state = await copy(`corrupt-${name}-${content.length}`);
-      await writeFile(join(state, name), content, { mode: 0o600 });
+      await writeFile(join(state, 'nodes', 'box', name), content, { mode: 0o600 });
       const before = await snapshot(state);
-      assertStoreFailure(await bothFaces(state), words);
+      assertStoreFailure(await bothFaces(state, act), words);
       assert.deepEqual(await snapshot(state), before, 'nothing written, nothing half-written');
     });
   }
+
+  it("a berth.json that is not valid is the command's refusal (409, exit 1), and nothing is written", async () => {
+    const state = await copy('corrupt-berth-json');
+    await writeFile(join(state, 'berth.json'), '{"nodes": 7}');
+    const before = await snapshot(state);
+    const result = await bothFaces(state);
+    assert.equal(result.answer.status, 409, result.answer.raw);
+    assert.match(result.refused, /berth\.json is not valid: nodes/);
+    assert.equal(result.cli.code, 1, result.cli.stderr);
+    assert.equal(result.cli.stderr.trim(), result.refused, 'the same words on both faces');
+    assert.deepEqual(await snapshot(state), before);
+  });
 
   for (const [name, content] of [
     ['a value where a record belongs', '{"key":"S3CRETKEY","secrets":{"box/m/pw":"S3CRETVALUE"}}'],
@@ -109,8 +128,8 @@ describe('stores that fail', { concurrency: true }, () => {
   ] as const) {
     it(`a corrupt vault.json (${name}) is refused without quoting a secret`, async () => {
       const state = await copy(`corrupt-vault-${name.replaceAll(' ', '-')}`);
-      await writeFile(join(state, 'vault.json'), content, { mode: 0o600 });
-      const result = await bothFaces(state);
+      await writeFile(join(state, 'nodes', 'box', 'vault.json'), content, { mode: 0o600 });
+      const result = await bothFaces(state, 'adopt');
       assertStoreFailure(result, /vault\.json is not valid/);
       assert.doesNotMatch(result.refused, /S3CRET/);
       assert.doesNotMatch(result.cli.stderr, /S3CRET/);
@@ -121,15 +140,22 @@ describe('stores that fail', { concurrency: true }, () => {
     const holder = start('sleep', ['60']);
     try {
       const state = await copy('locked');
-      const lock = JSON.stringify({ pid: holder.child.pid, host: hostname(), nonce: 'n', at: '' });
-      await writeFile(join(state, 'lock'), lock);
+      const lock = JSON.stringify({
+        pid: holder.child.pid,
+        host: hostname(),
+        act: 'converge',
+        node: 'box',
+        since: '2026-11-21T07:00:00.000Z',
+        nonce: 'n',
+      });
+      await writeFile(join(state, 'nodes', 'box', 'lock'), lock);
       const before = await snapshot(state);
       const begun = Date.now();
       const result = await bothFaces(state);
       assertStoreFailure(
         result,
         new RegExp(
-          `berth process ${holder.child.pid} on \\S+ holds the lock \\S+ and did not let go within 10s`,
+          `berth process ${holder.child.pid} on \\S+ holds the lock of node box \\(converge, since 2026-11-21T07:00:00.000Z\\) and did not let go within 10s`,
         ),
       );
       assert.ok(Date.now() - begun >= 2 * 9_000, 'each face waited its 10 s');

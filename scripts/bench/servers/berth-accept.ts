@@ -1,11 +1,10 @@
 // berth's own app and server, as `berth api` builds them, with a test authenticator that
 // accepts the bench's token: the 400 path then weighs berth's decoding against the
 // baselines', not a token's signature check against their string comparison.
+import { fileDeps } from '../../../src/cli/deps.ts';
 import { createApp } from '../../../src/http/app.ts';
 import type { Authenticator } from '../../../src/http/authenticator.ts';
 import { listen } from '../../../src/http/serve.ts';
-import { machinesOf } from '../../../src/machines/reach.ts';
-import { openFileStores } from '../../../src/stores/file-store.ts';
 import { ACCEPT_TOKEN, announce } from './answers.ts';
 
 const state = process.env.BENCH_STATE ?? '';
@@ -17,8 +16,7 @@ const acceptBench: Authenticator = {
 };
 const app = createApp({
   authenticator: acceptBench,
-  openStores: () => openFileStores({ dir: state, createIfMissing: false }),
-  machines: machinesOf,
+  ...fileDeps({ dir: state, createIfMissing: false }),
 });
 const served = await listen(
   app.fetch,

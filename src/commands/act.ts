@@ -1,0 +1,182 @@
+import { ConfigError, type LoadConfig } from '../config/config.ts';
+import { MachineError, type ReachMachine } from '../machines/machine.ts';
+import type { CommandRequest, Outcome } from '../request.ts';
+import type { Settings } from '../settings.ts';
+import { checkNodeIn } from '../settings.ts';
+import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
+import type { CommandContext } from './context.ts';
+import type { Command } from './table.ts';
+
+/** What both faces give the act runner: where things are, and who is asking. */
+export interface ActDeps {
+  loadConfig: LoadConfig;
+  stores: Stores;
+  machines: (settings: Settings) => ReachMachine;
+}
+
+export type Face = Pick<CommandContext, 'actor' | 'via' | 'mint' | 'progress' | 'signal'> & {
+  now?: () => Date;
+};
+
+/**
+ * An act made ready: its required fields checked and its node's stores opened. `run`
+ * carries it out, journals it and closes the stores. A face answers `missing` with a
+ * 400 or exit 2, `stores` with a 503 or exit 3, and a run's outcome with 200/409, 0/1.
+ */
+export type OpenedAct =
+  | { kind: 'missing'; refused: string }
+  | { kind: 'stores'; refused: string }
+  | { kind: 'ready'; run(): Promise<RunOutcome> };
+
+/** A run's outcome; `storeFailed` when the stores failed mid-act (then 503, exit 3). */
+export type RunOutcome = Outcome & { storeFailed?: true };
+
+/** The refusal for a request without the fields its command needs, or undefined. */
+export function missingFields(command: Command, request: CommandRequest): string | undefined {
+  const needsModule = command.needs.includes('module');
+  if (request.node === '' || (needsModule && request.module === '')) {
+    return needsModule ? 'both node and module are needed' : 'node is needed';
+  }
+  return undefined;
+}
+
+/**
+ * The act runner, one for both faces, in the seed's order after authentication and
+ * decoding: required fields → open the stores → the context → run → journal → close.
+ * A node name that breaks the rule or is not in the inventory is the command's refusal,
+ * journaled apart from every node.
+ */
+export async function openAct(
+  command: Command,
+  request: CommandRequest,
+  deps: ActDeps,
+  face: Face,
+): Promise<OpenedAct> {
+  const missing = missingFields(command, request);
+  if (missing) return { kind: 'missing', refused: missing };
+  const now = face.now ?? (() => new Date());
+  const journalEntry = (outcome: Outcome): JournalEntry => ({
+    at: now().toISOString(),
+    actor: face.actor,
+    via: face.via,
+    act: command.name,
+    node: request.node,
+    module: command.needs.includes('module') ? request.module : request.filter || undefined,
+    outcome: outcome.error === undefined ? 'done' : 'refused',
+    said: outcome.said,
+    error: outcome.error,
+  });
+
+  try {
+    await deps.stores.open();
+  } catch (error) {
+    return { kind: 'stores', refused: storesCannotOpen(error) };
+  }
+  let config: Awaited<ReturnType<LoadConfig>>;
+  try {
+    config = await deps.loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError)
+      return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
+    return { kind: 'stores', refused: storesCannotOpen(error) };
+  }
+  const nodeRefusal = checkNodeIn(config.settings, request.node);
+  if (nodeRefusal) {
+    return {
+      kind: 'ready',
+      run: () =>
+        journaled(
+          { said: '', error: nodeRefusal },
+          isAct(command, request),
+          (entry) => deps.stores.journalUnplaced(entry),
+          journalEntry,
+          command,
+        ),
+    };
+  }
+
+  // Made before the lock is taken: nothing between the lock and `run` may throw.
+  const machine = deps.machines(config.settings)(request.node);
+  let store: Awaited<ReturnType<Stores['openNode']>>;
+  try {
+    store = await deps.stores.openNode(request.node, command.name);
+  } catch (error) {
+    return { kind: 'stores', refused: storesCannotOpen(error) };
+  }
+  const context: CommandContext = {
+    store,
+    settings: config.settings,
+    catalog: config.catalog,
+    machine,
+    actor: face.actor,
+    via: face.via,
+    now,
+    mint: face.mint,
+    progress: face.progress,
+    signal: face.signal,
+  };
+  return {
+    kind: 'ready',
+    async run() {
+      try {
+        let outcome: Outcome;
+        try {
+          outcome = await command.run(request, context);
+        } catch (error) {
+          if (error instanceof StoreError)
+            return { said: '', error: storesCannotOpen(error), storeFailed: true };
+          outcome = { said: '', error: failedWords(command, request, error) };
+        }
+        return await journaled(
+          outcome,
+          isAct(command, request),
+          (entry) => store.journal(entry),
+          journalEntry,
+          command,
+        );
+      } finally {
+        await store.close().catch(() => {});
+      }
+    },
+  };
+}
+
+/** Previews change nothing and are not journaled; everything else a command does is an act. */
+function isAct(command: Command, request: CommandRequest) {
+  return !command.options.includes('yes') || request.yes;
+}
+
+/**
+ * Journals an act with its outcome. A journal that cannot record it does not undo the
+ * act (undoing could lose more): the caller hears that the record is missing, in words
+ * that do not read as "nothing was done".
+ */
+async function journaled(
+  outcome: Outcome,
+  act: boolean,
+  append: (entry: JournalEntry) => Promise<void>,
+  entryOf: (outcome: Outcome) => JournalEntry,
+  command: Command,
+): Promise<RunOutcome> {
+  if (!act) return outcome;
+  try {
+    await append(entryOf(outcome));
+    return outcome;
+  } catch (error) {
+    const why = error instanceof StoreError ? error.message : (error as Error).message;
+    return {
+      said: outcome.said,
+      error:
+        outcome.error === undefined
+          ? `${command.name} was done, but the journal could not record it: ${why}`
+          : `${outcome.error} (and the journal could not record this refusal: ${why})`,
+    };
+  }
+}
+
+/** An unexpected failure inside a command, as a refusal in words, never a stack trace. */
+function failedWords(command: Command, request: CommandRequest, error: unknown): string {
+  if (error instanceof MachineError && error.failure === 'unreachable')
+    return `${request.node} cannot be reached: ${error.message}`;
+  return `${command.name} failed: ${(error as Error).message}`;
+}

@@ -1,0 +1,19 @@
+import type { Catalog } from '../catalog.ts';
+import type { Settings } from '../settings.ts';
+
+/**
+ * What an operator writes by hand and berth only reads: berth.json (the inventory, where
+ * the catalog is, the flip window, the store) and the catalog. They stay files whatever
+ * the store, so that teams keep them in version control.
+ */
+export interface Config {
+  settings: Settings;
+  catalog: Catalog;
+}
+
+/** berth.json cannot be used, in the operator's words: the command is refused (exit 1, 409). */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export type LoadConfig = () => Promise<Config>;

@@ -1,0 +1,24 @@
+import type { OpenedAct } from '../commands/act.ts';
+import type { CommandRequest } from '../request.ts';
+
+/** What the middleware chain hands on, step by step, to the command at its end. */
+export type ApiEnv = {
+  Variables: {
+    /** Who acts: the token's subject. */
+    actor: string;
+    request: CommandRequest;
+    act: Extract<OpenedAct, { kind: 'ready' }>;
+  };
+};
+
+/** A JSON answer, as every answer of the Command API is. */
+export function answer(
+  status: number,
+  body: object,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+}

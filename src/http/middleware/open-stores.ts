@@ -1,0 +1,28 @@
+import { createMiddleware } from 'hono/factory';
+import { type ActDeps, openAct } from '../../commands/act.ts';
+import type { Command } from '../../commands/table.ts';
+import { type ApiEnv, answer } from '../answer.ts';
+
+/**
+ * Step 4: the stores opened for the request's node, through the same act runner the
+ * command line uses. Stores that cannot be opened are a 503 with their words.
+ */
+export function openStores(
+  command: Command,
+  deps: ActDeps,
+  face: { now?: () => Date; stopping?: AbortSignal },
+) {
+  return createMiddleware<ApiEnv>(async (c, next) => {
+    const opened = await openAct(command, c.get('request'), deps, {
+      actor: c.get('actor'),
+      via: 'api',
+      mint: [],
+      now: face.now,
+      signal: face.stopping,
+    });
+    if (opened.kind !== 'ready')
+      return answer(opened.kind === 'stores' ? 503 : 400, { refused: opened.refused });
+    c.set('act', opened);
+    await next();
+  });
+}

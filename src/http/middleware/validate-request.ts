@@ -1,0 +1,36 @@
+import { createMiddleware } from 'hono/factory';
+import { missingFields } from '../../commands/act.ts';
+import type { Command } from '../../commands/table.ts';
+import { decodeRequest } from '../../request.ts';
+import { type ApiEnv, answer } from '../answer.ts';
+import { readBody } from '../read-body.ts';
+
+/**
+ * Steps 2 and 3: the body decoded as JSON into the request (valibot), then the fields
+ * the command needs, each refused with a 400 in the seed's words. A body over 64 KiB
+ * is a 413.
+ */
+export function validateRequest(command: Command) {
+  return createMiddleware<ApiEnv>(async (c, next) => {
+    const body = await readBody(c.req.raw);
+    if (!body.ok) {
+      if ('tooLarge' in body)
+        // The rest of the body is not wanted: closing the connection spares reading it.
+        return answer(
+          413,
+          { refused: 'the request body is larger than berth reads (64 KiB)' },
+          { Connection: 'close' },
+        );
+      return answer(400, { refused: `this is not a request berth understands: ${body.message}` });
+    }
+    const decoded = decodeRequest(body.text);
+    if (!decoded.ok)
+      return answer(400, {
+        refused: `this is not a request berth understands: ${decoded.message}`,
+      });
+    const missing = missingFields(command, decoded.request);
+    if (missing) return answer(400, { refused: missing });
+    c.set('request', decoded.request);
+    await next();
+  });
+}
