@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isName } from './names.ts';
+import { describeIssues } from './schema-issues.ts';
 
 /** A machine path: absolute and normalised, so it cannot climb out of a root. */
 const MachinePath = v.pipe(
@@ -86,9 +87,10 @@ export function parseDefinition(name: string, where: string, text: string): Cata
   }
   const result = v.safeParse(ModuleDefinitionSchema, json);
   if (result.success) return { name, definition: result.output };
-  const issue = result.issues[0];
-  const path = issue.path?.map((item) => String(item.key)).join('.');
-  return { name, problem: `${where} is not valid: ${path ? `${path}: ` : ''}${issue.message}` };
+  return {
+    name,
+    problem: `${where} is not valid: ${describeIssues(result.issues, ModuleDefinitionSchema)}`,
+  };
 }
 
 /** Puts the module's secrets into its file contents. */

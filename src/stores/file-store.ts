@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { access, constants, mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
+import { describeIssues } from '../schema-issues.ts';
 import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
 import { emptyState, StateSchema } from '../state.ts';
 import { sweepLeftovers, writeFileAtomic } from './atomic-file.ts';
@@ -262,10 +263,8 @@ async function readJson<S extends v.GenericSchema>(
   }
   const result = v.safeParse(schema, json);
   if (!result.success) {
-    const issue = result.issues[0];
-    const where = issue.path?.map((item) => String(item.key)).join('.');
-    const why = holdsSecrets ? `expected ${issue.expected ?? 'another value'}` : issue.message;
-    throw new StoreError(`${path} is not valid: ${where ? `${where}: ` : ''}${why}`);
+    const why = describeIssues(result.issues, schema, { quoteValues: !holdsSecrets });
+    throw new StoreError(`${path} is not valid: ${why}`);
   }
   return result.output;
 }
