@@ -30,7 +30,7 @@ const ModuleName = v.pipe(
   v.check(isName, 'a module name is 1 to 63 characters of a-z, 0-9 and -'),
 );
 
-const SECRET_BYTES = 'bytes is a whole number from 8 to 512';
+const SECRET_BYTES = 'a whole number from 8 to 512';
 
 /**
  * Every object of a definition is strict: a field berth does not know is refused, never

@@ -11,9 +11,7 @@ import { jsonRecord, strictJsonObject } from './strict-json.ts';
 const NodeEntrySchema = v.pipe(
   strictJsonObject({
     root: v.optional(v.pipe(v.string(), v.startsWith('/', 'a root is an absolute path'))),
-    ssh: v.optional(
-      v.pipe(v.string(), v.minLength(1, 'ssh is a destination, like "admin@web1.lan"')),
-    ),
+    ssh: v.optional(v.pipe(v.string(), v.minLength(1, 'a destination, like "admin@web1.lan"'))),
   }),
   v.check(
     (entry) => (entry.root === undefined) !== (entry.ssh === undefined),
@@ -37,17 +35,11 @@ export const SettingsSchema = strictJsonObject({
     ),
     { local: { root: '/' } },
   ),
-  catalog: v.optional(
-    v.pipe(v.string(), v.minLength(1, 'catalog is a directory, like "modules"')),
-    'modules',
-  ),
+  catalog: v.optional(v.pipe(v.string(), v.minLength(1, 'a directory, like "modules"')), 'modules'),
   flip: v.optional(
     v.pipe(
       v.string(),
-      v.check(
-        (text) => parseDuration(text) !== undefined,
-        'flip is a duration like "90s", "15m" or "1h"',
-      ),
+      v.check((text) => parseDuration(text) !== undefined, 'a duration, like "90s", "15m" or "1h"'),
     ),
     '15m',
   ),

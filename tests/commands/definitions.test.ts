@@ -126,6 +126,11 @@ describe('berth.json', () => {
       (root) => ({ nodes: { box: { root, ssh: 'admin@box' } } }),
       'nodes.box: a node has root (a directory on this machine) or ssh (a destination), one of the two',
     ],
+    [
+      'a flip that is not a duration',
+      (root) => ({ nodes: { box: { root } }, flip: '1 year' }),
+      'flip: a duration, like "90s", "15m" or "1h"',
+    ],
   ];
   for (const [what, settings, words] of refusals) {
     // berth.json is read as the stores open, so its refusal is a store failure: exit 3.
