@@ -1,5 +1,7 @@
 import * as v from 'valibot';
 import { isName } from './names.ts';
+import { describeIssues } from './schema-issues.ts';
+import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
 /** A machine path: absolute and normalised, so it cannot climb out of a root. */
 const MachinePath = v.pipe(
@@ -28,12 +30,26 @@ const ModuleName = v.pipe(
   v.check(isName, 'a module name is 1 to 63 characters of a-z, 0-9 and -'),
 );
 
-const SecretSpec = v.object({
+const SECRET_BYTES = 'a whole number from 8 to 512';
+
+/**
+ * Every object of a definition is strict: a field berth does not know is refused, never
+ * dropped (a `mdoe` dropped would leave the file at the default mode).
+ */
+const SecretSpec = strictJsonObject({
   path: MachinePath,
-  bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(8), v.maxValue(512)), 32),
+  bytes: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(SECRET_BYTES),
+      v.minValue(8, SECRET_BYTES),
+      v.maxValue(512, SECRET_BYTES),
+    ),
+    32,
+  ),
 });
 
-const FileSpec = v.object({
+const FileSpec = strictJsonObject({
   mode: v.optional(
     v.pipe(v.string(), v.regex(/^0?[0-7]{3}$/, 'a mode is octal, like "0640"')),
     '0644',
@@ -42,12 +58,12 @@ const FileSpec = v.object({
 });
 
 export const ModuleDefinitionSchema = v.pipe(
-  v.strictObject({
+  strictJsonObject({
     description: v.optional(v.string(), ''),
     needs: v.optional(v.array(ModuleName), []),
     data: v.optional(v.array(MachinePath), []),
-    secrets: v.optional(v.record(SecretName, SecretSpec), {}),
-    files: v.optional(v.record(MachinePath, FileSpec), {}),
+    secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
+    files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
     start: v.optional(v.string()),
     stop: v.optional(v.string()),
   }),
@@ -86,9 +102,10 @@ export function parseDefinition(name: string, where: string, text: string): Cata
   }
   const result = v.safeParse(ModuleDefinitionSchema, json);
   if (result.success) return { name, definition: result.output };
-  const issue = result.issues[0];
-  const path = issue.path?.map((item) => String(item.key)).join('.');
-  return { name, problem: `${where} is not valid: ${path ? `${path}: ` : ''}${issue.message}` };
+  return {
+    name,
+    problem: `${where} is not valid: ${describeIssues(result.issues, ModuleDefinitionSchema)}`,
+  };
 }
 
 /** Puts the module's secrets into its file contents. */

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { describeIssues } from './schema-issues.ts';
 
 /**
  * The command request, as the seed gives it: one shape for every route and every
@@ -32,12 +33,9 @@ export function decodeRequest(body: string): Decoded {
     return { ok: false, message: (error as Error).message };
   }
   // valibot's object schema takes an array for an object (and then reads
-  // Array.prototype.filter as `filter`), so an array is refused here, in its words.
-  if (Array.isArray(json))
-    return { ok: false, message: 'Invalid type: Expected Object but received Array' };
+  // Array.prototype.filter as `filter`), so an array is refused here, in the same words.
+  if (Array.isArray(json)) return { ok: false, message: 'expected an object, got a list' };
   const result = v.safeParse(CommandRequestSchema, json);
   if (result.success) return { ok: true, request: result.output };
-  const issue = result.issues[0];
-  const path = issue.path?.map((item) => String(item.key)).join('.');
-  return { ok: false, message: path ? `${path}: ${issue.message}` : issue.message };
+  return { ok: false, message: describeIssues(result.issues, CommandRequestSchema) };
 }

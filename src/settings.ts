@@ -1,18 +1,33 @@
 import * as v from 'valibot';
 import { parseDuration } from './duration.ts';
 import { checkName, isName } from './names.ts';
+import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
-const NodeEntrySchema = v.union([
-  v.strictObject({ root: v.pipe(v.string(), v.startsWith('/', 'a root is an absolute path')) }),
-  v.strictObject({ ssh: v.pipe(v.string(), v.minLength(1)) }),
-]);
+/**
+ * A node is reached one way: `root` or `ssh`. One strict object rather than a union of
+ * two, so that a mistyped field is said as such ("unknown field nodes.box.rot; did you
+ * mean root?"), not as a value that matches neither shape.
+ */
+const NodeEntrySchema = v.pipe(
+  strictJsonObject({
+    root: v.optional(v.pipe(v.string(), v.startsWith('/', 'a root is an absolute path'))),
+    ssh: v.optional(v.pipe(v.string(), v.minLength(1, 'a destination, like "admin@web1.lan"'))),
+  }),
+  v.check(
+    (entry) => (entry.root === undefined) !== (entry.ssh === undefined),
+    'a node has root (a directory on this machine) or ssh (a destination), one of the two',
+  ),
+  v.transform((entry): { root: string } | { ssh: string } =>
+    entry.root !== undefined ? { root: entry.root } : { ssh: entry.ssh ?? '' },
+  ),
+);
 export type NodeEntry = v.InferOutput<typeof NodeEntrySchema>;
 
-/** `berth.json`: the inventory, where the catalog is, and the flip window. */
-export const SettingsSchema = v.strictObject({
+/** `berth.json`: the inventory, where the catalog is, and the flip window. Strict, like a definition. */
+export const SettingsSchema = strictJsonObject({
   nodes: v.optional(
     v.pipe(
-      v.record(v.string(), NodeEntrySchema),
+      jsonRecord(v.string(), NodeEntrySchema),
       v.check(
         (nodes) => Object.keys(nodes).every(isName),
         'node names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit',
@@ -20,14 +35,11 @@ export const SettingsSchema = v.strictObject({
     ),
     { local: { root: '/' } },
   ),
-  catalog: v.optional(v.pipe(v.string(), v.minLength(1)), 'modules'),
+  catalog: v.optional(v.pipe(v.string(), v.minLength(1, 'a directory, like "modules"')), 'modules'),
   flip: v.optional(
     v.pipe(
       v.string(),
-      v.check(
-        (text) => parseDuration(text) !== undefined,
-        'flip is a duration like "90s", "15m" or "1h"',
-      ),
+      v.check((text) => parseDuration(text) !== undefined, 'a duration, like "90s", "15m" or "1h"'),
     ),
     '15m',
   ),

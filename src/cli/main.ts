@@ -19,18 +19,19 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
   const cli = cac('berth');
   cli.option(
     '--state <dir>',
-    'The state directory (else $BERTH_STATE, else $XDG_STATE_HOME/berth)',
-    {
-      type: [String],
-    },
+    'The state directory (default: $BERTH_STATE, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
+    { type: [String] },
   );
   cli.option('--json', 'Print what the API would answer, as JSON');
   let exit: Promise<number> | undefined;
   const location = () => locateState(optionValues(argv, 'state').at(-1), io.env);
 
   for (const command of commands) {
-    const args = command.needs.map((field) => `[${field}]`).join(' ');
+    const args = command.needs.map((field) => `<${field}>`).join(' ');
     const entry = cli.command(`${command.name} ${args}`, command.summary);
+    // Required, as the help says; but berth itself says what is missing, in the API's
+    // words and with --json, so cac is not to refuse a missing one first.
+    for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
       entry.option(name, help, option === 'yes' ? undefined : { type: [String] });

@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
+import { describeIssues } from '../schema-issues.ts';
 import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
 import { type Config, ConfigError, type LoadConfig } from './config.ts';
 import { type DefinitionCache, fileCatalog } from './file-catalog.ts';
@@ -43,9 +44,7 @@ async function readSettings(path: string): Promise<Settings> {
   }
   const result = v.safeParse(SettingsSchema, json);
   if (result.success) return result.output;
-  const issue = result.issues[0];
-  const where = issue.path?.map((item) => String(item.key)).join('.');
-  throw new ConfigError(`${path} is not valid: ${where ? `${where}: ` : ''}${issue.message}`);
+  throw new ConfigError(`${path} is not valid: ${describeIssues(result.issues, SettingsSchema)}`);
 }
 
 function reasonOf(error: unknown): string {

@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import * as v from 'valibot';
+import { describeIssues } from '../schema-issues.ts';
 import { StoreError } from './stores.ts';
 
 /**
@@ -34,10 +35,8 @@ export async function readJson<S extends v.GenericSchema, M>(
   }
   const result = v.safeParse(schema, json);
   if (!result.success) {
-    const issue = result.issues[0];
-    const where = issue.path?.map((item) => String(item.key)).join('.');
-    const why = holdsSecrets ? `expected ${issue.expected ?? 'another value'}` : issue.message;
-    throw new StoreError(`${path} is not valid: ${where ? `${where}: ` : ''}${why}`);
+    const why = describeIssues(result.issues, schema, { quoteValues: !holdsSecrets });
+    throw new StoreError(`${path} is not valid: ${why}`);
   }
   return result.output;
 }

@@ -21,7 +21,31 @@ describe('the command line: usage, exit codes and --json', () => {
   it('exits 2 and shows the commands when given none', async () => {
     const run = await world.berth();
     assert.equal(run.code, 2);
-    assert.match(run.stdout, /assign \[node\] \[module\]/);
+    assert.match(run.stdout, /assign <node> <module>/);
+  });
+
+  it('--help shows required words as required, and where the state directory is', async () => {
+    const run = await runBerth(['--help']);
+    assert.equal(run.code, 0);
+    // Each line of the command list is "  <usage>  <summary>".
+    const listed = run.stdout.split('\n').map((line) => line.trim().split(/ {2,}/)[0]);
+    for (const usage of [
+      'assign <node> <module>',
+      'unassign <node> <module>',
+      'take <node> <module>',
+      'converge <node>',
+      'adopt <node>',
+      'status [node]',
+    ]) {
+      assert.ok(listed.includes(usage), usage);
+    }
+    assert.doesNotMatch(run.stdout, /(assign|take|converge|adopt) \[node\]/);
+    assert.match(
+      run.stdout,
+      /--state <dir> +The state directory \(default: \$BERTH_STATE, else \$XDG_STATE_HOME\/berth, else ~\/\.local\/state\/berth\)/,
+    );
+    const take = await runBerth(['take', '--help']);
+    assert.match(take.stdout, /^ {2}\$ berth take <node> <module>$/m);
   });
 
   it('exits 2 for an option a command does not have', async () => {
