@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { type lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import {
