@@ -4,7 +4,18 @@ import { checkName, isName } from './names.ts';
 
 const NodeEntrySchema = v.union([
   v.strictObject({ root: v.pipe(v.string(), v.startsWith('/', 'a root is an absolute path')) }),
-  v.strictObject({ ssh: v.pipe(v.string(), v.minLength(1)) }),
+  v.strictObject({
+    ssh: v.pipe(v.string(), v.minLength(1)),
+    port: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer('port is a whole number'),
+        v.minValue(1, 'port is from 1 to 65535'),
+        v.maxValue(65_535, 'port is from 1 to 65535'),
+      ),
+    ),
+    sudo: v.optional(v.boolean()),
+  }),
 ]);
 export type NodeEntry = v.InferOutput<typeof NodeEntrySchema>;
 
