@@ -464,6 +464,8 @@ umask 077
 printf '${REACHED}\\n'
 d=${quote(dir)}; f=${quote(path)}; t=${quote(temporary)}
 mkdir -p -- "$d"
+# rename(2) replaces a file or a link, and refuses a directory; mv would move into one.
+if [ -d "$f" ] && [ ! -L "$f" ]; then printf '%s: Is a directory\n' "$f" >&2; exit 1; fi
 for x in "$d"/${quote(`.${name}.`)}*.tmp; do
   case \${x##*/} in
     ${quote(`.${name}.`)}${'[0-9a-f]'.repeat(12)}.tmp) rm -f -- "$x" ;;
@@ -474,6 +476,7 @@ base64 -d > "$t" <<'berth-data-end'
 ${encoded}berth-data-end
 ${owner}chmod -- ${options.mode.toString(8).padStart(4, '0')} "$t"
 { sync -- "$t" || sync; } 2>/dev/null
+if [ -L "$f" ] && [ -d "$f" ]; then rm -f -- "$f"; fi
 mv -f -- "$t" "$f"
 trap - EXIT
 sync -- "$d" 2>/dev/null || :
