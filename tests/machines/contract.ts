@@ -228,7 +228,6 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
           { path: `${dir}/closed/secret`, read: true },
           { path: `${dir}/closed` },
           { path: `${dir}/private`, read: true },
-          { path: `${dir}/private` },
         ]);
         assert.deepEqual(survey.get(`${dir}/closed/secret`), {
           kind: 'unreadable',
@@ -323,6 +322,21 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
           'app.conf\nkeep',
           'no temporary file left',
         );
+      });
+
+      it('replaces a symbolic link at the path, never writing through it', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(`${dir}/elsewhere`)} && echo theirs > ${at(`${dir}/target`)} && ln -s target ${at(`${dir}/to-file`)} && ln -s elsewhere ${at(`${dir}/to-dir`)}`,
+        );
+        await machine.write(`${dir}/to-file`, bytesOf('ours\n'), { mode: 0o600 });
+        await machine.write(`${dir}/to-dir`, bytesOf('ours\n'), { mode: 0o600 });
+        assert.equal(await exec(`cat ${at(`${dir}/target`)}`), 'theirs\n');
+        assert.equal((await exec(`ls -A ${at(`${dir}/elsewhere`)}`)).trim(), '');
+        for (const name of ['to-file', 'to-dir']) {
+          assert.equal((await exec(`stat -c %F ${at(`${dir}/${name}`)}`)).trim(), 'regular file');
+          assert.equal(await exec(`cat ${at(`${dir}/${name}`)}`), 'ours\n');
+        }
       });
 
       it('writes empty files, and bytes of every value', async () => {
