@@ -287,33 +287,46 @@ function noShell(said: string[], code: number): boolean {
 /** ssh's own last words when it could not get there, with what the operator can do. */
 function sshWords(said: string[], all: string): string {
   const last = said.at(-1) ?? 'ssh failed and said nothing';
+  /** ssh's line (said as ssh's), then what the operator can do about it. */
+  const words = (line: string, todo: string) =>
+    `${line.startsWith('ssh:') ? '' : 'ssh: '}${line.replace(/\.$/, '')}; ${todo}`;
+  /** The line that says more than the last, "Host key verification failed.", and the last. */
+  const withLast = (line: string | undefined) => (line && line !== last ? `${line} ${last}` : last);
   if (all.includes('REMOTE HOST IDENTIFICATION HAS CHANGED')) {
-    const host = /Host key for (\S+) has changed/.exec(all)?.[1];
-    const key = host ? `ssh-keygen -R '${host}'` : 'ssh-keygen -R';
-    return `ssh: REMOTE HOST IDENTIFICATION HAS CHANGED${host ? ` for ${host}` : ''} (${last}); if the host was reinstalled, remove the old key with ${key} and add the new one after checking its fingerprint by hand; if not, someone may be in between`;
+    const line = said.find((each) => /^Host key for \S+ has changed/.test(each));
+    const host = line && /^Host key for (\S+) has changed/.exec(line)?.[1];
+    return words(
+      `REMOTE HOST IDENTIFICATION HAS CHANGED: ${withLast(line)}`,
+      `if the host was reinstalled, remove the old key with ssh-keygen -R ${host ? `'${host}'` : 'HOST'} and add the new one after checking its fingerprint by hand; if it was not, someone may be in between`,
+    );
   }
-  const unknown = /No \S+ host key is known for (\S+)/.exec(all);
+  const unknown = said.find((each) => /^No \S+ host key is known for \S+/.test(each));
   if (unknown || /Host key verification failed/.test(all)) {
-    const host = unknown?.[1];
-    const said = unknown ? `${unknown[0]}: ${last}` : last;
-    return `ssh: ${said}; add its key to known_hosts (ssh-keyscan${host ? ` ${keyscanArgs(host)}` : ''}, checked by hand against the host's own fingerprint)`;
+    const host = unknown && /^No \S+ host key is known for (\S+)/.exec(unknown)?.[1];
+    return words(
+      withLast(unknown),
+      `add its key to known_hosts (ssh-keyscan ${host ? keyscanArgs(host) : 'HOST'}, checked by hand against the host's own fingerprint)`,
+    );
   }
   if (/Permission denied \(/.test(last)) {
-    return `${last}; berth logs in without prompting (BatchMode): give ssh a key that this login accepts (the agent, or IdentityFile in ~/.ssh/config)`;
+    return words(
+      last,
+      'berth logs in without prompting (BatchMode): give ssh a key that this login accepts (the agent, or IdentityFile in ~/.ssh/config)',
+    );
   }
   if (/Connection refused/.test(last)) {
-    return `${last}; check that sshd runs there and listens on that port (port in berth.json)`;
+    return words(last, 'check that sshd runs there and listens on that port (port in berth.json)');
   }
   if (/timed out/i.test(last)) {
-    return `${last}; check that the host is up and the address is right`;
+    return words(last, 'check that the host is up, the address is right and sshd answers there');
   }
   if (/Could not resolve hostname/.test(last)) {
-    return `${last}; check the name in berth.json or the Host entry in ~/.ssh/config`;
+    return words(last, 'check the name in berth.json or its Host entry in ~/.ssh/config');
   }
   if (/No route to host|Network is unreachable/.test(last)) {
-    return `${last}; check the network between here and the host`;
+    return words(last, 'check the network between here and the host');
   }
-  return last;
+  return last.startsWith('ssh:') ? last : `ssh: ${last}`;
 }
 
 /** `[host]:port` as known_hosts spells a host on another port, as ssh-keyscan wants it. */
