@@ -473,12 +473,13 @@ function writeScript(
     .toString('base64')
     .replace(/.{1,76}/g, '$&\n');
   return `set -eC
-umask 077
 printf '${REACHED}\\n'
 d=${quote(dir)}; f=${quote(path)}; t=${quote(temporary)}
+# The directories as makeDirectory makes them; only the temporary file is born private.
 mkdir -p -- "$d"
+umask 077
 # rename(2) replaces a file or a link, and refuses a directory; mv would move into one.
-if [ -d "$f" ] && [ ! -L "$f" ]; then printf '%s: Is a directory\n' "$f" >&2; exit 1; fi
+if [ -d "$f" ] && [ ! -L "$f" ]; then printf '%s: Is a directory\\n' "$f" >&2; exit 1; fi
 for x in "$d"/${quote(`.${name}.`)}*.tmp; do
   case \${x##*/} in
     ${quote(`.${name}.`)}${'[0-9a-f]'.repeat(12)}.tmp) rm -f -- "$x" ;;

@@ -285,6 +285,18 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         assert.equal(await exec(`cat ${at(path)}`), 'A=1\n');
       });
 
+      it('makes the directories above the file as makeDirectory makes them', async () => {
+        const dir = fresh();
+        await machine.write(`${dir}/by-write/deeper/file`, bytesOf('x'), { mode: 0o600 });
+        await machine.makeDirectory(`${dir}/by-make/deeper`);
+        const modes = await exec(
+          `stat -c %a ${at(`${dir}/by-write`)} ${at(`${dir}/by-write/deeper`)} ${at(`${dir}/by-make`)} ${at(`${dir}/by-make/deeper`)}`,
+        );
+        const [write, writeDeeper, make, makeDeeper] = modes.trim().split('\n');
+        assert.deepEqual([write, writeDeeper], [make, makeDeeper]);
+        assert.equal((await exec(`stat -c %a ${at(`${dir}/by-write/deeper/file`)}`)).trim(), '600');
+      });
+
       it('gives the file its mode and owner, whatever the umask', async () => {
         const dir = fresh();
         await machine.write(`${dir}/secret`, bytesOf('s3cret'), {
