@@ -117,6 +117,12 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     const said = lines(answer.stderr);
     const last = said.at(-1) ?? '';
     if (answer.code === 255) return new MachineError('unreachable', sshWords(said, answer.stderr));
+    if (said.includes(NO_SETSID)) {
+      return new MachineError(
+        'failed',
+        `${node} has no setsid (util-linux): berth runs a hook there in a process group of its own with it, so that stopping the hook stops all it started`,
+      );
+    }
     if (noShell(said, answer.code)) {
       return new MachineError(
         'unreachable',
@@ -187,8 +193,8 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
       await act(`create ${path}`, `set -e\nprintf '${REACHED}\\n'\nmkdir -p -- ${quote(path)}\n`);
     },
     async run(script, env, runOptions) {
-      const child = ssh(['--', destination, ...remote]);
       const hook = runScript(script, { ...env, BERTH_ROOT: '/' });
+      const child = ssh(['--', destination, ...remote]);
       const result = await watchHook(child, hook, runOptions, (pgid) =>
         // Stopping a hook is a second round trip: its whole process group on the far side.
         call(`kill -TERM -${pgid} 2>/dev/null; :\n`).then(
@@ -241,6 +247,9 @@ export function sshRuntimeDir(): string {
   return runtimeDirMade;
 }
 let runtimeDirMade: string | undefined;
+
+/** What the hook's wrapper says, before it starts anything, where there is no setsid. */
+const NO_SETSID = 'berth: no setsid';
 
 /** The first line of every script's answer: the far side was reached and runs berth's sh. */
 const REACHED = 'berth 1';
@@ -512,7 +521,7 @@ function runScript(script: string, env: Record<string, string>): string {
   });
   return `${exports.join('\n')}
 cd / || exit 1
-command -v setsid >/dev/null 2>&1 || { echo 'sh: setsid: not found: berth runs hooks under setsid (util-linux)' >&2; exit 127; }
+command -v setsid >/dev/null 2>&1 || { echo '${NO_SETSID}' >&2; exit 3; }
 setsid sh -c ${quote(script)} </dev/null 2>&1 &
 pid=$!
 printf 'berth-run %s\\n' "$pid" >&2

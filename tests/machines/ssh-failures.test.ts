@@ -145,7 +145,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
 
     it('over a slow link, forty paths take the round trips of none', async (t) => {
       const alpha = fleet.host('alpha');
-      const delayMs = 50;
+      const delayMs = 100;
       const proxy = await startDelayProxy({ host: alpha.address, port: alpha.port, delayMs });
       cleanups.push(() => proxy.close());
       const config = join(fleet.dir, 'ssh_config_slow');
@@ -175,7 +175,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       t.diagnostic(
         `with ${rtt} ms round trips: survey of 0 paths ${median(none).toFixed(0)} ms, of 40 ${median(forty).toFixed(0)} ms`,
       );
-      // One more round trip would cost 100 ms; the far side's own work is far less here.
+      // One more round trip would cost 200 ms; the far side's own work is well under it.
       assert.ok(median(forty) - median(none) < rtt, `${median(forty)} vs ${median(none)} ms`);
       assert.equal(proxy.connections(), 1);
     });
@@ -348,6 +348,28 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
         );
       }
     });
+  });
+
+  it('a far side without setsid: hooks are refused in words, before anything starts', async () => {
+    // A login whose PATH has sh and nothing else.
+    const charlie = fleet.host('charlie');
+    const made = await charlie.exec(
+      [
+        'mkdir -p /usr/local/lib/only-sh && ln -sf /bin/sh /usr/local/lib/only-sh/sh',
+        'printf \'#!/bin/bash\\nPATH=/usr/local/lib/only-sh; export PATH\\nexec /bin/bash "$@"\\n\' > /usr/local/bin/only-sh-shell',
+        'chmod 0755 /usr/local/bin/only-sh-shell',
+        'useradd --no-create-home --shell /usr/local/bin/only-sh-shell --password "*" onlysh',
+      ].join(' && '),
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const key = await readFile(`${fleet.identityFile}.pub`, 'utf8');
+    await writeFile(join(fleet.dir, 'hosts', 'charlie', 'authorized_keys', 'onlysh'), key);
+    const machine = machineOn('charlie', { destination: 'onlysh@charlie', sudo: false });
+    await assert.rejects(
+      machine.run('touch /tmp/ran', {}),
+      refusedAs('failed', /^charlie has no setsid \(util-linux\): berth runs a hook there/),
+    );
+    assert.notEqual((await charlie.exec('test -e /tmp/ran')).code, 0, 'the hook never ran');
   });
 
   describe('secrets', () => {
