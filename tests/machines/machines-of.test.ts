@@ -1,6 +1,9 @@
 /** The inventory's ssh entries, and the machine each node gets from it. */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import * as v from 'valibot';
 import { machinesOf } from '../../src/machines/machines-of.ts';
 import { SettingsSchema } from '../../src/settings.ts';
@@ -29,6 +32,10 @@ describe('an ssh node in berth.json', () => {
 });
 
 describe('machinesOf', () => {
+  // The ssh machines' private runtime directory goes here, not into the machine's own.
+  const runtime = mkdtempSync(join(tmpdir(), 'berth-runtime-'));
+  process.env.XDG_RUNTIME_DIR = runtime;
+  after(() => rmSync(runtime, { recursive: true, force: true }));
   const settings = v.parse(SettingsSchema, {
     nodes: {
       web1: { ssh: 'admin@web1.lan', port: 2222 },
@@ -39,6 +46,8 @@ describe('machinesOf', () => {
   it('gives a node the same ssh machine every time in a process, so its connection is shared', () => {
     assert.equal(machinesOf(settings)('web1'), machinesOf(settings)('web1'));
     assert.notEqual(machinesOf(settings)('web1'), machinesOf(settings)('web2'));
+    assert.deepEqual(readdirSync(runtime), ['berth-ssh'], 'one runtime directory');
+    assert.equal(statSync(join(runtime, 'berth-ssh')).mode & 0o777, 0o700, 'a private one');
   });
 
   it('a node that is not in the inventory is unreachable', async () => {
