@@ -90,7 +90,10 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   ];
   /** The remote command: a shell that reads its script from standard input. */
   const remote = sudo ? ['sudo', '-n', 'sh', '-s'] : ['sh', '-s'];
-  const ssh = (extra: string[]) => spawn('ssh', [...common, ...extra], { stdio: 'pipe' });
+  // A process group of its own: a Ctrl-C at berth's terminal reaches berth, which stops
+  // a hook on the far side, and not ssh, whose end would leave the hook running there.
+  const ssh = (extra: string[]) =>
+    spawn('ssh', [...common, ...extra], { stdio: 'pipe', detached: true });
 
   /** One round trip: the script on stdin, the whole answer back. */
   const call = (script: string): Promise<Answer> =>
