@@ -434,6 +434,7 @@ function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer): Map<string, 
         facts.set(asked.path, file);
         continue;
       }
+      if (what !== 'read') throw broken(`a record for ${asked.path} says ${what}`);
       const encoded: string[] = [];
       let end: string | undefined;
       while (at < text.length) {
