@@ -40,8 +40,12 @@ export const FRESH_PATHS = ['/run', '/tmp'];
 /** The non-root user of the sudo host(s): logs in by key, gets root through sudo. */
 export const SUDO_USER = 'berthdeploy';
 
-/** Every veth (root side) of this process's fleets is named so: `bf<pid base 36>…`. */
-export const VETH_PREFIX = `bf${process.pid.toString(36)}`;
+/**
+ * Every veth (root side) of this process's fleets starts so: `bf<pid in base 36>-`, then
+ * the fleet's number and the host's (`bf2hz9k-0h1`): the dash ends the pid, so no other
+ * process's prefix is a prefix of this one's. At most 15 characters, as Linux allows.
+ */
+export const VETH_PREFIX = `bf${process.pid.toString(36)}-`;
 
 const HOST_NAMES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'];
 const MAX_HOSTS = 64; // /30s in one /24
