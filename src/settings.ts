@@ -4,21 +4,37 @@ import { checkName, isName } from './names.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
 /**
- * A node is reached one way: `root` or `ssh`. One strict object rather than a union of
- * two, so that a mistyped field is said as such ("unknown field nodes.box.rot; did you
- * mean root?"), not as a value that matches neither shape.
+ * A node is reached one way: `root`, or `ssh` (with its `port` and `sudo`). One strict
+ * object rather than a union of shapes, so that a mistyped field is said as such
+ * ("unknown field nodes.box.rot; did you mean root?"), not as a value that matches
+ * neither shape.
  */
 const NodeEntrySchema = v.pipe(
   strictJsonObject({
     root: v.optional(v.pipe(v.string(), v.startsWith('/', 'a root is an absolute path'))),
     ssh: v.optional(v.pipe(v.string(), v.minLength(1, 'a destination, like "admin@web1.lan"'))),
+    port: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer('port is a whole number'),
+        v.minValue(1, 'port is from 1 to 65535'),
+        v.maxValue(65_535, 'port is from 1 to 65535'),
+      ),
+    ),
+    sudo: v.optional(v.boolean()),
   }),
   v.check(
     (entry) => (entry.root === undefined) !== (entry.ssh === undefined),
     'a node has root (a directory on this machine) or ssh (a destination), one of the two',
   ),
-  v.transform((entry): { root: string } | { ssh: string } =>
-    entry.root !== undefined ? { root: entry.root } : { ssh: entry.ssh ?? '' },
+  v.check(
+    (entry) => entry.root === undefined || (entry.port === undefined && entry.sudo === undefined),
+    'port and sudo go with ssh; a node with root is this machine',
+  ),
+  v.transform((entry): { root: string } | { ssh: string; port?: number; sudo?: boolean } =>
+    entry.root !== undefined
+      ? { root: entry.root }
+      : { ssh: entry.ssh ?? '', port: entry.port, sudo: entry.sudo },
   ),
 );
 export type NodeEntry = v.InferOutput<typeof NodeEntrySchema>;

@@ -1,17 +1,33 @@
 import type { Settings } from '../settings.ts';
 import { type Machine, MachineError, type ReachMachine } from './machine.ts';
 import { rootedMachine } from './rooted-machine.ts';
+import { type SshMachine, sshMachine, sshRuntimeDir } from './ssh-machine.ts';
+
+/**
+ * The ssh machines of this process, one a node and way of reaching it, so that every act
+ * on a node shares its ControlMaster.
+ */
+const sshMachines = new Map<string, SshMachine>();
 
 /** Picks each node's machine from the inventory: a root on this machine, or ssh. */
 export function machinesOf(settings: Settings): ReachMachine {
   return (node) => {
     const entry = Object.hasOwn(settings.nodes, node) ? settings.nodes[node] : undefined;
-    if (entry && 'root' in entry) return rootedMachine(entry.root);
-    return unreachable(
-      entry
-        ? `it is reached over ssh (${entry.ssh}), which this berth cannot do yet`
-        : 'it is not in the inventory',
-    );
+    if (!entry) return unreachable('it is not in the inventory');
+    if ('root' in entry) return rootedMachine(entry.root);
+    const key = JSON.stringify([node, entry.ssh, entry.port, entry.sudo]);
+    let machine = sshMachines.get(key);
+    if (!machine) {
+      machine = sshMachine({
+        node,
+        destination: entry.ssh,
+        port: entry.port,
+        sudo: entry.sudo,
+        runtimeDir: sshRuntimeDir(),
+      });
+      sshMachines.set(key, machine);
+    }
+    return machine;
   };
 }
 

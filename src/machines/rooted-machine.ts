@@ -48,6 +48,7 @@ export function rootedMachine(root: string): Machine {
     },
     async write(path, data, options) {
       const full = at(path);
+      await reach();
       await failAs(`write ${path}`, async () => {
         await mkdir(dirname(full), { recursive: true });
         // Acts that write to a machine hold the node's lock: a temporary file of this one
@@ -58,9 +59,11 @@ export function rootedMachine(root: string): Machine {
     },
     async makeDirectory(path) {
       const full = at(path);
+      await reach();
       await failAs(`create ${path}`, () => mkdir(full, { recursive: true }));
     },
-    run(script, env, options) {
+    async run(script, env, options) {
+      await reach();
       return runHook(script, top, { ...env, BERTH_ROOT: top }, options);
     },
     close: async () => {},

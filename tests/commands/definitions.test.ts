@@ -118,8 +118,13 @@ describe('berth.json', () => {
     ],
     [
       'an unknown field in a node entry, close to none',
+      (root) => ({ nodes: { box: { root, colour: 'red' } } }),
+      'unknown field nodes.box.colour',
+    ],
+    [
+      'a port on a node reached through its root',
       (root) => ({ nodes: { box: { root, port: 22 } } }),
-      'unknown field nodes.box.port',
+      'nodes.box: port and sudo go with ssh; a node with root is this machine',
     ],
     [
       'a node entry with both ways to reach it',

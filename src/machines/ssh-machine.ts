@@ -1,0 +1,625 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { posix } from 'node:path';
+import {
+  type Machine,
+  MachineError,
+  type PathFacts,
+  READ_LIMIT,
+  type RunOptions,
+  type RunResult,
+  type SurveyPath,
+} from './machine.ts';
+
+/** How long a hook may run before berth stops it (as on a rooted machine). */
+const HOOK_TIMEOUT_MS = 10 * 60_000;
+const KEPT_OUTPUT = 2_000;
+/** Seconds ssh waits for a connection before it gives up: no call hangs on a dead host. */
+const CONNECT_TIMEOUT = 10;
+/** A ControlMaster lives this many seconds after its last session. */
+const CONTROL_PERSIST = 60;
+
+export interface SshMachineOptions {
+  /** The node's name, for the words of a refusal. */
+  node: string;
+  /** As ssh takes it: `admin@web1.lan`, or a `Host` alias of the operator's ssh config. */
+  destination: string;
+  port?: number;
+  /** The login is not root: everything runs through `sudo -n`. */
+  sudo?: boolean;
+  /** A private directory (0700) for the ControlMaster sockets: see sshRuntimeDir. */
+  runtimeDir: string;
+  /** An ssh config file to use instead of the operator's (`-F`): for tests. */
+  sshConfig?: string;
+  /** Seconds to wait for the connection; 10 unless a test says otherwise. */
+  connectTimeout?: number;
+}
+
+/**
+ * An ssh machine lets go of nothing on `close`: its ControlMaster is shared by every act
+ * on the node in this process (and by the next berth command within the minute), and
+ * ends by itself a minute after its last session (ControlPersist). `exit` ends it now,
+ * for a process that knows it is done with the node, such as a test.
+ */
+export interface SshMachine extends Machine {
+  exit(): Promise<void>;
+}
+
+/** What one ssh call came back with. */
+interface Answer {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/**
+ * A machine reached through the system `ssh`, so the operator's config, agent,
+ * identities, ProxyJump and known_hosts all apply. berth adds BatchMode (never a prompt),
+ * a multiplexed connection (ControlMaster), a connect timeout and keepalives; it never
+ * loosens host key checking. Each call ships a POSIX sh script on ssh's standard input
+ * (never on a command line), so the far side needs sh, coreutils and stat, nothing
+ * berth installs. A survey is one round trip whatever the number of paths, a write one,
+ * a hook one (stopping it early is a second).
+ */
+export function sshMachine(options: SshMachineOptions): SshMachine {
+  const { node, destination, port, sudo = false, runtimeDir, sshConfig } = options;
+  const connectTimeout = options.connectTimeout ?? CONNECT_TIMEOUT;
+  if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) {
+    throw new MachineError('failed', `${node}: port ${port} is not a port (1 to 65535)`);
+  }
+  const common = [
+    '-T',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'ControlMaster=auto',
+    '-o',
+    `ControlPath=${runtimeDir.replaceAll('%', '%%')}/%C`,
+    '-o',
+    `ControlPersist=${CONTROL_PERSIST}`,
+    '-o',
+    `ConnectTimeout=${connectTimeout}`,
+    '-o',
+    'ServerAliveInterval=15',
+    '-o',
+    'ServerAliveCountMax=3',
+    ...(port === undefined ? [] : ['-p', String(port)]),
+    ...(sshConfig === undefined ? [] : ['-F', sshConfig]),
+  ];
+  /** The remote command: a shell that reads its script from standard input. */
+  const remote = sudo ? ['sudo', '-n', 'sh', '-s'] : ['sh', '-s'];
+  // A process group of its own: a Ctrl-C at berth's terminal reaches berth, which stops
+  // a hook on the far side, and not ssh, whose end would leave the hook running there.
+  const ssh = (extra: string[]) =>
+    spawn('ssh', [...common, ...extra], { stdio: 'pipe', detached: true });
+
+  /** One round trip: the script on stdin, the whole answer back. */
+  const call = (script: string): Promise<Answer> =>
+    new Promise((done, fail) => {
+      const child = ssh(['--', destination, ...remote]);
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+      child.on('error', (error) => fail(noSsh(error)));
+      child.on('close', (code) =>
+        done({
+          code: code ?? 255,
+          stdout: Buffer.concat(out),
+          stderr: Buffer.concat(err).toString('utf8'),
+        }),
+      );
+      child.stdin?.on('error', () => {}); // The far side may stop reading early.
+      child.stdin?.end(script);
+    });
+
+  /** The refusal for a call that never reached the script: ssh, sudo or sh said no. */
+  const notReached = async (answer: Answer): Promise<MachineError> => {
+    const said = lines(answer.stderr);
+    const last = said.at(-1) ?? '';
+    if (answer.code === 255) return new MachineError('unreachable', sshWords(said, answer.stderr));
+    if (said.includes(NO_SETSID)) {
+      return new MachineError(
+        'failed',
+        `${node} has no setsid (util-linux): berth runs a hook there in a process group of its own with it, so that stopping the hook stops all it started`,
+      );
+    }
+    if (noShell(said, answer.code)) {
+      return new MachineError(
+        'unreachable',
+        `the far side has no sh on its PATH (${last}); berth needs a POSIX sh, coreutils and stat there`,
+      );
+    }
+    const fromSudo = sudo ? said.find((line) => line.startsWith('sudo:')) : undefined;
+    if (fromSudo !== undefined) {
+      const user = await loginUser();
+      if (/password/i.test(fromSudo)) {
+        return new MachineError(
+          'denied',
+          `${node}: sudo asks for a password for ${user}; berth runs sudo -n: allow ${user} to run sudo without a password (a NOPASSWD rule) or log in as root`,
+        );
+      }
+      return new MachineError(
+        'denied',
+        `${node}: sudo refused ${user} (${fromSudo}); berth runs everything there through sudo -n`,
+      );
+    }
+    return new MachineError(
+      'failed',
+      `${node}: ssh reached it but its shell did not run berth's script (exit ${answer.code}${last ? `: ${last}` : ''})`,
+    );
+  };
+
+  /** Who ssh logs in as, for sudo's words: ssh's own resolution of the destination. */
+  const loginUser = async (): Promise<string> => {
+    const at = destination.lastIndexOf('@');
+    if (at > 0) return destination.slice(0, at);
+    const answer = await new Promise<string>((done) => {
+      const child = spawn('ssh', [...common, '-G', '--', destination], { stdio: 'pipe' });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+      });
+      child.on('error', () => done(''));
+      child.on('close', () => done(text));
+    });
+    return /^user (\S+)$/m.exec(answer)?.[1] ?? 'the login user';
+  };
+
+  /** Runs a script that starts with REACHED; refuses as the answer says when it fails. */
+  const act = async (what: string, script: string): Promise<Answer> => {
+    const answer = await call(script);
+    if (!answer.stdout.subarray(0, REACHED.length + 1).equals(Buffer.from(`${REACHED}\n`))) {
+      throw await notReached(answer);
+    }
+    if (answer.code !== 0) {
+      const said = lines(answer.stderr).filter((line) => !line.startsWith('Warning: '));
+      const last = said.at(-1) ?? `exit ${answer.code}`;
+      const denied = /Permission denied|Operation not permitted|Read-only file system/.test(last);
+      throw new MachineError(denied ? 'denied' : 'failed', `${what} failed: ${last}`);
+    }
+    return answer;
+  };
+
+  return {
+    async survey(paths) {
+      const answer = await act('survey', surveyScript(paths));
+      return parseSurvey(paths, answer.stdout);
+    },
+    async write(path, data, writeOptions) {
+      await act(`write ${path}`, writeScript(path, data, writeOptions));
+    },
+    async makeDirectory(path) {
+      checkPath(path);
+      await act(`create ${path}`, `set -e\nprintf '${REACHED}\\n'\nmkdir -p -- ${quote(path)}\n`);
+    },
+    async run(script, env, runOptions) {
+      const hook = runScript(script, { ...env, BERTH_ROOT: '/' });
+      const child = ssh(['--', destination, ...remote]);
+      const result = await watchHook(child, hook, runOptions, (pgid) =>
+        // Stopping a hook is a second round trip: its whole process group on the far side.
+        call(`kill -TERM -${pgid} 2>/dev/null; :\n`).then(
+          () => {},
+          () => {},
+        ),
+      );
+      if ('answer' in result) throw await notReached(result.answer);
+      return result;
+    },
+    close: async () => {},
+    exit: () =>
+      new Promise((done) => {
+        const child = ssh(['-O', 'exit', '--', destination]);
+        child.on('error', () => done());
+        child.on('close', () => done());
+        child.stdin?.end();
+      }),
+  };
+}
+
+/**
+ * The directory for ControlMaster sockets, made once per process and private (0700):
+ * `$XDG_RUNTIME_DIR/berth-ssh`, else `berth-ssh-<uid>` in the temporary directory (so a
+ * berth command within the minute reuses the connection the last one left), else a fresh
+ * one when that name is taken by someone else or too long for a socket path.
+ */
+export function sshRuntimeDir(): string {
+  if (runtimeDirMade !== undefined) return runtimeDirMade;
+  const uid = process.getuid?.() ?? 0;
+  const candidates = [
+    ...(process.env.XDG_RUNTIME_DIR ? [posix.join(process.env.XDG_RUNTIME_DIR, 'berth-ssh')] : []),
+    posix.join(tmpdir(), `berth-ssh-${uid}`),
+  ];
+  for (const dir of candidates) {
+    // A unix socket's path has room for about 100 bytes: the directory, a slash, 40 of %C.
+    if (dir.length > 60) continue;
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') continue;
+    }
+    const info = lstatSync(dir, { throwIfNoEntry: false });
+    if (info?.isDirectory() && info.uid === uid && (info.mode & 0o077) === 0) {
+      runtimeDirMade = dir;
+      return dir;
+    }
+  }
+  runtimeDirMade = mkdtempSync(posix.join(tmpdir().length > 40 ? '/tmp' : tmpdir(), 'berth-ssh-'));
+  return runtimeDirMade;
+}
+let runtimeDirMade: string | undefined;
+
+/** What the hook's wrapper says, before it starts anything, where there is no setsid. */
+const NO_SETSID = 'berth: no setsid';
+
+/** The first line of every script's answer: the far side was reached and runs berth's sh. */
+const REACHED = 'berth 1';
+
+/** A string as one word of sh: single quotes, each inner quote as '\''. */
+export function quote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function checkPath(path: string) {
+  if (!path.startsWith('/') || posix.normalize(path) !== path || path.includes('\0')) {
+    throw new MachineError('failed', `${path} is not an absolute, normalised machine path`);
+  }
+}
+
+function lines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.replaceAll('\r', '').trim())
+    .filter((line) => line.length > 0);
+}
+
+function noSsh(error: Error): MachineError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new MachineError(
+    'unreachable',
+    code === 'ENOENT'
+      ? 'there is no ssh command here; install the OpenSSH client'
+      : `ssh could not start: ${error.message}`,
+  );
+}
+
+function noShell(said: string[], code: number): boolean {
+  return (
+    said.some(
+      (line) =>
+        /(^|[\s:])sh: (command )?not found$/.test(line) ||
+        /(^|[\s:])sh: No such file or directory$/.test(line),
+    ) ||
+    (code === 127 && said.some((line) => /\bsh\b/.test(line)))
+  );
+}
+
+/** ssh's own last words when it could not get there, with what the operator can do. */
+function sshWords(said: string[], all: string): string {
+  const last = said.at(-1) ?? 'ssh failed and said nothing';
+  /** ssh's line (said as ssh's), then what the operator can do about it. */
+  const words = (line: string, todo: string) =>
+    `${line.startsWith('ssh:') ? '' : 'ssh: '}${line.replace(/\.$/, '')}; ${todo}`;
+  /** The line that says more than the last, "Host key verification failed.", and the last. */
+  const withLast = (line: string | undefined) => (line && line !== last ? `${line} ${last}` : last);
+  if (all.includes('REMOTE HOST IDENTIFICATION HAS CHANGED')) {
+    const line = said.find((each) => /^Host key for \S+ has changed/.test(each));
+    const host = line && /^Host key for (\S+) has changed/.exec(line)?.[1];
+    return words(
+      `REMOTE HOST IDENTIFICATION HAS CHANGED: ${withLast(line)}`,
+      `if the host was reinstalled, remove the old key with ssh-keygen -R ${host ? `'${host}'` : 'HOST'} and add the new one after checking its fingerprint by hand; if it was not, someone may be in between`,
+    );
+  }
+  const unknown = said.find((each) => /^No \S+ host key is known for \S+/.test(each));
+  if (unknown || /Host key verification failed/.test(all)) {
+    const host = unknown && /^No \S+ host key is known for (\S+)/.exec(unknown)?.[1];
+    return words(
+      withLast(unknown),
+      `add its key to known_hosts (ssh-keyscan ${host ? keyscanArgs(host) : 'HOST'}, checked by hand against the host's own fingerprint)`,
+    );
+  }
+  if (/Permission denied \(/.test(last)) {
+    return words(
+      last,
+      'berth logs in without prompting (BatchMode): give ssh a key that this login accepts (the agent, or IdentityFile in ~/.ssh/config)',
+    );
+  }
+  if (/Connection refused/.test(last)) {
+    return words(last, 'check that sshd runs there and listens on that port (port in berth.json)');
+  }
+  if (/timed out/i.test(last)) {
+    return words(last, 'check that the host is up, the address is right and sshd answers there');
+  }
+  if (/Could not resolve hostname/.test(last)) {
+    return words(last, 'check the name in berth.json or its Host entry in ~/.ssh/config');
+  }
+  if (/No route to host|Network is unreachable/.test(last)) {
+    return words(last, 'check the network between here and the host');
+  }
+  return last.startsWith('ssh:') ? last : `ssh: ${last}`;
+}
+
+/** `[host]:port` as known_hosts spells a host on another port, as ssh-keyscan wants it. */
+function keyscanArgs(host: string): string {
+  const bracketed = /^\[(.+)\]:(\d+)$/.exec(host);
+  return bracketed ? `-p ${bracketed[2]} ${bracketed[1]}` : host;
+}
+
+/**
+ * The survey script: one record a path, in order, each line `<index> <what> ...`:
+ * `missing`, `other`, `unreadable <reason>`, `dir <rawmode hex> <size> <uid> <gid> <empty 0|1>`,
+ * `file <rawmode hex> <size> <uid> <gid>`, or `read ...` the same followed by the bytes in
+ * base64 and a line `.` (or `!` when they could not be read). Then `berth end`.
+ */
+function surveyScript(paths: readonly SurveyPath[]): string {
+  const asks = paths.map((asked, index) => {
+    checkPath(asked.path);
+    return `q ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
+  });
+  return `LC_ALL=C; export LC_ALL
+printf '${REACHED}\\n'
+q() {
+  if ! m=$(stat -L -c '%f %s %u %g' -- "$2" 2>&1); then
+    case $m in
+      *'No such file or directory'*|*'Not a directory'*) printf '%s missing\\n' "$1" ;;
+      *'Permission denied'*) printf '%s unreadable permission denied\\n' "$1" ;;
+      *) printf '%s unreadable %s\\n' "$1" "$(printf '%s' "$m" | tr '\\n' ' ')" ;;
+    esac
+    return 0
+  fi
+  if [ -d "$2" ]; then
+    if [ -r "$2" ] && [ -x "$2" ]; then
+      e=1
+      for x in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+        if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
+      done
+      printf '%s dir %s %s\\n' "$1" "$m" "$e"
+    else
+      printf '%s unreadable permission denied\\n' "$1"
+    fi
+  elif [ -f "$2" ]; then
+    s=\${m#* }; s=\${s%% *}
+    if [ "$3" = 1 ] && [ "$s" -le ${READ_LIMIT} ]; then
+      printf '%s read %s\\n' "$1" "$m"
+      if base64 -- "$2" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
+    else
+      printf '%s file %s\\n' "$1" "$m"
+    fi
+  else
+    printf '%s other\\n' "$1"
+  fi
+}
+${asks.join('\n')}
+printf 'berth end\\n'
+`;
+}
+
+function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer): Map<string, PathFacts> {
+  const text = stdout.toString('latin1').split('\n');
+  const broken = (why: string) =>
+    new MachineError('failed', `the survey's answer could not be read: ${why}`);
+  const facts = new Map<string, PathFacts>();
+  let at = 1; // Past REACHED.
+  for (const [index, asked] of paths.entries()) {
+    const line = text[at++];
+    const [number, what, ...rest] = line?.split(' ') ?? [];
+    if (number !== String(index) || what === undefined) throw broken(`no answer for ${asked.path}`);
+    if (what === 'missing') facts.set(asked.path, { kind: 'missing' });
+    else if (what === 'other') facts.set(asked.path, { kind: 'other' });
+    else if (what === 'unreadable') {
+      facts.set(asked.path, {
+        kind: 'unreadable',
+        reason: Buffer.from(rest.join(' '), 'latin1').toString('utf8').trim(),
+      });
+    } else {
+      const [rawText, sizeText, uidText, gidText, emptyText] = rest;
+      const raw = Number.parseInt(rawText ?? '', 16);
+      const numbers = [sizeText, uidText, gidText].map((word) => Number(word));
+      if (Number.isNaN(raw) || numbers.some((number) => !Number.isInteger(number))) {
+        throw broken(`a record for ${asked.path} is short`);
+      }
+      const stat = {
+        mode: (raw & 0o7777).toString(8).padStart(4, '0'),
+        uid: Number(uidText),
+        gid: Number(gidText),
+      };
+      if (what === 'dir') {
+        facts.set(asked.path, { kind: 'directory', empty: emptyText === '1', ...stat });
+        continue;
+      }
+      const file = { kind: 'file' as const, size: Number(sizeText), ...stat };
+      if (what === 'file') {
+        facts.set(asked.path, file);
+        continue;
+      }
+      if (what !== 'read') throw broken(`a record for ${asked.path} says ${what}`);
+      const encoded: string[] = [];
+      let end: string | undefined;
+      while (at < text.length) {
+        const next = text[at++] as string;
+        if (next === '.' || next === '!') {
+          end = next;
+          break;
+        }
+        encoded.push(next);
+      }
+      if (end === undefined) throw broken(`the bytes of ${asked.path} were cut off`);
+      if (end === '!') {
+        facts.set(asked.path, { kind: 'unreadable', reason: 'permission denied' });
+        continue;
+      }
+      const bytes = new Uint8Array(Buffer.from(encoded.join(''), 'base64'));
+      facts.set(asked.path, bytes.length > READ_LIMIT ? file : { ...file, bytes });
+    }
+  }
+  if (text[at] !== 'berth end') throw broken('it ended early');
+  return facts;
+}
+
+/**
+ * The write script: the directory, the sweep of a dead write's temporary files beside the
+ * target, the data (base64 in a here-document: on stdin, never on a command line or in an
+ * environment) into a new temporary file made under umask 077, its owner and mode, sync,
+ * then the rename.
+ */
+function writeScript(
+  path: string,
+  data: Uint8Array,
+  options: { mode: number; uid?: number; gid?: number },
+): string {
+  checkPath(path);
+  if (path === '/') throw new MachineError('failed', '/ is a directory, not a file to write');
+  const ids = [options.uid, options.gid, options.mode];
+  if (ids.some((id) => id !== undefined && !(Number.isInteger(id) && id >= 0))) {
+    throw new MachineError('failed', `write ${path}: mode, uid and gid are whole numbers`);
+  }
+  const dir = posix.dirname(path);
+  const name = posix.basename(path);
+  const temporary = posix.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+  const owner =
+    options.uid === undefined && options.gid === undefined
+      ? ''
+      : `chown -- ${options.uid ?? ''}${options.gid === undefined ? '' : `:${options.gid}`} "$t"\n`;
+  const encoded = Buffer.from(data)
+    .toString('base64')
+    .replace(/.{1,76}/g, '$&\n');
+  return `set -eC
+printf '${REACHED}\\n'
+d=${quote(dir)}; f=${quote(path)}; t=${quote(temporary)}
+# The directories as makeDirectory makes them; only the temporary file is born private.
+mkdir -p -- "$d"
+umask 077
+# rename(2) replaces a file or a link, and refuses a directory; mv would move into one.
+if [ -d "$f" ] && [ ! -L "$f" ]; then printf '%s: Is a directory\\n' "$f" >&2; exit 1; fi
+for x in "$d"/${quote(`.${name}.`)}*.tmp; do
+  case \${x##*/} in
+    ${quote(`.${name}.`)}${'[0-9a-f]'.repeat(12)}.tmp) rm -f -- "$x" ;;
+  esac
+done
+trap 'rm -f -- "$t"' EXIT
+base64 -d > "$t" <<'berth-data-end'
+${encoded}berth-data-end
+${owner}chmod -- ${options.mode.toString(8).padStart(4, '0')} "$t"
+{ sync -- "$t" || sync; } 2>/dev/null
+if [ -L "$f" ] && [ -d "$f" ]; then rm -f -- "$f"; fi
+mv -f -- "$t" "$f"
+trap - EXIT
+sync -- "$d" 2>/dev/null || :
+`;
+}
+
+/**
+ * The hook's wrapper: exports the environment, starts the hook with `sh -c` under
+ * `setsid` (a process group of its own, its output and errors on ssh's standard output),
+ * and tells berth on standard error the group (`berth-run <pgid>`) and then the hook's
+ * exit status (`berth-exit <code>`).
+ */
+function runScript(script: string, env: Record<string, string>): string {
+  const exports = Object.entries(env).map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new MachineError('failed', `${name} cannot be the name of an environment variable`);
+    }
+    return `${name}=${quote(value)}; export ${name}`;
+  });
+  return `${exports.join('\n')}
+cd / || exit 1
+command -v setsid >/dev/null 2>&1 || { echo '${NO_SETSID}' >&2; exit 3; }
+setsid sh -c ${quote(script)} </dev/null 2>&1 &
+pid=$!
+printf 'berth-run %s\\n' "$pid" >&2
+wait "$pid"
+printf 'berth-exit %s\\n' "$?" >&2
+`;
+}
+
+type Watched = RunResult | { answer: Answer };
+
+/** Follows a hook's ssh call: its output as it comes, its end, stopping it on request. */
+function watchHook(
+  child: ChildProcess,
+  script: string,
+  options: RunOptions = {},
+  kill: (pgid: number) => Promise<void>,
+): Promise<Watched> {
+  const { signal } = options;
+  return new Promise((done, fail) => {
+    let output = '';
+    const decoder = new TextDecoder();
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const text = decoder.decode(chunk, { stream: true });
+      output = (output + text).slice(-KEPT_OUTPUT);
+      if (text) options.output?.(text);
+    });
+    let stderr = '';
+    let pending = '';
+    let pgid: number | undefined;
+    let exitCode: number | undefined;
+    let stoppedBy = '';
+    let killing = false;
+    const stopNow = () => {
+      if (pgid === undefined || killing || exitCode !== undefined) return;
+      killing = true;
+      void kill(pgid);
+    };
+    child.stderr?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const parts = pending.split('\n');
+      pending = parts.pop() ?? '';
+      for (const line of parts) {
+        const started = /^berth-run (\d+)$/.exec(line);
+        const ended = /^berth-exit (\d+)$/.exec(line);
+        if (started) {
+          pgid = Number(started[1]);
+          if (stoppedBy) stopNow();
+        } else if (ended) {
+          exitCode = Number(ended[1]);
+          // The hook's shell is done; a daemon it left may hold the output open. Let the
+          // last output arrive, then let go of the session.
+          setTimeout(() => child.kill('SIGTERM'), 100).unref();
+        } else stderr += `${line}\n`;
+      }
+    });
+    const stop = (why: string) => {
+      if (stoppedBy) return;
+      stoppedBy = why;
+      stopNow();
+    };
+    const onAbort = () => stop('berth');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    const limit = setTimeout(
+      () => stop(`the ${HOOK_TIMEOUT_MS / 60_000} minute limit`),
+      HOOK_TIMEOUT_MS,
+    );
+    const finish = () => {
+      clearTimeout(limit);
+      signal?.removeEventListener('abort', onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    };
+    child.on('error', (error) => {
+      finish();
+      fail(noSsh(error));
+    });
+    child.on('close', (code) => {
+      finish();
+      output += decoder.decode();
+      if (exitCode === undefined) {
+        stderr += pending;
+        if (pgid === undefined) {
+          done({ answer: { code: code ?? 255, stdout: Buffer.alloc(0), stderr } });
+          return;
+        }
+        const said = lines(stderr).at(-1) ?? `ssh ended with ${code}`;
+        fail(new MachineError('unreachable', `the connection broke while the hook ran: ${said}`));
+        return;
+      }
+      const stopped = stoppedBy && exitCode !== 0 ? `\nstopped by ${stoppedBy}` : '';
+      done({ code: exitCode, output: `${output.slice(-KEPT_OUTPUT)}${stopped}`.trim() });
+    });
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(script);
+  });
+}

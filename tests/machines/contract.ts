@@ -1,0 +1,553 @@
+/**
+ * The Machine contract: what every machine berth acts on does, whatever reaches it. This
+ * suite is the specification `src/machines/machine.ts` points to; each kind of machine
+ * runs it (rooted.test.ts, ssh.test.ts).
+ *
+ * Paths given to the machine are machine paths. The suite sets up and inspects through
+ * `exec`, a shell running as root where the machine's files are, at `root` + the machine
+ * path (`/` for a machine reached over ssh).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import {
+  type Machine,
+  MachineError,
+  type PathFacts,
+  READ_LIMIT,
+  type RunResult,
+} from '../../src/machines/machine.ts';
+
+export interface MachineUnderTest {
+  machine: Machine;
+  /** Runs a shell script as root (or as the test's user) on that machine; its output. */
+  exec(script: string): Promise<string>;
+  /** Where machine paths live from exec's point of view: `/` for ssh. */
+  root: string;
+  /** A machine of the same kind that cannot be reached. */
+  unreachable: Machine;
+  /**
+   * The same machine as a user that may not look everywhere, when there is one: the
+   * contract stages "permission denied" through it (root may look everywhere).
+   */
+  unprivileged?: Machine;
+  cleanup(): Promise<void>;
+}
+
+const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
+const bytesOf = (value: string) => new TextEncoder().encode(value);
+/** A machine-path-safe quoting for exec's scripts. */
+const q = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+
+function isUnreachable(error: unknown) {
+  assert.ok(error instanceof MachineError, `a MachineError, not ${String(error)}`);
+  assert.equal(error.failure, 'unreachable', error.message);
+  assert.ok(error.message.length > 0, 'with words');
+  return true;
+}
+
+export function machineContract(name: string, makeMachine: () => Promise<MachineUnderTest>) {
+  describe(`the Machine contract: ${name}`, () => {
+    let subject: MachineUnderTest;
+    let machine: Machine;
+    /** Machine path of this run's own directory. */
+    const base = `/tmp/berth-contract-${randomBytes(4).toString('hex')}`;
+    let serial = 0;
+    /** A fresh machine path of a directory that does not exist yet. */
+    const fresh = () => `${base}/${++serial}`;
+    /** A machine path as exec sees it, quoted for its shell. */
+    const at = (path: string) => q(subject.root === '/' ? path : `${subject.root}${path}`);
+    const exec = (script: string) => subject.exec(script);
+    let rootUid = 0;
+    let owner = { uid: 1234, gid: 2345 };
+
+    before(async () => {
+      subject = await makeMachine();
+      machine = subject.machine;
+      await exec(`mkdir -p ${at(base)}`);
+      rootUid = Number((await exec('id -u')).trim());
+      if (rootUid !== 0) {
+        // Without root a file can only be given the test user's own ids.
+        owner = { uid: rootUid, gid: Number((await exec('id -g')).trim()) };
+      }
+    });
+    after(async () => {
+      await exec(`rm -rf ${at(base)}`).catch(() => {});
+      await subject?.cleanup();
+    });
+
+    const one = async (path: string, read = false): Promise<PathFacts> => {
+      const survey = await machine.survey([{ path, read }]);
+      const facts = survey.get(path);
+      assert.ok(facts, `an answer for ${path}`);
+      return facts;
+    };
+
+    describe('survey', () => {
+      it('answers for every path asked, keyed by the path, in one call', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)} && echo x > ${at(`${dir}/f`)}`);
+        const paths = [`${dir}/f`, `${dir}/none`, dir];
+        const survey = await machine.survey(paths.map((path) => ({ path })));
+        assert.deepEqual([...survey.keys()].sort(), [...paths].sort());
+      });
+
+      it('an empty survey only checks that the machine can be reached', async () => {
+        const survey = await machine.survey([]);
+        assert.equal(survey.size, 0);
+      });
+
+      it('a path that is not there is missing, as is a path under a file', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)} && echo x > ${at(`${dir}/file`)}`);
+        assert.deepEqual(await one(`${dir}/nothing`), { kind: 'missing' });
+        assert.deepEqual(await one(`${dir}/nothing/deeper`, true), { kind: 'missing' });
+        assert.deepEqual(await one(`${dir}/file/under`, true), { kind: 'missing' });
+      });
+
+      it('a file: its size, mode as four octal digits, owner; no bytes unless asked', async () => {
+        const dir = fresh();
+        const file = `${dir}/app.conf`;
+        await exec(
+          `mkdir -p ${at(dir)} && printf 'port=3000\\n' > ${at(file)} && chmod 0640 ${at(file)} && chown ${owner.uid}:${owner.gid} ${at(file)}`,
+        );
+        assert.deepEqual(await one(file), {
+          kind: 'file',
+          size: 10,
+          mode: '0640',
+          uid: owner.uid,
+          gid: owner.gid,
+        });
+      });
+
+      it('special permission bits are part of the mode', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(dir)} && touch ${at(`${dir}/s`)} && chmod 4755 ${at(`${dir}/s`)}`,
+        );
+        await exec(`mkdir ${at(`${dir}/sticky`)} && chmod 1777 ${at(`${dir}/sticky`)}`);
+        const file = await one(`${dir}/s`);
+        assert.equal(file.kind, 'file');
+        assert.equal('mode' in file && file.mode, '4755');
+        const sticky = await one(`${dir}/sticky`);
+        assert.equal('mode' in sticky && sticky.mode, '1777');
+      });
+
+      it('read brings a file’s bytes exactly, whatever they are', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)}`);
+        const all = new Uint8Array(256 * 3).map((_, index) => index % 256);
+        await machine.write(`${dir}/binary`, all, { mode: 0o600 });
+        await exec(`printf '' > ${at(`${dir}/empty`)}`);
+        const survey = await machine.survey([
+          { path: `${dir}/binary`, read: true },
+          { path: `${dir}/empty`, read: true },
+        ]);
+        const binary = survey.get(`${dir}/binary`);
+        assert.ok(binary?.kind === 'file');
+        assert.deepEqual(binary.bytes, all);
+        assert.equal(binary.size, all.length);
+        const empty = survey.get(`${dir}/empty`);
+        assert.ok(empty?.kind === 'file');
+        assert.deepEqual(empty.bytes, new Uint8Array());
+      });
+
+      it('bytes up to READ_LIMIT come back; a larger file gives its facts and no bytes', async () => {
+        const dir = fresh();
+        // Sparse files: big without costing the disk.
+        await exec(
+          `mkdir -p ${at(dir)} && truncate -s ${READ_LIMIT} ${at(`${dir}/at-limit`)} && truncate -s ${READ_LIMIT + 1} ${at(`${dir}/over`)}`,
+        );
+        const survey = await machine.survey([
+          { path: `${dir}/at-limit`, read: true },
+          { path: `${dir}/over`, read: true },
+        ]);
+        const atLimit = survey.get(`${dir}/at-limit`);
+        assert.ok(atLimit?.kind === 'file');
+        assert.equal(atLimit.bytes?.length, READ_LIMIT);
+        assert.ok(atLimit.bytes.every((byte) => byte === 0));
+        const over = survey.get(`${dir}/over`);
+        assert.ok(over?.kind === 'file');
+        assert.equal(over.size, READ_LIMIT + 1);
+        assert.equal(over.bytes, undefined);
+      });
+
+      it('a directory says whether it is empty; a dot file makes it not empty', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(`${dir}/empty`)} ${at(`${dir}/dotted`)} ${at(`${dir}/full`)} && touch ${at(`${dir}/dotted/.hidden`)} ${at(`${dir}/full/a`)} && chmod 0750 ${at(`${dir}/full`)} && chown ${owner.uid}:${owner.gid} ${at(`${dir}/full`)}`,
+        );
+        const survey = await machine.survey([
+          { path: `${dir}/empty`, read: true },
+          { path: `${dir}/dotted` },
+          { path: `${dir}/full` },
+        ]);
+        assert.equal((survey.get(`${dir}/empty`) as { empty: boolean }).empty, true);
+        assert.equal(survey.get(`${dir}/empty`)?.kind, 'directory');
+        assert.equal((survey.get(`${dir}/dotted`) as { empty: boolean }).empty, false);
+        assert.deepEqual(survey.get(`${dir}/full`), {
+          kind: 'directory',
+          empty: false,
+          mode: '0750',
+          uid: owner.uid,
+          gid: owner.gid,
+        });
+      });
+
+      it('what is neither file nor directory (a fifo) is other', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)} && mkfifo ${at(`${dir}/pipe`)}`);
+        assert.deepEqual(await one(`${dir}/pipe`, true), { kind: 'other' });
+      });
+
+      it('a symbolic link is followed; a dangling one is missing; a loop is unreadable', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(dir)} && echo hi > ${at(`${dir}/target`)} && ln -s target ${at(`${dir}/link`)} && ln -s gone ${at(`${dir}/dangling`)} && ln -s loop ${at(`${dir}/loop`)}`,
+        );
+        const link = await one(`${dir}/link`, true);
+        assert.ok(link.kind === 'file');
+        assert.equal(text(link.bytes), 'hi\n');
+        assert.deepEqual(await one(`${dir}/dangling`), { kind: 'missing' });
+        const loop = await one(`${dir}/loop`);
+        assert.equal(loop.kind, 'unreadable');
+        assert.ok(loop.kind === 'unreadable' && loop.reason.length > 0);
+      });
+
+      it('what berth may not look at is unreadable, with the reason', async (t) => {
+        const { unprivileged } = subject;
+        if (!unprivileged) {
+          t.skip('this machine runs as root here, and root may look everywhere');
+          return;
+        }
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(`${dir}/closed`)} && echo s > ${at(`${dir}/closed/secret`)} && echo s > ${at(`${dir}/private`)} && chmod 0700 ${at(`${dir}/closed`)} && chmod 0600 ${at(`${dir}/private`)} && chown 0:0 ${at(`${dir}/closed`)} ${at(`${dir}/private`)}`,
+        );
+        const survey = await unprivileged.survey([
+          { path: `${dir}/closed/secret`, read: true },
+          { path: `${dir}/closed` },
+          { path: `${dir}/private`, read: true },
+        ]);
+        assert.deepEqual(survey.get(`${dir}/closed/secret`), {
+          kind: 'unreadable',
+          reason: 'permission denied',
+        });
+        assert.deepEqual(survey.get(`${dir}/closed`), {
+          kind: 'unreadable',
+          reason: 'permission denied',
+        });
+        assert.deepEqual(survey.get(`${dir}/private`), {
+          kind: 'unreadable',
+          reason: 'permission denied',
+        });
+      });
+
+      it('paths with spaces, quotes, dollars and newlines are taken as they are', async () => {
+        const dir = fresh();
+        const odd = [`${dir}/a b`, `${dir}/it's`, `${dir}/$HOME`, `${dir}/new\nline`, `${dir}/-x`];
+        await exec(
+          `mkdir -p ${at(dir)} && ${odd.map((path) => `printf %s ${q(path)} > ${at(path)}`).join(' && ')}`,
+        );
+        const survey = await machine.survey(odd.map((path) => ({ path, read: true })));
+        for (const path of odd) {
+          const facts = survey.get(path);
+          assert.ok(facts?.kind === 'file', `${JSON.stringify(path)} is a file`);
+          assert.equal(text(facts.bytes), path);
+        }
+      });
+
+      it('answers forty paths at once, twenty of them read', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(dir)} && for i in $(seq 1 20); do echo "file $i" > ${at(dir)}/f$i; done`,
+        );
+        const paths = Array.from({ length: 40 }, (_, index) =>
+          index < 20 ? { path: `${dir}/f${index + 1}`, read: true } : { path: `${dir}/m${index}` },
+        );
+        const survey = await machine.survey(paths);
+        assert.equal(survey.size, 40);
+        for (let index = 0; index < 20; index++) {
+          const facts = survey.get(`${dir}/f${index + 1}`);
+          assert.ok(facts?.kind === 'file');
+          assert.equal(text(facts.bytes), `file ${index + 1}\n`);
+        }
+        for (let index = 20; index < 40; index++) {
+          assert.deepEqual(survey.get(`${dir}/m${index}`), { kind: 'missing' });
+        }
+      });
+    });
+
+    describe('write', () => {
+      it('makes the directories above the file, then the file with its bytes', async () => {
+        const path = `${fresh()}/deep/er/app.env`;
+        await machine.write(path, bytesOf('A=1\n'), { mode: 0o644 });
+        assert.equal(await exec(`cat ${at(path)}`), 'A=1\n');
+      });
+
+      it('makes the directories above the file as makeDirectory makes them', async () => {
+        const dir = fresh();
+        await machine.write(`${dir}/by-write/deeper/file`, bytesOf('x'), { mode: 0o600 });
+        await machine.makeDirectory(`${dir}/by-make/deeper`);
+        const modes = await exec(
+          `stat -c %a ${at(`${dir}/by-write`)} ${at(`${dir}/by-write/deeper`)} ${at(`${dir}/by-make`)} ${at(`${dir}/by-make/deeper`)}`,
+        );
+        const [write, writeDeeper, make, makeDeeper] = modes.trim().split('\n');
+        assert.deepEqual([write, writeDeeper], [make, makeDeeper]);
+        assert.equal((await exec(`stat -c %a ${at(`${dir}/by-write/deeper/file`)}`)).trim(), '600');
+      });
+
+      it('gives the file its mode and owner, whatever the umask', async () => {
+        const dir = fresh();
+        await machine.write(`${dir}/secret`, bytesOf('s3cret'), {
+          mode: 0o640,
+          uid: owner.uid,
+          gid: owner.gid,
+        });
+        await machine.write(`${dir}/open`, bytesOf('x'), { mode: 0o755 });
+        assert.equal(
+          (await exec(`stat -c '%a %u %g' ${at(`${dir}/secret`)}`)).trim(),
+          `640 ${owner.uid} ${owner.gid}`,
+        );
+        assert.equal((await exec(`stat -c %a ${at(`${dir}/open`)}`)).trim(), '755');
+        const facts = await one(`${dir}/secret`, true);
+        assert.deepEqual(facts, {
+          kind: 'file',
+          size: 6,
+          mode: '0640',
+          uid: owner.uid,
+          gid: owner.gid,
+          bytes: bytesOf('s3cret'),
+        });
+      });
+
+      it('replaces a file whole, by a rename: the old file lives on only under another link', async () => {
+        const dir = fresh();
+        const path = `${dir}/app.conf`;
+        await machine.write(path, bytesOf('old\n'), { mode: 0o644 });
+        await exec(`ln ${at(path)} ${at(`${dir}/keep`)}`);
+        await machine.write(path, bytesOf('new\n'), { mode: 0o600 });
+        assert.equal(await exec(`cat ${at(path)}`), 'new\n');
+        assert.equal(await exec(`cat ${at(`${dir}/keep`)}`), 'old\n', 'not rewritten in place');
+        assert.equal(
+          (await exec(`ls -A ${at(dir)} | sort`)).trim(),
+          'app.conf\nkeep',
+          'no temporary file left',
+        );
+      });
+
+      it('replaces a symbolic link at the path, never writing through it', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(`${dir}/elsewhere`)} && echo theirs > ${at(`${dir}/target`)} && ln -s target ${at(`${dir}/to-file`)} && ln -s elsewhere ${at(`${dir}/to-dir`)}`,
+        );
+        await machine.write(`${dir}/to-file`, bytesOf('ours\n'), { mode: 0o600 });
+        await machine.write(`${dir}/to-dir`, bytesOf('ours\n'), { mode: 0o600 });
+        assert.equal(await exec(`cat ${at(`${dir}/target`)}`), 'theirs\n');
+        assert.equal((await exec(`ls -A ${at(`${dir}/elsewhere`)}`)).trim(), '');
+        for (const name of ['to-file', 'to-dir']) {
+          assert.equal((await exec(`stat -c %F ${at(`${dir}/${name}`)}`)).trim(), 'regular file');
+          assert.equal(await exec(`cat ${at(`${dir}/${name}`)}`), 'ours\n');
+        }
+      });
+
+      it('writes empty files, and bytes of every value', async () => {
+        const dir = fresh();
+        await machine.write(`${dir}/empty`, new Uint8Array(), { mode: 0o644 });
+        const all = new Uint8Array(256).map((_, index) => 255 - index);
+        await machine.write(`${dir}/all`, all, { mode: 0o644 });
+        assert.equal((await exec(`stat -c %s ${at(`${dir}/empty`)}`)).trim(), '0');
+        assert.equal(
+          (await exec(`od -An -tx1 -v ${at(`${dir}/all`)} | tr -d ' \\n'`)).trim(),
+          Buffer.from(all).toString('hex'),
+        );
+      });
+
+      it("removes a dead write's temporary files of that file, and nothing that only looks like one", async () => {
+        const dir = fresh();
+        const dead = ['.app.conf.0123456789ab.tmp', '.app.conf.fedcba987654.tmp'];
+        const kept = [
+          '.app.conf.0123456789a.tmp', // eleven digits
+          '.app.conf.0123456789AB.tmp', // not lower-case hex
+          '.app.conf.0123456789abc.tmp', // thirteen
+          '.other.conf.0123456789ab.tmp', // another file's
+          'app.conf.0123456789ab.tmp', // no leading dot
+          '.app.conf.0123456789ab.tmp.bak',
+        ];
+        await exec(
+          `mkdir -p ${at(dir)} && cd ${at(dir)} && touch ${[...dead, ...kept].map(q).join(' ')}`,
+        );
+        await machine.write(`${dir}/app.conf`, bytesOf('x'), { mode: 0o644 });
+        const left = (await exec(`ls -A ${at(dir)}`)).trim().split('\n').sort();
+        assert.deepEqual(left, ['app.conf', ...kept].sort());
+      });
+
+      it('fails with a MachineError where a directory stands at the path', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(`${dir}/taken`)}`);
+        await assert.rejects(
+          machine.write(`${dir}/taken`, bytesOf('x'), { mode: 0o644 }),
+          (error) => {
+            assert.ok(error instanceof MachineError);
+            assert.notEqual(error.failure, 'unreachable');
+            return true;
+          },
+        );
+        assert.equal((await exec(`ls -A ${at(dir)}`)).trim(), 'taken', 'no temporary file left');
+      });
+    });
+
+    describe('makeDirectory', () => {
+      it('makes a directory and its parents, and leaves an existing one as it is', async () => {
+        const dir = `${fresh()}/a/b/c`;
+        await machine.makeDirectory(dir);
+        await exec(`chmod 0700 ${at(dir)} && touch ${at(`${dir}/inside`)}`);
+        await machine.makeDirectory(dir);
+        assert.equal((await exec(`stat -c %a ${at(dir)}`)).trim(), '700');
+        assert.equal((await exec(`ls ${at(dir)}`)).trim(), 'inside');
+      });
+
+      it('fails with a MachineError where a file stands at the path', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)} && touch ${at(`${dir}/file`)}`);
+        await assert.rejects(machine.makeDirectory(`${dir}/file`), MachineError);
+      });
+    });
+
+    describe('run', () => {
+      it('gives the exit code and keeps the output, errors included', async () => {
+        const result = await machine.run('echo out; echo err >&2; exit 3', {});
+        assert.equal(result.code, 3);
+        assert.match(result.output, /out/);
+        assert.match(result.output, /err/);
+        assert.equal((await machine.run('true', {})).code, 0);
+      });
+
+      it('extends the environment by env and BERTH_ROOT', async () => {
+        const result = await machine.run(
+          'printf "%s|%s|%s|%s" "$BERTH_NODE" "$BERTH_MODULE" "$BERTH_ROOT" "$PATH"',
+          { BERTH_NODE: 'web1', BERTH_MODULE: "it's a $module" },
+        );
+        const [node, module, root, path] = result.output.split('|');
+        assert.equal(node, 'web1');
+        assert.equal(module, "it's a $module");
+        assert.equal(root, subject.root);
+        assert.ok(path, 'the usual environment is there too');
+      });
+
+      it('runs the hook in a process group of its own', async () => {
+        const result = await machine.run('cut -d" " -f5 /proc/$$/stat; echo $$', {});
+        const [group, pid] = result.output.split('\n');
+        assert.equal(group, pid);
+      });
+
+      it('tells the output as it comes', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)}`);
+        const go = `"$BERTH_ROOT"${q(`${dir}/go`)}`;
+        let told = '';
+        const finished = machine.run(
+          `echo first; i=0; while [ ! -e ${go} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo second`,
+          {},
+          {
+            output: (chunk) => {
+              told += chunk;
+              if (told.includes('first')) void exec(`touch ${at(`${dir}/go`)}`);
+            },
+          },
+        );
+        const result = await finished;
+        assert.equal(result.code, 0);
+        assert.match(told, /^first\n(.|\n)*second\n$/);
+        assert.equal(
+          (await exec(`ls ${at(dir)}`)).trim(),
+          'go',
+          'the hook waited for "first" to be told',
+        );
+        assert.equal(result.output, 'first\nsecond');
+      });
+
+      it('keeps only the end of a long output', async () => {
+        const result = await machine.run(
+          'i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done; echo last',
+          {},
+        );
+        assert.ok(result.output.length <= 2_000, `${result.output.length} characters kept`);
+        assert.match(result.output, /line 499\nlast$/);
+      });
+
+      it('is done when its shell exits, though a daemon it started holds the output', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)}`);
+        const pidFile = `"$BERTH_ROOT"${q(`${dir}/daemon.pid`)}`;
+        const begun = Date.now();
+        try {
+          const result = await machine.run(`sleep 30 & echo $! > ${pidFile}; echo started`, {});
+          const took = Date.now() - begun;
+          assert.equal(result.code, 0);
+          assert.equal(result.output, 'started');
+          assert.ok(took < 5_000, `done in ${took} ms, not after the daemon's 30 s`);
+        } finally {
+          await exec(`kill $(cat ${at(`${dir}/daemon.pid`)}) 2>/dev/null; true`);
+        }
+      });
+
+      it('an abort stops the hook and everything in its process group', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)}`);
+        const stop = new AbortController();
+        const marker = `berth-contract-${randomBytes(4).toString('hex')}`;
+        const running = machine.run(
+          `sleep 300 & sleep 301 & (sleep 302; echo never) & echo "$$" > "$BERTH_ROOT"${q(`${dir}/group`)}; echo ${marker}; wait`,
+          {},
+          {
+            signal: stop.signal,
+            output: (chunk) => {
+              if (chunk.includes(marker)) stop.abort();
+            },
+          },
+        );
+        const result: RunResult = await Promise.race([
+          running,
+          new Promise<never>((_, fail) =>
+            setTimeout(
+              () => fail(new Error('the hook was not stopped within 20 s')),
+              20_000,
+            ).unref(),
+          ),
+        ]);
+        assert.notEqual(result.code, 0);
+        assert.match(result.output, /stopped by berth$/);
+        assert.doesNotMatch(result.output, /never/);
+        const group = (await exec(`cat ${at(`${dir}/group`)}`)).trim();
+        assert.match(group, /^\d+$/);
+        // Stopping may take a moment on the far side; nothing of the group may stay.
+        const living = `ps -eo pgid=,stat=,args= | awk -v g=${group} '$1 == g && $2 !~ /^Z/'`;
+        let left = '';
+        for (let tries = 0; tries < 50; tries++) {
+          left = (await exec(living)).trim();
+          if (!left) break;
+          await new Promise((wake) => setTimeout(wake, 100));
+        }
+        assert.equal(left, '', 'no process of the hook is left');
+      });
+    });
+
+    describe('a machine that cannot be reached', () => {
+      it('refuses every act with MachineError unreachable, in words', async () => {
+        const { unreachable } = subject;
+        await assert.rejects(unreachable.survey([]), isUnreachable);
+        await assert.rejects(
+          unreachable.survey([{ path: '/etc/hostname', read: true }]),
+          isUnreachable,
+        );
+        await assert.rejects(
+          unreachable.write(`${base}/x`, bytesOf('x'), { mode: 0o600 }),
+          isUnreachable,
+        );
+        await assert.rejects(unreachable.makeDirectory(`${base}/d`), isUnreachable);
+        await assert.rejects(unreachable.run('true', {}), isUnreachable);
+      });
+    });
+  });
+}
