@@ -5,6 +5,7 @@ import { listen } from '../http/serve.ts';
 import { machinesOf } from '../machines/reach.ts';
 import { openFileStores } from '../stores/file-store.ts';
 import type { StateLocation } from '../stores/state-dir.ts';
+import { type OpenStores, StoreError, type Stores } from '../stores/stores.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
 export interface ApiFlags {
@@ -59,7 +60,7 @@ export async function serveApi(options: ServeOptions): Promise<number> {
   const cutting = new AbortController();
   const app = createApp({
     authenticator: options.authenticator,
-    openStores: () => openFileStores(options.location),
+    openStores: unlessCut(() => openFileStores(options.location), cutting.signal),
     machines: machinesOf,
     stopping: cutting.signal,
   });
@@ -88,6 +89,26 @@ export async function serveApi(options: ServeOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/**
+ * Once the close has cut the acts still running, no act begins: one that was waiting
+ * for the stores (the lock, held by a long converge) would begin so near the last
+ * moment that its connection might be closed before it is answered. It is refused 503
+ * as the stores not opened, having done nothing, and the lock it got is let go at once.
+ */
+function unlessCut(open: () => Promise<Stores>, cut: AbortSignal): OpenStores {
+  const refusal = () =>
+    new StoreError(
+      'berth api is shutting down, and the act was not begun; send it again once berth api is back',
+    );
+  return async () => {
+    if (cut.aborted) throw refusal();
+    const stores = await open();
+    if (!cut.aborted) return stores;
+    await stores.close().catch(() => {});
+    throw refusal();
+  };
 }
 
 /** `host:port`, with IPv6 hosts in brackets: `[::1]:8081`. */

@@ -8,6 +8,17 @@ import { noRoute } from './app.ts';
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const SHUTDOWN_GRACE_MS = 5_000;
 /**
+ * Within the grace: acts still running this long after the signal are told to stop (a
+ * hook is ended, the act records what it did and is answered), and every connection
+ * still open is closed at CLOSE_ALL_MS, so that berth has ended within the 5 s. The
+ * second left between the two is for the stopped acts to write their records and answers.
+ */
+export const CUT_ACTS_MS = SHUTDOWN_GRACE_MS - 1_000;
+export const CLOSE_ALL_MS = SHUTDOWN_GRACE_MS - 250;
+/** The answer to a request that arrives once berth api has been told to stop. */
+export const SHUTTING_DOWN =
+  'berth api is shutting down: it takes no new request; send it again once berth api is back';
+/**
  * A whole request (headers and body) must arrive within this; a stalled body is cut.
  * A command request is at most 64 KiB: 30 s allows a very slow link, and a stalled
  * body holds only its own connection meanwhile (the stores are opened after the body).
@@ -19,14 +30,19 @@ export interface Listening {
   url: string;
   /** Resolves once the server has closed, gracefully or at the deadline. */
   closed: Promise<void>;
-  /** Aborts at the close deadline, so that acts still running stop and record what they did. */
+  /**
+   * Aborts 4 s into the close, so that acts still running stop, record what they did
+   * and are answered before every connection is closed.
+   */
   cut: AbortSignal;
 }
 
 /**
  * Serves a fetch handler on a Node socket until `signal` aborts, then closes
- * gracefully: no new connections, idle ones closed at once, requests in flight
- * given up to 5 s, then every connection cut.
+ * gracefully: no new connections, and no new request on a connection already open
+ * (503, `Connection: close`); idle connections closed at once; every answer in flight
+ * says `Connection: close`; requests in flight given until 4 s (then `cut`), and every
+ * connection closed at 4.75 s, so that the close is over within the seed's 5 s.
  *
  * Whatever never reaches the handler is still answered in JSON with `refused`:
  * a request Node cannot parse (400), headers too large (431), a request not in
@@ -49,6 +65,12 @@ export function listen(
         `this is not a request berth understands: ${(error as Error).message ?? 'its URL cannot be read'}`,
       ),
   });
+  const closing = closingState();
+  const serve = (request: IncomingMessage, response: ServerResponse) => {
+    if (closing.begun) return refuseWhileClosing(response);
+    latestOn(request.socket, response);
+    handler(request, response);
+  };
   const server = createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -59,12 +81,13 @@ export function listen(
       // Node's answer to a missing Host has no body; the handler's says why, in JSON.
       requireHostHeader: false,
     },
-    handler,
+    serve,
   );
+  server.on('connection', closing.track);
   server.on('clientError', answerClientError);
   // An Expect that is not 100-continue: Node would answer 417 with no body; berth
   // ignores the expectation and answers the request as the seed says.
-  server.on('checkExpectation', handler);
+  server.on('checkExpectation', serve);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});
     socket.write(rawAnswer(404, noRoute(request.method ?? 'CONNECT', request.url ?? '')));
@@ -93,7 +116,7 @@ export function listen(
       const cut = new AbortController();
       resolve({
         url: `http://${host}:${bound.port}`,
-        closed: closeOn(server, signal, cut),
+        closed: closeOn(server, signal, cut, closing),
         cut: cut.signal,
       });
     });
@@ -157,18 +180,75 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   socket.destroy();
 }
 
-function closeOn(server: Server, signal: AbortSignal, cut: AbortController): Promise<void> {
+/** The answer latest begun on a connection: the one that is to say `Connection: close`. */
+const LATEST = Symbol('berth.latestResponse');
+type Tracked = Socket & { [LATEST]?: ServerResponse };
+
+function latestOn(socket: Socket, response: ServerResponse) {
+  (socket as Tracked)[LATEST] = response;
+}
+
+/**
+ * Whether the close has begun, and the connections open, so that at the signal the
+ * answer in flight on each is made to close it: its client then sends nothing more
+ * there, and berth does not wait on the connection after its last answer. On a
+ * connection with requests pipelined, only the latest answer closes it, so the answers
+ * before it are all written first.
+ */
+function closingState() {
+  const open = new Set<Socket>();
+  const state = {
+    begun: false,
+    track(socket: Socket) {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    },
+    begin() {
+      state.begun = true;
+      for (const socket of open) {
+        const latest = (socket as Tracked)[LATEST];
+        if (latest && !latest.headersSent) latest.shouldKeepAlive = false;
+      }
+    },
+  };
+  return state;
+}
+
+/**
+ * A request that arrives once the close has begun (on a keep-alive connection that was
+ * open at the signal) is not carried out: it is answered 503, and its connection closed.
+ */
+function refuseWhileClosing(response: ServerResponse) {
+  const body = JSON.stringify({ refused: SHUTTING_DOWN });
+  response.writeHead(503, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  response.end(body);
+}
+
+function closeOn(
+  server: Server,
+  signal: AbortSignal,
+  cut: AbortController,
+  closing: ReturnType<typeof closingState>,
+): Promise<void> {
   return new Promise((resolve) => {
     const close = () => {
+      closing.begin();
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      const deadline = setTimeout(() => {
-        cut.abort(
-          `berth api closed before the act ended (${SHUTDOWN_GRACE_MS / 1000} s after it was told to stop)`,
-        );
-        server.closeAllConnections();
-      }, SHUTDOWN_GRACE_MS);
+      const stopActs = setTimeout(
+        () =>
+          cut.abort(
+            `berth api closed before the act ended (${CUT_ACTS_MS / 1000} s after it was told to stop)`,
+          ),
+        CUT_ACTS_MS,
+      );
+      const deadline = setTimeout(() => server.closeAllConnections(), CLOSE_ALL_MS);
       server.close(() => {
         clearInterval(sweep);
+        clearTimeout(stopActs);
         clearTimeout(deadline);
         resolve();
       });
