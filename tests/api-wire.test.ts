@@ -1,0 +1,88 @@
+/**
+ * The real `berth api`, believing the loopback issuer, sent bytes over raw sockets:
+ * what a client sees when its request is not well framed HTTP/1.1, even with a valid
+ * token. Every answer is JSON with `refused`, and berth never reaches its own
+ * "unexpected" path for a client's bad bytes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type ApiProcess, startApi } from './helpers/api-process.ts';
+import { type Issuer, startIssuer } from './helpers/issuer.ts';
+import { rawExchange, sleep } from './helpers/reliability.ts';
+import { makeWorld, type World } from './helpers/world.ts';
+
+describe('berth api over raw sockets, with a valid token', () => {
+  let world: World;
+  let issuer: Issuer;
+  let api: ApiProcess;
+  let token: string;
+  before(async () => {
+    world = await makeWorld({ m: { description: 'a module' } });
+    issuer = await startIssuer();
+    api = await startApi([
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      issuer.url,
+      '--state',
+      world.state,
+    ]);
+    token = await issuer.token();
+  });
+  after(async () => {
+    await api.stop();
+    await issuer.close();
+    await world.cleanup();
+  });
+
+  /** A POST /assign with the token, `headers` and then `body`, as bytes on the wire. */
+  const assign = (headers: string, body: string) =>
+    `POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
+  const chunked = (body: string, encoding = 'chunked') =>
+    assign(`Transfer-Encoding: ${encoding}\r\n`, body);
+
+  // Framing that Node's parser rejects only once the headers are in, and the route
+  // (with a token that takes a moment to verify) is already reading the body.
+  const framing = (): [string, string][] => [
+    ['chunk size zz', chunked('zz\r\n{}\r\n0\r\n\r\n')],
+    ['chunk size -1', chunked('-1\r\n{}\r\n0\r\n\r\n')],
+    ['chunk size 0x2', chunked('0x2\r\n{}\r\n0\r\n\r\n')],
+    ['chunk size +2', chunked('+2\r\n{}\r\n0\r\n\r\n')],
+    ['chunk size 2 2', chunked('2 2\r\n{}\r\n0\r\n\r\n')],
+    ['chunk size past 64 bits', chunked('fffffffffffffffffff\r\n{}\r\n0\r\n\r\n')],
+    ['chunk size ended by LF alone', chunked('2\n{}\r\n0\r\n\r\n')],
+    ['chunk size ended by CR alone', chunked('2\r{}\r\n0\r\n\r\n')],
+    ['chunk data longer than its size', chunked('2\r\n{}X\r\n0\r\n\r\n')],
+    ['chunk data shorter than its size', chunked('5\r\n{}\r\n0\r\n\r\n')],
+    ['a control character in a chunk extension', chunked('2;\x01\r\n{}\r\n0\r\n\r\n')],
+    ['an unclosed quote in a chunk extension', chunked('2;a="b\r\n{}\r\n0\r\n\r\n')],
+    ['a trailer that is not a header', chunked('2\r\n{}\r\n0\r\nnot a header\r\n\r\n')],
+    ['Transfer-Encoding: xchunked', chunked('2\r\n{}\r\n0\r\n\r\n', 'xchunked')],
+    ['Transfer-Encoding: gzip', chunked('2\r\n{}\r\n0\r\n\r\n', 'gzip')],
+    ['Transfer-Encoding: identity', chunked('2\r\n{}\r\n0\r\n\r\n', 'identity')],
+    ['Transfer-Encoding: chunked;x', chunked('2\r\n{}\r\n0\r\n\r\n', 'chunked;x')],
+    [
+      'Transfer-Encoding given twice, chunked in neither',
+      assign('Transfer-Encoding: gzip\r\nTransfer-Encoding: xchunked\r\n', '2\r\n{}\r\n0\r\n\r\n'),
+    ],
+  ];
+
+  it('answers a framing error in the body 400 in JSON, and never as unexpected', async () => {
+    // The keys are fetched once a token is first seen; the vectors then meet a warm verifier.
+    await rawExchange(api.port, assign('Content-Length: 2\r\n', '{}'));
+    for (const [name, bytes] of framing()) {
+      const answer = await rawExchange(api.port, bytes, { timeoutMs: 10_000 });
+      assert.equal(answer.status, 400, `${name}: ${answer.raw}`);
+      assert.equal(answer.headers['content-type'], 'application/json', name);
+      assert.match(
+        JSON.parse(answer.body).refused,
+        /^this is not a request berth understands: /,
+        name,
+      );
+    }
+    // What a route still running after its connection is gone would log comes a moment later.
+    await sleep(300);
+    assert.doesNotMatch(api.stderr(), /unexpected/);
+    assert.deepEqual(await world.journal(), [], 'nothing was carried out');
+  });
+});
