@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { noRoute } from './helpers/api.ts';
 import { type ApiProcess, startApi } from './helpers/api-process.ts';
 import { type Issuer, startIssuer } from './helpers/issuer.ts';
 import { rawExchange, sleep } from './helpers/reliability.ts';
@@ -83,6 +84,45 @@ describe('berth api over raw sockets, with a valid token', () => {
     // What a route still running after its connection is gone would log comes a moment later.
     await sleep(300);
     assert.doesNotMatch(api.stderr(), /unexpected/);
+    assert.deepEqual(await world.journal(), [], 'nothing was carried out');
+  });
+
+  it('answers every request no route matches 404 naming its method and path, token or not, whatever Node makes of it', async () => {
+    const long = `/${'x'.repeat(5_000)}`;
+    const cases: [line: string, method: string, path: string][] = [
+      ['OPTIONS * HTTP/1.1', 'OPTIONS', '*'],
+      ['GET * HTTP/1.1', 'GET', '*'],
+      ['PATCH /converge HTTP/1.1', 'PATCH', '/converge'],
+      // Methods Node's parser does not know: it refuses them before any route could.
+      ['FOO /assign HTTP/1.1', 'FOO', '/assign'],
+      ['BREW / HTTP/1.1', 'BREW', '/'],
+      ['post /assign HTTP/1.1', 'post', '/assign'],
+      ['Post /take?x=1 HTTP/1.1', 'Post', '/take'],
+      ['FOO http://127.0.0.1/adopt HTTP/1.1', 'FOO', '/adopt'],
+      ['FOO /a/./b/../"c" HTTP/1.1', 'FOO', '/a/%22c%22'],
+      // The path is named, cut short.
+      [`FOO ${long} HTTP/1.1`, 'FOO', `/${'x'.repeat(99)}…`],
+    ];
+    for (const [line, method, path] of cases)
+      for (const authorization of ['', `Authorization: Bearer ${token}\r\n`]) {
+        const answer = await rawExchange(
+          api.port,
+          `${line}\r\nHost: 127.0.0.1\r\n${authorization}Content-Length: 2\r\n\r\n{}`,
+        );
+        const what = `${line.slice(0, 40)} ${authorization ? 'with' : 'without'} a token`;
+        assert.equal(answer.status, 404, `${what}: ${answer.raw.slice(0, 300)}`);
+        assert.equal(answer.headers['content-type'], 'application/json', what);
+        assert.deepEqual(JSON.parse(answer.body), { refused: noRoute(method, path) }, what);
+      }
+    // Bytes that hold no request line are still not a request: 400.
+    for (const bytes of [
+      '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03',
+      'FOO /a\x01b HTTP/1.1\r\n\r\n',
+    ]) {
+      const answer = await rawExchange(api.port, bytes);
+      assert.equal(answer.status, 400, answer.raw);
+      assert.match(JSON.parse(answer.body).refused, /^this is not a request berth understands: /);
+    }
     assert.deepEqual(await world.journal(), [], 'nothing was carried out');
   });
 });

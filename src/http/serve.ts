@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { noRoute } from './app.ts';
+import { refusedRequestLine } from './request-line.ts';
 
 /** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -69,6 +70,8 @@ export function listen(
   const serve = (request: IncomingMessage, response: ServerResponse) => {
     if (closing.begun) return refuseWhileClosing(response);
     latestOn(request.socket, response);
+    const early = answerBeforeRoutes(request);
+    if (early) return answerDirectly(response, ...early);
     handler(request, response);
   };
   const server = createServer(
@@ -163,8 +166,16 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
     return;
   }
   if (socket.writable && !answering?.headersSent && error.code !== 'ECONNRESET') {
-    const [status, refused] =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    const asked =
+      error.code === 'HPE_INVALID_METHOD'
+        ? refusedRequestLine(
+            (error as { rawPacket?: Buffer }).rawPacket,
+            (error as { bytesParsed?: number }).bytesParsed,
+          )
+        : undefined;
+    const [status, refused] = asked
+      ? [404, noRoute(asked.method, asked.path)]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [
             408,
             `the request did not arrive in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s`,
@@ -215,17 +226,34 @@ function closingState() {
 }
 
 /**
+ * What is answered before the routes see a request, or undefined for the rest: a
+ * request-target of `*` (`OPTIONS * HTTP/1.1`), which no route matches but which is no
+ * URL, is 404 as any other.
+ */
+function answerBeforeRoutes(
+  request: IncomingMessage,
+): [status: number, refused: string, close: boolean] | undefined {
+  if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
+  return undefined;
+}
+
+function answerDirectly(response: ServerResponse, status: number, refused: string, close: boolean) {
+  const body = JSON.stringify({ refused });
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+  };
+  if (close) headers.Connection = 'close';
+  response.writeHead(status, headers);
+  response.end(body);
+}
+
+/**
  * A request that arrives once the close has begun (on a keep-alive connection that was
  * open at the signal) is not carried out: it is answered 503, and its connection closed.
  */
 function refuseWhileClosing(response: ServerResponse) {
-  const body = JSON.stringify({ refused: SHUTTING_DOWN });
-  response.writeHead(503, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    Connection: 'close',
-  });
-  response.end(body);
+  answerDirectly(response, 503, SHUTTING_DOWN, true);
 }
 
 function closeOn(
