@@ -125,4 +125,37 @@ describe('berth api over raw sockets, with a valid token', () => {
     }
     assert.deepEqual(await world.journal(), [], 'nothing was carried out');
   });
+
+  it('answers an HTTP/1.1 request without Host, or any with two, 400 in JSON; HTTP/1.0 needs none', async () => {
+    const json = '{"node":"box","module":"m"}';
+    const request = (version: string, hosts: string[], authorization: string) =>
+      `POST /assign HTTP/${version}\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}${authorization}Content-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`;
+    const refusals: [version: string, hosts: string[], refused: string][] = [
+      ['1.1', [], 'an HTTP/1.1 request must name its Host'],
+      ['1.1', ['127.0.0.1', 'elsewhere.example'], 'it names its Host more than once'],
+      ['1.1', ['127.0.0.1', '127.0.0.1'], 'it names its Host more than once'],
+      ['1.0', ['127.0.0.1', 'elsewhere.example'], 'it names its Host more than once'],
+    ];
+    for (const [version, hosts, refused] of refusals)
+      for (const authorization of ['', `Authorization: Bearer ${token}\r\n`]) {
+        const what = `HTTP/${version} with ${hosts.length} Host ${authorization ? 'and' : 'without'} a token`;
+        const answer = await rawExchange(api.port, request(version, hosts, authorization));
+        assert.equal(answer.status, 400, `${what}: ${answer.raw}`);
+        assert.equal(answer.headers['content-type'], 'application/json', what);
+        assert.equal(answer.headers.connection, 'close', what);
+        assert.deepEqual(
+          JSON.parse(answer.body),
+          { refused: `this is not a request berth understands: ${refused}` },
+          what,
+        );
+      }
+    assert.deepEqual(await world.journal(), [], 'nothing was carried out');
+
+    const old = await rawExchange(
+      api.port,
+      request('1.0', [], `Authorization: Bearer ${token}\r\n`),
+    );
+    assert.equal(old.status, 200, old.raw);
+    assert.deepEqual(JSON.parse(old.body), { said: 'box is to run m' });
+  });
 });

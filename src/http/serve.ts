@@ -47,8 +47,9 @@ export interface Listening {
  *
  * Whatever never reaches the handler is still answered in JSON with `refused`:
  * a request Node cannot parse (400), headers too large (431), a request not in
- * within its deadline (408), a URL or Host that is not one (400), an Upgrade (400)
- * and CONNECT (404).
+ * within its deadline (408), a URL or Host that is not one (400), an HTTP/1.1 request
+ * without Host or any with two (400), an Upgrade (400), and CONNECT, `OPTIONS *` or a
+ * method Node does not know (404).
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -228,12 +229,28 @@ function closingState() {
 /**
  * What is answered before the routes see a request, or undefined for the rest: a
  * request-target of `*` (`OPTIONS * HTTP/1.1`), which no route matches but which is no
- * URL, is 404 as any other.
+ * URL, is 404 as any other; a request without its Host (HTTP/1.1) or with more than
+ * one is 400, as RFC 9112 §3.2 has it, and its connection is closed. (HTTP/1.0 came
+ * before Host, so a request without one is served.)
  */
 function answerBeforeRoutes(
   request: IncomingMessage,
 ): [status: number, refused: string, close: boolean] | undefined {
   if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
+  const raw = request.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
+  if (hosts > 1)
+    return [400, 'this is not a request berth understands: it names its Host more than once', true];
+  if (hosts === 0 && request.httpVersion === '1.1')
+    return [
+      400,
+      'this is not a request berth understands: an HTTP/1.1 request must name its Host',
+      true,
+    ];
   return undefined;
 }
 
