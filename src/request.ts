@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { clip, clipQuoted } from './clip.ts';
 
 /**
  * The command request, as the seed gives it: one shape for every route and every
@@ -29,7 +30,8 @@ export function decodeRequest(body: string): Decoded {
   try {
     json = JSON.parse(body);
   } catch (error) {
-    return { ok: false, message: (error as Error).message };
+    // V8 quotes a few characters of the input; kept short whatever a later V8 quotes.
+    return { ok: false, message: clip((error as Error).message, 200) };
   }
   // valibot's object schema takes an array for an object (and then reads
   // Array.prototype.filter as `filter`), so an array is refused here, in its words.
@@ -39,5 +41,6 @@ export function decodeRequest(body: string): Decoded {
   if (result.success) return { ok: true, request: result.output };
   const issue = result.issues[0];
   const path = issue.path?.map((item) => String(item.key)).join('.');
-  return { ok: false, message: path ? `${path}: ${issue.message}` : issue.message };
+  const message = clipQuoted(issue.message, issue.received);
+  return { ok: false, message: path ? `${path}: ${message}` : message };
 }

@@ -126,6 +126,51 @@ describe('berth api over raw sockets, with a valid token', () => {
     assert.deepEqual(await world.journal(), [], 'nothing was carried out');
   });
 
+  it('keeps a refusal of a body short, quoting at most 80 characters of what it was sent', async () => {
+    const post = (json: string) =>
+      rawExchange(
+        api.port,
+        `POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+      );
+    const understands = 'this is not a request berth understands: ';
+    const quoted: [body: string, refused: string][] = [
+      [
+        JSON.stringify('x'.repeat(60_000)),
+        `Invalid type: Expected Object but received "${'x'.repeat(80)}…"`,
+      ],
+      [
+        JSON.stringify({ node: 'box', module: 'm', yes: 'y'.repeat(60_000) }),
+        `yes: Invalid type: Expected boolean but received "${'y'.repeat(80)}…"`,
+      ],
+      // Cut between characters, never inside one.
+      [
+        JSON.stringify('😀'.repeat(15_000)),
+        `Invalid type: Expected Object but received "${'😀'.repeat(40)}…"`,
+      ],
+      [
+        JSON.stringify({ node: 'box', yes: '"$&"' }),
+        'yes: Invalid type: Expected boolean but received ""$&""',
+      ],
+    ];
+    for (const [body, refused] of quoted) {
+      const answer = await post(body);
+      assert.equal(answer.status, 400, answer.raw.slice(0, 300));
+      assert.deepEqual(JSON.parse(answer.body), { refused: `${understands}${refused}` });
+    }
+    // What JSON.parse says of a body that is not JSON, whatever its length.
+    for (const body of [
+      `{"node": ${'x'.repeat(60_000)}}`,
+      `${'['.repeat(30_000)}`,
+      `"${'z'.repeat(60_000)}`,
+    ]) {
+      const answer = await post(body);
+      assert.equal(answer.status, 400, answer.raw.slice(0, 300));
+      const { refused } = JSON.parse(answer.body);
+      assert.ok(refused.startsWith(understands), refused.slice(0, 300));
+      assert.ok(refused.length <= understands.length + 200, `${refused.length} characters`);
+    }
+  });
+
   it('answers an HTTP/1.1 request without Host, or any with two, 400 in JSON; HTTP/1.0 needs none', async () => {
     const json = '{"node":"box","module":"m"}';
     const request = (version: string, hosts: string[], authorization: string) =>
