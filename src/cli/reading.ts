@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { describeAge } from '../duration.ts';
+import { oneLine } from '../one-line.ts';
 import { doesNotResolve, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
 import { assignedTo, managedOn } from '../state.ts';
@@ -107,7 +108,7 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
     }
     const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
     const outcome = entry.outcome === 'done' ? 'done' : `refused: ${entry.error}`;
-    return `${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`;
+    return oneLine(`${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`);
   });
   io.out(shown.join('\n'));
   return EXIT.done;
