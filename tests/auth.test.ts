@@ -574,6 +574,55 @@ describe('berth api, the real process', () => {
     }
   });
 
+  it('refuses a token whose subject holds a line break or another control character', async () => {
+    const issuer = await startIssuer();
+    const api = await startApi(['--issuer', issuer.url, '--state', world.state]);
+    const refused =
+      "the token's subject (sub) holds a line break or another control character; berth will not journal it as who acts";
+    try {
+      const journaled = (await world.journal()).length;
+      const subjects = [
+        'mallory\n2026-01-01T00:00:00.000Z root (cli) adopt box: done',
+        'mallory\r',
+        'a\tb',
+        'a\u0000b',
+        'a\u001b[2Kb',
+        'a\u007fb',
+        'a\u0085b',
+        'a\u2028b',
+        'a\u202eb',
+      ];
+      for (const sub of subjects) {
+        const answer = await postTo(
+          api.url,
+          '/adopt',
+          { node: 'box' },
+          await issuer.token({ sub }),
+        );
+        assert.equal(answer.status, 401, JSON.stringify(sub));
+        assert.deepEqual(answer.body, { refused });
+        assert.equal(
+          answer.challenge,
+          `Bearer realm="berth", error="invalid_token", error_description="${refused}"`,
+        );
+      }
+      assert.equal((await world.journal()).length, journaled, 'nothing was done');
+      // Any script is a subject; only characters that break or bend a line are refused.
+      const accepted = await postTo(
+        api.url,
+        '/adopt',
+        { node: 'box' },
+        await issuer.token({ sub: 'José Ωmega 😀' }),
+      );
+      assert.equal(accepted.status, 200, accepted.body.refused);
+      assert.equal((await world.journal()).at(-1)?.actor, 'José Ωmega 😀');
+    } finally {
+      api.child.kill('SIGTERM');
+      assert.equal(await api.exit, 0);
+      await issuer.close();
+    }
+  });
+
   it('holds tokens to --audience', async () => {
     const issuer = await startIssuer();
     const api = await startApi([

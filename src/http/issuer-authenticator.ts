@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { hasControl } from '../one-line.ts';
 import {
   type Authentication,
   type Authenticator,
@@ -202,6 +203,13 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
         return invalid(
           'invalid_token',
           'the token names no subject (sub), so berth cannot say who acts',
+        );
+      if (hasControl(payload.sub))
+        // The journal and `berth log` name the subject as who acted: a line break in it
+        // could write a line that reads as another act.
+        return invalid(
+          'invalid_token',
+          "the token's subject (sub) holds a line break or another control character; berth will not journal it as who acts",
         );
       return { ok: true, subject: payload.sub };
     } catch (error) {
