@@ -7,6 +7,7 @@ import {
   bearerToken,
   noIdentityProvider,
 } from './authenticator.ts';
+import { isCanonicalCompact } from './base64url.ts';
 
 /**
  * The signatures berth accepts: asymmetric only. `none` proves nothing, and an HS*
@@ -199,6 +200,11 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
         requiredClaims: ['exp'],
         clockTolerance: LEEWAY_SECONDS,
       });
+      if (!isCanonicalCompact(token))
+        return invalid(
+          'invalid_token',
+          'the token is not in canonical base64url (RFC 7515: three parts of A-Z a-z 0-9 - _, without padding or spaces, and no bits set past the last byte)',
+        );
       if (typeof payload.sub !== 'string' || payload.sub === '')
         return invalid(
           'invalid_token',
