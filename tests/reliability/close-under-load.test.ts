@@ -167,8 +167,14 @@ describe('berth api closing under load', () => {
         const late = sent.filter((one) => one.sentAt >= firstRefusal);
         const answeredActs = sent.filter((one) => [200, 409].includes(one.answer?.status ?? 0));
         const refused503 = sent.filter((one) => one.answer?.status === 503);
+        const closingActs = journal.filter((entry) => Date.parse(String(entry.at)) >= signalledAt);
+        const closedAnswers = closingActs.filter(
+          (entry) =>
+            byKey.get(`${entry.act} ${entry.module}`)?.answer?.headers.connection === 'close',
+        );
         t.diagnostic(
           `acts journaled ${journal.length}, answered ${answeredActs.length}; journaled but unanswered ${unanswered.length}; ` +
+            `journaled after SIGTERM ${closingActs.length}, ${closedAnswers.length} of them answered with Connection: close; ` +
             `sent after berth was seen closing ${late.length}: ${late.filter((one) => one.answer?.status === 503).length} answered 503, ` +
             `${late.filter((one) => !one.answer).length} closed unanswered; 503s in all ${refused503.length}; ` +
             `seen closing ${firstRefusal - signalledAt} ms and exited ${exit.at - signalledAt} ms after SIGTERM`,
