@@ -194,6 +194,12 @@ describe('berth api over raw sockets, with a valid token', () => {
           what,
         );
       }
+    // The Host is checked before anything else, so OPTIONS * without one is 400 too.
+    const star = await rawExchange(api.port, 'OPTIONS * HTTP/1.1\r\n\r\n');
+    assert.equal(star.status, 400, star.raw);
+    assert.deepEqual(JSON.parse(star.body), {
+      refused: 'this is not a request berth understands: an HTTP/1.1 request must name its Host',
+    });
     assert.deepEqual(await world.journal(), [], 'nothing was carried out');
 
     const old = await rawExchange(

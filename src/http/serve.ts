@@ -228,15 +228,14 @@ function closingState() {
 
 /**
  * What is answered before the routes see a request, or undefined for the rest: a
- * request-target of `*` (`OPTIONS * HTTP/1.1`), which no route matches but which is no
- * URL, is 404 as any other; a request without its Host (HTTP/1.1) or with more than
- * one is 400, as RFC 9112 §3.2 has it, and its connection is closed. (HTTP/1.0 came
- * before Host, so a request without one is served.)
+ * request without its Host (HTTP/1.1) or with more than one is 400, as RFC 9112 §3.2
+ * has it, and its connection is closed (HTTP/1.0 came before Host, so a request without
+ * one is served); a request-target of `*` (`OPTIONS * HTTP/1.1`), which no route matches
+ * but which is no URL, is 404 as any other.
  */
 function answerBeforeRoutes(
   request: IncomingMessage,
 ): [status: number, refused: string, close: boolean] | undefined {
-  if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
   const raw = request.rawHeaders;
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -251,6 +250,7 @@ function answerBeforeRoutes(
       'this is not a request berth understands: an HTTP/1.1 request must name its Host',
       true,
     ];
+  if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
   return undefined;
 }
 
