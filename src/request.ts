@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { clip } from './clip.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
@@ -30,7 +31,8 @@ export function decodeRequest(body: string): Decoded {
   try {
     json = JSON.parse(body);
   } catch (error) {
-    return { ok: false, message: (error as Error).message };
+    // V8 quotes a few characters of the input; kept short whatever a later V8 quotes.
+    return { ok: false, message: clip((error as Error).message, 200) };
   }
   // valibot's object schema takes an array for an object (and then reads
   // Array.prototype.filter as `filter`), so an array is refused here, in the same words.

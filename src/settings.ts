@@ -34,7 +34,11 @@ const NodeEntrySchema = v.pipe(
   v.transform((entry): { root: string } | { ssh: string; port?: number; sudo?: boolean } =>
     entry.root !== undefined
       ? { root: entry.root }
-      : { ssh: entry.ssh ?? '', port: entry.port, sudo: entry.sudo },
+      : {
+          ssh: entry.ssh ?? '',
+          ...(entry.port === undefined ? {} : { port: entry.port }),
+          ...(entry.sudo === undefined ? {} : { sudo: entry.sudo }),
+        },
   ),
 );
 export type NodeEntry = v.InferOutput<typeof NodeEntrySchema>;

@@ -572,6 +572,121 @@ describe('berth api, the real process', () => {
     }
   });
 
+  it('refuses a token whose subject holds a line break or another control character', async () => {
+    const issuer = await startIssuer();
+    const api = await startApi(['--issuer', issuer.url, '--state', world.state]);
+    const refused =
+      "the token's subject (sub) holds a line break or another control character; berth will not journal it as who acts";
+    try {
+      const journaled = (await world.journal()).length;
+      const subjects = [
+        'mallory\n2026-01-01T00:00:00.000Z root (cli) adopt box: done',
+        'mallory\r',
+        'a\tb',
+        'a\u0000b',
+        'a\u001b[2Kb',
+        'a\u007fb',
+        'a\u0085b',
+        'a\u2028b',
+        'a\u202eb',
+      ];
+      for (const sub of subjects) {
+        const answer = await postTo(
+          api.url,
+          '/adopt',
+          { node: 'box' },
+          await issuer.token({ sub }),
+        );
+        assert.equal(answer.status, 401, JSON.stringify(sub));
+        assert.deepEqual(answer.body, { refused });
+        assert.equal(
+          answer.challenge,
+          `Bearer realm="berth", error="invalid_token", error_description="${refused}"`,
+        );
+      }
+      assert.equal((await world.journal()).length, journaled, 'nothing was done');
+      // Any script is a subject; only characters that break or bend a line are refused.
+      const accepted = await postTo(
+        api.url,
+        '/adopt',
+        { node: 'box' },
+        await issuer.token({ sub: 'José Ωmega 😀' }),
+      );
+      assert.equal(accepted.status, 200, accepted.body.refused);
+      assert.equal((await world.journal()).at(-1)?.actor, 'José Ωmega 😀');
+    } finally {
+      api.child.kill('SIGTERM');
+      assert.equal(await api.exit, 0);
+      await issuer.close();
+    }
+  });
+
+  it('accepts a token only in canonical base64url: no other spelling of it verifies', async () => {
+    const issuer = await startIssuer();
+    const api = await startApi(['--issuer', issuer.url, '--state', world.state]);
+    const refused =
+      'the token is not in canonical base64url (RFC 7515: three parts of A-Z a-z 0-9 - _, without padding or spaces, and no bits set past the last byte)';
+    try {
+      const journaled = (await world.journal()).length;
+      const token = await issuer.token();
+      const [header, payload, signature] = token.split('.') as [string, string, string];
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      // RS256 signs 256 bytes: 342 characters, whose last holds 4 bits no byte uses.
+      assert.equal(signature.length % 4, 2);
+      const last = alphabet.indexOf(signature.at(-1) as string);
+      const sameBytes = `${signature.slice(0, -1)}${alphabet[last ^ 1]}`;
+      const standard = signature.replace(/-/g, '+').replace(/_/g, '/');
+      assert.notEqual(standard, signature, 'this signature spells a - or _');
+      // Spellings a forgiving decoder (atob) reads as the very bytes signed: refused for that.
+      const sameToken: [string, string][] = [
+        ['== after the signature', `${token}==`],
+        [
+          'a tab inside the signature',
+          `${header}.${payload}.${signature.slice(0, 9)}\t${signature.slice(9)}`,
+        ],
+        ['other unused bits in the last character', `${header}.${payload}.${sameBytes}`],
+      ];
+      for (const [name, spelled] of sameToken) {
+        const answer = await postTo(api.url, '/adopt', { node: 'box' }, spelled);
+        assert.equal(answer.status, 401, name);
+        assert.deepEqual(answer.body, { refused }, name);
+        assert.equal(
+          answer.challenge,
+          `Bearer realm="berth", error="invalid_token", error_description="${refused}"`,
+          name,
+        );
+      }
+      // Others, refused for what else is wrong with them.
+      const others: [string, string][] = [
+        ['= after the signature', `${token}=`],
+        ['the standard base64 alphabet', `${header}.${payload}.${standard}`],
+        ['== after the header', `${header}==.${payload}.${signature}`],
+        [
+          'a tab inside the payload',
+          `${header}.${payload.slice(0, 9)}\t${payload.slice(9)}.${signature}`,
+        ],
+      ];
+      for (const [name, spelled] of others) {
+        const answer = await postTo(api.url, '/adopt', { node: 'box' }, spelled);
+        assert.equal(answer.status, 401, name);
+        assert.ok(
+          !answer.body.refused?.includes(signature.slice(0, 16)),
+          `${name} echoed the token`,
+        );
+      }
+      assert.equal(
+        await world.journal().then((acts) => acts.length),
+        journaled,
+        'nothing was done',
+      );
+      assert.equal((await postTo(api.url, '/adopt', { node: 'box' }, token)).status, 200);
+    } finally {
+      api.child.kill('SIGTERM');
+      assert.equal(await api.exit, 0);
+      await issuer.close();
+    }
+  });
+
   it('holds tokens to --audience', async () => {
     const issuer = await startIssuer();
     const api = await startApi([

@@ -3,6 +3,7 @@ import { createApp } from '../http/app.ts';
 import type { Authenticator } from '../http/authenticator.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
+import { StoreError, type Stores } from '../stores/stores.ts';
 import { fileDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
@@ -56,8 +57,10 @@ export interface ServeOptions {
 export async function serveApi(options: ServeOptions): Promise<number> {
   const { io } = options;
   const cutting = new AbortController();
+  const deps = fileDeps(options.location);
   const app = createApp({
-    ...fileDeps(options.location),
+    ...deps,
+    stores: unlessCut(deps.stores, cutting.signal),
     authenticator: options.authenticator,
     stopping: cutting.signal,
   });
@@ -86,6 +89,27 @@ export async function serveApi(options: ServeOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/**
+ * The stores, refusing an act that has not begun once acts are being cut at the close
+ * deadline: one still waiting for its node's lock would begin after its hook could run.
+ */
+function unlessCut(stores: Stores, cut: AbortSignal): Stores {
+  const refusal = () =>
+    new StoreError(
+      'berth api is shutting down, and the act was not begun; send it again once berth api is back',
+    );
+  return {
+    ...stores,
+    async openNode(node, act) {
+      if (cut.aborted) throw refusal();
+      const opened = await stores.openNode(node, act);
+      if (!cut.aborted) return opened;
+      await opened.close().catch(() => {});
+      throw refusal();
+    },
+  };
 }
 
 /** `host:port`, with IPv6 hosts in brackets: `[::1]:8081`. */

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { describeAge } from '../duration.ts';
+import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
@@ -112,7 +113,7 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
       const { entry } = line;
       const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
       const outcome = entry.outcome === 'done' ? 'done' : `refused: ${entry.error}`;
-      return `${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`;
+      return oneLine(`${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`);
     });
     io.out(shown.join('\n'));
     return EXIT.done;

@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { hasControl } from '../one-line.ts';
 import {
   type Authentication,
   type Authenticator,
@@ -6,6 +7,7 @@ import {
   bearerToken,
   noIdentityProvider,
 } from './authenticator.ts';
+import { isCanonicalCompact } from './base64url.ts';
 
 /**
  * The signatures berth accepts: asymmetric only. `none` proves nothing, and an HS*
@@ -198,10 +200,22 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
         requiredClaims: ['exp'],
         clockTolerance: LEEWAY_SECONDS,
       });
+      if (!isCanonicalCompact(token))
+        return invalid(
+          'invalid_token',
+          'the token is not in canonical base64url (RFC 7515: three parts of A-Z a-z 0-9 - _, without padding or spaces, and no bits set past the last byte)',
+        );
       if (typeof payload.sub !== 'string' || payload.sub === '')
         return invalid(
           'invalid_token',
           'the token names no subject (sub), so berth cannot say who acts',
+        );
+      if (hasControl(payload.sub))
+        // The journal and `berth log` name the subject as who acted: a line break in it
+        // could write a line that reads as another act.
+        return invalid(
+          'invalid_token',
+          "the token's subject (sub) holds a line break or another control character; berth will not journal it as who acts",
         );
       return { ok: true, subject: payload.sub };
     } catch (error) {

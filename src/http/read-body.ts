@@ -22,8 +22,17 @@ export async function readBody(request: Request, limit = BODY_LIMIT): Promise<Bo
     if (whole.byteLength > limit) return { ok: false, tooLarge: true };
     return decodeText(new Uint8Array(whole));
   }
-  if (!request.body) return { ok: true, text: '' };
-  const reader = request.body.getReader();
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    // On Node the body stream is made when first asked for; from a request whose framing
+    // Node's parser has already refused (a bad chunk size, an unknown Transfer-Encoding),
+    // making it throws. That client has had its 400 from the server; this one is unheard.
+    const body = request.body;
+    if (!body) return { ok: true, text: '' };
+    reader = body.getReader();
+  } catch {
+    return { ok: false, message: 'the body did not arrive whole' };
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

@@ -3,10 +3,22 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { noRoute } from './app.ts';
+import { refusedRequestLine } from './request-line.ts';
 
 /** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const SHUTDOWN_GRACE_MS = 5_000;
+/**
+ * Within the grace: acts still running this long after the signal are told to stop (a
+ * hook is ended, the act records what it did and is answered), and every connection
+ * still open is closed at CLOSE_ALL_MS, so that berth has ended within the 5 s. The
+ * second left between the two is for the stopped acts to write their records and answers.
+ */
+export const CUT_ACTS_MS = SHUTDOWN_GRACE_MS - 1_000;
+export const CLOSE_ALL_MS = SHUTDOWN_GRACE_MS - 250;
+/** The answer to a request that arrives once berth api has been told to stop. */
+export const SHUTTING_DOWN =
+  'berth api is shutting down: it takes no new request; send it again once berth api is back';
 /**
  * A whole request (headers and body) must arrive within this; a stalled body is cut.
  * A command request is at most 64 KiB: 30 s allows a very slow link, and a stalled
@@ -19,19 +31,25 @@ export interface Listening {
   url: string;
   /** Resolves once the server has closed, gracefully or at the deadline. */
   closed: Promise<void>;
-  /** Aborts at the close deadline, so that acts still running stop and record what they did. */
+  /**
+   * Aborts 4 s into the close, so that acts still running stop, record what they did
+   * and are answered before every connection is closed.
+   */
   cut: AbortSignal;
 }
 
 /**
  * Serves a fetch handler on a Node socket until `signal` aborts, then closes
- * gracefully: no new connections, idle ones closed at once, requests in flight
- * given up to 5 s, then every connection cut.
+ * gracefully: no new connections, and no new request on a connection already open
+ * (503, `Connection: close`); idle connections closed at once; every answer in flight
+ * says `Connection: close`; requests in flight given until 4 s (then `cut`), and every
+ * connection closed at 4.75 s, so that the close is over within the seed's 5 s.
  *
  * Whatever never reaches the handler is still answered in JSON with `refused`:
  * a request Node cannot parse (400), headers too large (431), a request not in
- * within its deadline (408), a URL or Host that is not one (400), an Upgrade (400)
- * and CONNECT (404).
+ * within its deadline (408), a URL or Host that is not one (400), an HTTP/1.1 request
+ * without Host or any with two (400), an Upgrade (400), and CONNECT, `OPTIONS *` or a
+ * method Node does not know (404).
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -49,6 +67,14 @@ export function listen(
         `this is not a request berth understands: ${(error as Error).message ?? 'its URL cannot be read'}`,
       ),
   });
+  const closing = closingState();
+  const serve = (request: IncomingMessage, response: ServerResponse) => {
+    if (closing.begun) return refuseWhileClosing(response);
+    latestOn(request.socket, response);
+    const early = answerBeforeRoutes(request);
+    if (early) return answerDirectly(response, ...early);
+    handler(request, response);
+  };
   const server = createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -59,12 +85,13 @@ export function listen(
       // Node's answer to a missing Host has no body; the handler's says why, in JSON.
       requireHostHeader: false,
     },
-    handler,
+    serve,
   );
+  server.on('connection', closing.track);
   server.on('clientError', answerClientError);
   // An Expect that is not 100-continue: Node would answer 417 with no body; berth
   // ignores the expectation and answers the request as the seed says.
-  server.on('checkExpectation', handler);
+  server.on('checkExpectation', serve);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});
     socket.write(rawAnswer(404, noRoute(request.method ?? 'CONNECT', request.url ?? '')));
@@ -93,7 +120,7 @@ export function listen(
       const cut = new AbortController();
       resolve({
         url: `http://${host}:${bound.port}`,
-        closed: closeOn(server, signal, cut),
+        closed: closeOn(server, signal, cut, closing),
         cut: cut.signal,
       });
     });
@@ -140,8 +167,16 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
     return;
   }
   if (socket.writable && !answering?.headersSent && error.code !== 'ECONNRESET') {
-    const [status, refused] =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    const asked =
+      error.code === 'HPE_INVALID_METHOD'
+        ? refusedRequestLine(
+            (error as { rawPacket?: Buffer }).rawPacket,
+            (error as { bytesParsed?: number }).bytesParsed,
+          )
+        : undefined;
+    const [status, refused] = asked
+      ? [404, noRoute(asked.method, asked.path)]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [
             408,
             `the request did not arrive in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s`,
@@ -157,18 +192,108 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   socket.destroy();
 }
 
-function closeOn(server: Server, signal: AbortSignal, cut: AbortController): Promise<void> {
+/** The answer latest begun on a connection: the one that is to say `Connection: close`. */
+const LATEST = Symbol('berth.latestResponse');
+type Tracked = Socket & { [LATEST]?: ServerResponse };
+
+function latestOn(socket: Socket, response: ServerResponse) {
+  (socket as Tracked)[LATEST] = response;
+}
+
+/**
+ * Whether the close has begun, and the connections open, so that at the signal the
+ * answer in flight on each is made to close it: its client then sends nothing more
+ * there, and berth does not wait on the connection after its last answer. On a
+ * connection with requests pipelined, only the latest answer closes it, so the answers
+ * before it are all written first.
+ */
+function closingState() {
+  const open = new Set<Socket>();
+  const state = {
+    begun: false,
+    track(socket: Socket) {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    },
+    begin() {
+      state.begun = true;
+      for (const socket of open) {
+        const latest = (socket as Tracked)[LATEST];
+        if (latest && !latest.headersSent) latest.shouldKeepAlive = false;
+      }
+    },
+  };
+  return state;
+}
+
+/**
+ * What is answered before the routes see a request, or undefined for the rest: a
+ * request without its Host (HTTP/1.1) or with more than one is 400, as RFC 9112 §3.2
+ * has it, and its connection is closed (HTTP/1.0 came before Host, so a request without
+ * one is served); a request-target of `*` (`OPTIONS * HTTP/1.1`), which no route matches
+ * but which is no URL, is 404 as any other.
+ */
+function answerBeforeRoutes(
+  request: IncomingMessage,
+): [status: number, refused: string, close: boolean] | undefined {
+  const raw = request.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
+  if (hosts > 1)
+    return [400, 'this is not a request berth understands: it names its Host more than once', true];
+  if (hosts === 0 && request.httpVersion === '1.1')
+    return [
+      400,
+      'this is not a request berth understands: an HTTP/1.1 request must name its Host',
+      true,
+    ];
+  if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
+  return undefined;
+}
+
+function answerDirectly(response: ServerResponse, status: number, refused: string, close: boolean) {
+  const body = JSON.stringify({ refused });
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+  };
+  if (close) headers.Connection = 'close';
+  response.writeHead(status, headers);
+  response.end(body);
+}
+
+/**
+ * A request that arrives once the close has begun (on a keep-alive connection that was
+ * open at the signal) is not carried out: it is answered 503, and its connection closed.
+ */
+function refuseWhileClosing(response: ServerResponse) {
+  answerDirectly(response, 503, SHUTTING_DOWN, true);
+}
+
+function closeOn(
+  server: Server,
+  signal: AbortSignal,
+  cut: AbortController,
+  closing: ReturnType<typeof closingState>,
+): Promise<void> {
   return new Promise((resolve) => {
     const close = () => {
+      closing.begin();
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      const deadline = setTimeout(() => {
-        cut.abort(
-          `berth api closed before the act ended (${SHUTDOWN_GRACE_MS / 1000} s after it was told to stop)`,
-        );
-        server.closeAllConnections();
-      }, SHUTDOWN_GRACE_MS);
+      const stopActs = setTimeout(
+        () =>
+          cut.abort(
+            `berth api closed before the act ended (${CUT_ACTS_MS / 1000} s after it was told to stop)`,
+          ),
+        CUT_ACTS_MS,
+      );
+      const deadline = setTimeout(() => server.closeAllConnections(), CLOSE_ALL_MS);
       server.close(() => {
         clearInterval(sweep);
+        clearTimeout(stopActs);
         clearTimeout(deadline);
         resolve();
       });
