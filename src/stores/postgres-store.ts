@@ -45,6 +45,8 @@ export async function openPostgresStores(
   const db = await connectPostgres(url, options);
   const { pool, failure } = db;
   const queues = new Map<string, Promise<unknown>>();
+  /** The nodes open now: closing the stores lets go of them. */
+  const opened = new Set<NodeStore>();
 
   const holderOf = async (node: string): Promise<LockHolder | undefined> => {
     const found = await pool
@@ -71,9 +73,14 @@ export async function openPostgresStores(
       const letGo = await localTurn(queues, node, lockWaitMs);
       if (!letGo) throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
       let client: pg.PoolClient | undefined;
+      // Why the connection ended, when the server said: a write after it says so.
+      let lost: Error | undefined;
+      const onLost = (error: Error) => {
+        lost ??= error;
+      };
       try {
         client = await pool.connect();
-        client.on('error', ignore);
+        client.on('error', onLost);
         const wait = `${Math.max(1, deadline - Date.now())}ms`;
         const taken = await client.query<{ kept_record: unknown; kept_key: Buffer | null }>(
           'SELECT kept_record, kept_key FROM berth_take_node($1, $2, $3, $4, $5)',
@@ -81,10 +88,24 @@ export async function openPostgresStores(
         );
         const row = taken.rows[0];
         const record = recordOf(row?.kept_record, node, db);
-        return nodeStore(node, client, db, record, row?.kept_key ?? undefined, letGo);
+        const store = nodeStore({
+          node,
+          client,
+          db,
+          record,
+          key: row?.kept_key ?? undefined,
+          lost: () => lost,
+          done: () => {
+            client?.off('error', onLost);
+            opened.delete(store);
+            letGo();
+          },
+        });
+        opened.add(store);
+        return store;
       } catch (error) {
         // A lock taken on a connection given up goes with that connection.
-        client?.off('error', ignore);
+        client?.off('error', onLost);
         client?.release(true);
         letGo();
         if ((error as { code?: string }).code === '55P03')
@@ -134,24 +155,31 @@ export async function openPostgresStores(
       );
       return found.rows;
     },
-    close: () => pool.end(),
+    async close() {
+      await Promise.all([...opened].map((store) => store.close()));
+      await pool.end();
+    },
   };
 }
 
-function ignore() {}
+interface NodeStoreParts {
+  node: string;
+  /** The connection that holds the node's lock. */
+  client: pg.PoolClient;
+  db: Connected;
+  record: NodeRecord;
+  key: Buffer | undefined;
+  /** Why the connection ended, if the server said. */
+  lost: () => Error | undefined;
+  /** Called once the lock is let go. */
+  done: () => void;
+}
 
 /**
  * One node's records, opened for one act on the connection that holds its lock. Its
  * record and key came with the lock; the rest is read when asked for.
  */
-function nodeStore(
-  node: string,
-  client: pg.PoolClient,
-  db: Connected,
-  kept: NodeRecord,
-  key: Buffer | undefined,
-  letGo: () => void,
-): NodeStore {
+function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStoreParts): NodeStore {
   let record = kept;
   let fingerprintKey = key;
   let open = true;
@@ -166,7 +194,7 @@ function nodeStore(
     try {
       return await client.query<R>(sql, params);
     } catch (error) {
-      throw db.failure(error, doing);
+      throw db.failure(lost() ?? error, doing);
     }
   };
 
@@ -274,15 +302,15 @@ function nodeStore(
     async close() {
       if (!open) return;
       open = false;
-      client.off('error', ignore);
       try {
+        if (lost()) throw lost();
         await client.query('SELECT berth_let_go($1)', [node]);
         client.release();
       } catch {
         // The lock goes with the connection: a connection that cannot let go is ended.
         client.release(true);
       } finally {
-        letGo();
+        done();
       }
     },
   };
