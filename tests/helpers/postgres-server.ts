@@ -14,6 +14,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,8 @@ export interface PostgresServer {
   createDatabase(): Promise<string>;
   /** Runs SQL as the superuser in the database of `url` (the server's first by default). */
   admin(sql: string, params?: unknown[], url?: string): Promise<pg.QueryResult>;
+  /** Puts a line first in pg_hba.conf and reloads: `host all alice 127.0.0.1/32 scram-sha-256`. */
+  hba(line: string): Promise<void>;
   /** Stops the server and removes its directory; safe to call twice. */
   stop(): Promise<void>;
   restart(): Promise<void>;
@@ -87,6 +90,8 @@ function freePort(): Promise<number> {
   });
 }
 
+const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startPostgres(): Promise<PostgresServer> {
@@ -118,7 +123,19 @@ export async function startPostgres(): Promise<PostgresServer> {
     }
     rmSync(dir, { recursive: true, force: true });
   };
+  // A test runner ends a file that ran out of time with a signal, and 'exit' does not
+  // come then: the server is stopped, and the signal taken as it would have been.
+  const onSignal = (signal: NodeJS.Signals) => {
+    onExit();
+    forget();
+    process.kill(process.pid, signal);
+  };
+  const forget = () => {
+    process.off('exit', onExit);
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+  };
   process.on('exit', onExit);
+  for (const signal of SIGNALS) process.once(signal, onSignal);
 
   try {
     execFileSync('mkdir', ['-p', socket]);
@@ -137,7 +154,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     execFileSync(initdb, initArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (error) {
     onExit();
-    process.off('exit', onExit);
+    forget();
     throw new Error(`initdb failed: ${(error as Error).message}`);
   }
 
@@ -145,7 +162,11 @@ export async function startPostgres(): Promise<PostgresServer> {
   const host = '127.0.0.1';
   const superuser = (database: string) => `postgresql://postgres@${host}:${port}/${database}`;
 
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  /** Starts the server on its port again; a server already running is left as it is. */
   async function startServer() {
+    if (running()) return;
     const [command, args] = as(join(bin, 'postgres'), [
       '-D',
       data,
@@ -185,11 +206,11 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
 
   async function stopServer() {
-    const running = child;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-    running.kill('SIGINT'); // fast shutdown: sessions are ended, the data is kept
-    const late = setTimeout(() => running.kill('SIGKILL'), 15_000);
+    const server = child;
+    if (!server || !running()) return;
+    const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+    server.kill('SIGINT'); // fast shutdown: sessions are ended, the data is kept
+    const late = setTimeout(() => server.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(late);
   }
@@ -220,7 +241,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       await stopServer();
     } finally {
       rmSync(dir, { recursive: true, force: true });
-      process.off('exit', onExit);
+      forget();
     }
   }
 
@@ -235,6 +256,13 @@ export async function startPostgres(): Promise<PostgresServer> {
       createDatabase,
       admin: (sql, params, on) =>
         admin(sql, params, on === undefined ? undefined : on.replace('//berth@', '//postgres@')),
+      async hba(line) {
+        const path = join(data, 'pg_hba.conf');
+        writeFileSync(path, `${line}\n${readFileSync(path, 'utf8')}`);
+        await admin('SELECT pg_reload_conf()');
+        // The server reloads on a signal, a moment later.
+        await sleep(300);
+      },
       stop,
       stopServer,
       startServer,
