@@ -8,6 +8,7 @@ import { type Connected, type ConnectOptions, connectPostgres } from './postgres
 import {
   byTime,
   clippedEntry,
+  type JournalLine,
   KEPT_PREVIEWS,
   type KeptPreview,
   KeptPreviewSchema,
@@ -27,28 +28,45 @@ export interface PostgresStoreOptions extends ConnectOptions {
 }
 
 /**
- * Opens the PostgreSQL stores at `url`, for teams that run several controllers over one
- * state. berth makes and upgrades its schema itself. A node's lock is a session-level
- * advisory lock on a connection kept for the act, with a row that names its holder: a
- * controller that dies lets go with its connection. Every write is one statement,
- * committed when its promise resolves, and made on the connection that holds the lock,
- * so a write whose lock went with its connection is refused, never made unlocked.
- * Fails with a StoreError in words when the database cannot be reached or its schema is
- * newer than this berth knows.
+ * The PostgreSQL stores, with `open` as the state directory's stores will have it (the
+ * Stores interface is gaining it): it makes sure the database can be used.
  */
-export async function openPostgresStores(
-  url: string,
-  options: PostgresStoreOptions = {},
-): Promise<Stores> {
+export interface PostgresStores extends Stores {
+  /**
+   * Connects and brings the schema to this berth's, once; after a failure, tries again
+   * when next called. A StoreError says why not: the URL refused, the database not
+   * there or not answering, its schema newer than this berth knows.
+   */
+  open(): Promise<void>;
+}
+
+/**
+ * The PostgreSQL stores at `url`, for teams that run several controllers over one state.
+ * Nothing is connected until first used (or `open`ed), so a controller started while the
+ * database is down answers in words, and carries on once it is back. berth makes and
+ * upgrades its schema itself. A node's lock is a session-level advisory lock on a
+ * connection kept for the act, with a row that names its holder: a controller that dies
+ * lets go with its connection. Every write is one statement, committed when its promise
+ * resolves, made on the connection that holds the lock, so a write whose lock went with
+ * its connection is refused, never made unlocked.
+ */
+export function postgresStores(url: string, options: PostgresStoreOptions = {}): PostgresStores {
   const lockWaitMs = options.lockWaitMs ?? 10_000;
   const host = options.host ?? hostname();
-  const db = await connectPostgres(url, options);
-  const { pool, failure } = db;
   const queues = new Map<string, Promise<unknown>>();
   /** The nodes open now: closing the stores lets go of them. */
   const opened = new Set<NodeStore>();
+  let connecting: Promise<Connected> | undefined;
+  const ready = () => {
+    connecting ??= connectPostgres(url, options);
+    return connecting.catch((error) => {
+      connecting = undefined;
+      throw error;
+    });
+  };
 
   const holderOf = async (node: string): Promise<LockHolder | undefined> => {
+    const { pool } = await ready();
     const found = await pool
       .query<LockHolder>(
         'SELECT host, pid, act, node, since FROM berth_lock_holders WHERE node = $1',
@@ -59,14 +77,24 @@ export async function openPostgresStores(
   };
 
   /** A query on the pool, its failure in words. */
-  const ask = <R extends pg.QueryResultRow>(doing: string, sql: string, params: unknown[] = []) =>
-    pool.query<R>(sql, params).catch((error) => {
+  const ask = async <R extends pg.QueryResultRow>(
+    doing: string,
+    sql: string,
+    params: unknown[] = [],
+  ) => {
+    const { pool, failure } = await ready();
+    return pool.query<R>(sql, params).catch((error) => {
       throw failure(error, doing);
     });
+  };
 
   return {
+    open: async () => {
+      await ready();
+    },
     async openNode(node, act) {
       if (!isName(node)) throw new StoreError(`${JSON.stringify(node)} is not a node name`);
+      const db = await ready();
       const deadline = Date.now() + lockWaitMs;
       // Acts of this process on one node take turns here first, so that waiting for a
       // node holds no connection.
@@ -79,7 +107,7 @@ export async function openPostgresStores(
         lost ??= error;
       };
       try {
-        client = await pool.connect();
+        client = await db.pool.connect();
         client.on('error', onLost);
         const wait = `${Math.max(1, deadline - Date.now())}ms`;
         const taken = await client.query<{ kept_record: unknown; kept_key: Buffer | null }>(
@@ -110,7 +138,7 @@ export async function openPostgresStores(
         letGo();
         if ((error as { code?: string }).code === '55P03')
           throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
-        throw failure(error, `the lock of node ${node} cannot be had`);
+        throw db.failure(error, `the lock of node ${node} cannot be had`);
       }
     },
     async journalUnplaced(entry) {
@@ -135,18 +163,22 @@ export async function openPostgresStores(
         'SELECT record FROM berth_nodes WHERE node = $1',
         [node],
       );
-      return recordOf(found.rows[0]?.record, node, db);
+      return recordOf(found.rows[0]?.record, node, await ready());
     },
     async readJournal() {
-      const found = await ask<{ id: string; line: string }>(
+      const { where } = await ready();
+      const found = await ask<{ id: string; node: string | null; line: string }>(
         'the journal cannot be read',
-        'SELECT id, line FROM berth_journal ORDER BY id',
+        'SELECT id, node, line FROM berth_journal ORDER BY node NULLS FIRST, id',
       );
-      return byTime(
-        found.rows.map((row) =>
-          parseJournalLine(row.line, `row ${row.id} of berth_journal at ${db.where}`),
-        ),
-      );
+      // Each node's journal, and the unplaced acts', in the order written; then merged.
+      const journals = new Map<string | null, JournalLine[]>();
+      for (const row of found.rows) {
+        const lines = journals.get(row.node) ?? [];
+        lines.push(parseJournalLine(row.line, `row ${row.id} of berth_journal at ${where}`));
+        journals.set(row.node, lines);
+      }
+      return byTime([...journals.values()].flat());
     },
     async lockHolders() {
       const found = await ask<LockHolder>(
@@ -157,9 +189,22 @@ export async function openPostgresStores(
     },
     async close() {
       await Promise.all([...opened].map((store) => store.close()));
-      await pool.end();
+      const was = connecting;
+      connecting = undefined;
+      const db = await was?.catch(() => undefined);
+      await db?.pool.end();
     },
   };
+}
+
+/** The PostgreSQL stores at `url`, opened: see `postgresStores`. */
+export async function openPostgresStores(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresStores> {
+  const stores = postgresStores(url, options);
+  await stores.open();
+  return stores;
 }
 
 interface NodeStoreParts {

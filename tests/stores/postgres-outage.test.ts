@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { openPostgresStores } from '../../src/stores/postgres-store.ts';
+import { openPostgresStores, postgresStores } from '../../src/stores/postgres-store.ts';
 import { StoreError, storesCannotOpen } from '../../src/stores/stores.ts';
 import {
   type PostgresServer,
@@ -137,6 +137,26 @@ describe('a PostgreSQL store whose database goes away', { skip: postgresUnavaila
       );
       assert.deepEqual(said, ['the first write']);
       assert.deepEqual(await stores.lockHolders(), []);
+    } finally {
+      await server.startServer();
+      await stores.close();
+    }
+  });
+
+  it('answers in words while the database is down at the start, and carries on once it is up', async () => {
+    await server.stopServer();
+    const stores = postgresStores(server.url);
+    const refused = `PostgreSQL at 127.0.0.1:${server.port} refused the connection`;
+    try {
+      await assert.rejects(stores.open(), isStoreError(refused));
+      await assert.rejects(stores.openNode('late', 'assign'), isStoreError(refused));
+      await assert.rejects(stores.listNodes(), isStoreError(refused));
+      await server.startServer();
+      await stores.open();
+      const opened = await stores.openNode('late', 'assign');
+      await opened.saveRecord({ assigned: ['redis'], managed: {} });
+      await opened.close();
+      assert.deepEqual((await stores.readNode('late')).assigned, ['redis']);
     } finally {
       await server.startServer();
       await stores.close();
