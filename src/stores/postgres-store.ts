@@ -169,16 +169,20 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       const { where } = await ready();
       const found = await ask<{ id: string; node: string | null; line: string }>(
         'the journal cannot be read',
-        'SELECT id, node, line FROM berth_journal ORDER BY node NULLS FIRST, id',
+        'SELECT id, node, line FROM berth_journal ORDER BY id',
       );
-      // Each node's journal, and the unplaced acts', in the order written; then merged.
+      // Each node's journal, and the unplaced acts', in the order written, in the order
+      // of their names (as a state directory lists them); then merged.
       const journals = new Map<string | null, JournalLine[]>();
       for (const row of found.rows) {
         const lines = journals.get(row.node) ?? [];
         lines.push(parseJournalLine(row.line, `row ${row.id} of berth_journal at ${where}`));
         journals.set(row.node, lines);
       }
-      return byTime([...journals.values()].flat());
+      const order = [...journals.keys()].sort((a, b) =>
+        a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1,
+      );
+      return byTime(order.flatMap((node) => journals.get(node) ?? []));
     },
     async lockHolders() {
       const found = await ask<LockHolder>(
