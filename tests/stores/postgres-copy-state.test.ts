@@ -7,6 +7,8 @@ import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCopyState } from '../../src/cli/copy-state.ts';
+import type { Io } from '../../src/cli/io.ts';
 import type { NodeRecord } from '../../src/state.ts';
 import { copyStateTo } from '../../src/stores/copy-state.ts';
 import { openFileStores } from '../../src/stores/file-store.ts';
@@ -229,6 +231,48 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     } finally {
       await rm(cut, { recursive: true, force: true });
     }
+  });
+
+  it('exits 0 once copied, 1 when the store is not empty, 3 when it cannot be opened', async () => {
+    const said = { out: '', err: '' };
+    const io: Io = {
+      out: (text) => {
+        said.out += `${text}\n`;
+      },
+      err: (text) => {
+        said.err += `${text}\n`;
+      },
+      env: {},
+    };
+    const url = await server.createDatabase();
+    assert.equal(await runCopyState(url, location(), false, io), 0);
+    assert.match(
+      said.out,
+      /^copied 3 nodes \(2 records, 2 secrets, 3 previews\) and 7 journal lines from /,
+    );
+    assert.equal(said.err, '');
+
+    said.out = '';
+    assert.equal(await runCopyState(url, location(), false, io), 1);
+    assert.match(
+      said.err,
+      /^the store at 127\.0\.0\.1:\d+ is not empty \(3 nodes, 7 journal lines\)/,
+    );
+    assert.equal(said.out, '');
+
+    said.err = '';
+    assert.equal(await runCopyState(url, location(), true, io), 1);
+    assert.match(JSON.parse(said.out).refused, /is not empty/);
+
+    said.out = '';
+    const down = url.replace(`:${server.port}/`, ':1/');
+    assert.equal(await runCopyState(down, location(), false, io), 3);
+    assert.equal(
+      said.err,
+      'the stores cannot be opened: PostgreSQL at 127.0.0.1:1 refused the connection\n',
+    );
+
+    await assert.rejects(runCopyState(undefined, location(), false, io), /needs --to URL/);
   });
 
   it('says so in words when the store cannot be opened', async () => {
