@@ -9,7 +9,7 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** The most connections this berth keeps: one per open node, the rest for reads. */
   maxConnections?: number;
-  /** How long one statement may take before the connection is given up as lost. */
+  /** How long one statement may take before the connection is given up as lost; longer than the wait for a lock. */
   queryTimeoutMs?: number;
 }
 
@@ -78,6 +78,8 @@ export async function connectPostgres(
     max: maxConnections,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 10_000,
+    // A command line that is done does not wait for its idle connections to time out.
+    allowExitOnIdle: true,
     query_timeout: queryTimeoutMs,
     keepAlive: true,
   };

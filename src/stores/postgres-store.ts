@@ -58,7 +58,10 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
   const opened = new Set<NodeStore>();
   let connecting: Promise<Connected> | undefined;
   const ready = () => {
-    connecting ??= connectPostgres(url, options);
+    connecting ??= connectPostgres(url, {
+      ...options,
+      queryTimeoutMs: options.queryTimeoutMs ?? lockWaitMs + 60_000,
+    });
     return connecting.catch((error) => {
       connecting = undefined;
       throw error;
