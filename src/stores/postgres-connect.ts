@@ -24,6 +24,10 @@ export interface Connected {
 
 export const CONNECT_TIMEOUT_MS = 5_000;
 
+/** The server's side of a connection: how soon it finds a controller gone. */
+const KEEPALIVES =
+  '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3';
+
 /**
  * Checks a store URL: PostgreSQL's, and without a password. The password comes the
  * libpq ways (~/.pgpass, $PGPASSWORD, a PGPASSFILE): a URL is kept in berth.json, and
@@ -69,9 +73,14 @@ export async function connectPostgres(
 ): Promise<Connected> {
   const refused = checkStoreUrl(url);
   if (refused) throw new StoreError(refused);
+  const fromUrl = parseIntoClientConfig(url);
   const config: pg.PoolConfig = {
     application_name: 'berth',
-    ...parseIntoClientConfig(url),
+    ...fromUrl,
+    // A node's lock goes with its holder's connection. A controller whose machine died
+    // sends no goodbye: the server probes a quiet connection after 10 s and ends it
+    // after three unanswered probes, so the lock is free within half a minute.
+    options: [fromUrl.options, KEEPALIVES].filter(Boolean).join(' '),
     // pg calls it with the connection's parameters, and takes undefined for none; its
     // types know neither.
     password: password as unknown as () => Promise<string>,
@@ -82,6 +91,7 @@ export async function connectPostgres(
     allowExitOnIdle: true,
     query_timeout: queryTimeoutMs,
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
   const seen = new pg.Client(config);
   const where = seen.host.startsWith('/') ? seen.host : `${seen.host}:${seen.port}`;
