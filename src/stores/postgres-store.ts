@@ -62,8 +62,10 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       ...options,
       queryTimeoutMs: options.queryTimeoutMs ?? lockWaitMs + 60_000,
     });
-    return connecting.catch((error) => {
-      connecting = undefined;
+    const attempt = connecting;
+    return attempt.catch((error) => {
+      // The next use tries again; an attempt begun meanwhile is left to run.
+      if (connecting === attempt) connecting = undefined;
       throw error;
     });
   };
