@@ -87,6 +87,17 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     );
   });
 
+  cli
+    .command('copy-state', "Copy the state directory's records into an empty PostgreSQL store")
+    .option('--to <url>', 'The store: postgresql://USER@HOST[:PORT]/DATABASE (no password)', {
+      type: [String],
+    })
+    .action((flags: Flags) => {
+      exit = import('./copy-state.ts').then(({ runCopyState }) =>
+        runCopyState(optionValues(argv, 'to').at(-1), location(), Boolean(flags.json), io),
+      );
+    });
+
   cli.help();
   cli.version(packageJson.version);
 

@@ -1,0 +1,36 @@
+import type { StateLocation } from '../config/state-dir.ts';
+import { copyStateTo } from '../stores/copy-state.ts';
+import { storesCannotOpen } from '../stores/stores.ts';
+import { EXIT, type Io, UsageError } from './io.ts';
+
+/**
+ * `berth copy-state --to URL`: the state directory's records into an empty PostgreSQL
+ * store. Exits 0 once copied, 1 when the store is not empty, 3 when either side cannot
+ * be opened.
+ */
+export async function runCopyState(
+  to: string | undefined,
+  location: StateLocation,
+  json: boolean,
+  io: Io,
+): Promise<number> {
+  if (!to)
+    throw new UsageError(
+      'berth copy-state needs --to URL: the PostgreSQL store to copy into, postgresql://USER@HOST[:PORT]/DATABASE',
+    );
+  try {
+    const outcome = await copyStateTo(location, to);
+    if (json) io.out(JSON.stringify(outcome));
+    if ('refused' in outcome) {
+      if (!json) io.err(outcome.refused);
+      return EXIT.refused;
+    }
+    if (!json) io.out(outcome.done);
+    return EXIT.done;
+  } catch (error) {
+    const refused = storesCannotOpen(error);
+    if (json) io.out(JSON.stringify({ refused }));
+    else io.err(refused);
+    return EXIT.stores;
+  }
+}

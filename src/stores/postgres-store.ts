@@ -1,0 +1,423 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import * as v from 'valibot';
+import { isName } from '../names.ts';
+import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
+import { type Connected, type ConnectOptions, connectPostgres } from './postgres-connect.ts';
+import {
+  clippedEntry,
+  type JournalLine,
+  KEPT_PREVIEWS,
+  type KeptPreview,
+  KeptPreviewSchema,
+  type LockHolder,
+  lockNotHad,
+  mergeJournals,
+  type NodeStore,
+  parseJournalLine,
+  StoreError,
+  type Stores,
+} from './stores.ts';
+
+export interface PostgresStoreOptions extends ConnectOptions {
+  /** How long an act waits for a node's lock; 10 s as every store. */
+  lockWaitMs?: number;
+  /** Named as the lock's host in the words of whoever waits; this machine's name by default. */
+  host?: string;
+}
+
+/**
+ * The PostgreSQL stores, with `open` as the state directory's stores will have it (the
+ * Stores interface is gaining it): it makes sure the database can be used.
+ */
+export interface PostgresStores extends Stores {
+  /**
+   * Connects and brings the schema to this berth's, once; after a failure, tries again
+   * when next called. A StoreError says why not: the URL refused, the database not
+   * there or not answering, its schema newer than this berth knows.
+   */
+  open(): Promise<void>;
+}
+
+/**
+ * The PostgreSQL stores at `url`, for teams that run several controllers over one state.
+ * Nothing is connected until first used (or `open`ed), so a controller started while the
+ * database is down answers in words, and carries on once it is back. berth makes and
+ * upgrades its schema itself. A node's lock is a session-level advisory lock on a
+ * connection kept for the act, with a row that names its holder: a controller that dies
+ * lets go with its connection. Every write is one statement, committed when its promise
+ * resolves, made on the connection that holds the lock, so a write whose lock went with
+ * its connection is refused, never made unlocked.
+ */
+export function postgresStores(url: string, options: PostgresStoreOptions = {}): PostgresStores {
+  const lockWaitMs = options.lockWaitMs ?? 10_000;
+  const host = options.host ?? hostname();
+  const queues = new Map<string, Promise<unknown>>();
+  /** The nodes open now: closing the stores lets go of them. */
+  const opened = new Set<NodeStore>();
+  let connecting: Promise<Connected> | undefined;
+  const ready = () => {
+    connecting ??= connectPostgres(url, {
+      ...options,
+      queryTimeoutMs: options.queryTimeoutMs ?? lockWaitMs + 60_000,
+    });
+    const attempt = connecting;
+    return attempt.catch((error) => {
+      // The next use tries again; an attempt begun meanwhile is left to run.
+      if (connecting === attempt) connecting = undefined;
+      throw error;
+    });
+  };
+
+  const holderOf = async (node: string): Promise<LockHolder | undefined> => {
+    const { pool } = await ready();
+    const found = await pool
+      .query<LockHolder>(
+        'SELECT host, pid, act, node, since FROM berth_lock_holders WHERE node = $1',
+        [node],
+      )
+      .catch(() => undefined);
+    return found?.rows[0];
+  };
+
+  /** A query on the pool, its failure in words. */
+  const ask = async <R extends pg.QueryResultRow>(
+    doing: string,
+    sql: string,
+    params: unknown[] = [],
+  ) => {
+    const { pool, failure } = await ready();
+    return pool.query<R>(sql, params).catch((error) => {
+      throw failure(error, doing);
+    });
+  };
+
+  return {
+    open: async () => {
+      await ready();
+    },
+    async openNode(node, act) {
+      if (!isName(node)) throw new StoreError(`${JSON.stringify(node)} is not a node name`);
+      const db = await ready();
+      const deadline = Date.now() + lockWaitMs;
+      // Acts of this process on one node take turns here first, so that waiting for a
+      // node holds no connection.
+      const letGo = await localTurn(queues, node, lockWaitMs);
+      if (!letGo) throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
+      let client: pg.PoolClient | undefined;
+      // Why the connection ended, when the server said: a write after it says so.
+      let lost: Error | undefined;
+      const onLost = (error: Error) => {
+        lost ??= error;
+      };
+      try {
+        client = await db.pool.connect();
+        client.on('error', onLost);
+        const wait = `${Math.max(1, deadline - Date.now())}ms`;
+        const taken = await client.query<{ kept_record: unknown; kept_key: Buffer | null }>(
+          'SELECT kept_record, kept_key FROM berth_take_node($1, $2, $3, $4, $5)',
+          [node, host, process.pid, act, wait],
+        );
+        const row = taken.rows[0];
+        const record = recordOf(row?.kept_record, node, db);
+        const store = nodeStore({
+          node,
+          client,
+          db,
+          record,
+          key: row?.kept_key ?? undefined,
+          lost: () => lost,
+          done: () => {
+            client?.off('error', onLost);
+            opened.delete(store);
+            letGo();
+          },
+        });
+        opened.add(store);
+        return store;
+      } catch (error) {
+        // A lock taken on a connection given up goes with that connection.
+        client?.off('error', onLost);
+        client?.release(true);
+        letGo();
+        if ((error as { code?: string }).code === '55P03')
+          throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
+        throw db.failure(error, `the lock of node ${node} cannot be had`);
+      }
+    },
+    async journalUnplaced(entry) {
+      await ask('the journal cannot be written', 'INSERT INTO berth_journal (line) VALUES ($1)', [
+        JSON.stringify(clippedEntry(entry)),
+      ]);
+    },
+    async listNodes() {
+      const found = await ask<{ node: string }>(
+        'the nodes cannot be listed',
+        'SELECT node FROM berth_nodes',
+      );
+      return found.rows
+        .map((row) => row.node)
+        .filter(isName)
+        .sort();
+    },
+    async readNode(node) {
+      if (!isName(node)) return emptyRecord();
+      const found = await ask<{ record: unknown }>(
+        `the record of node ${node} cannot be read`,
+        'SELECT record FROM berth_nodes WHERE node = $1',
+        [node],
+      );
+      return recordOf(found.rows[0]?.record, node, await ready());
+    },
+    async readJournal() {
+      const { where } = await ready();
+      const found = await ask<{ id: string; node: string | null; line: string }>(
+        'the journal cannot be read',
+        'SELECT id, node, line FROM berth_journal ORDER BY id',
+      );
+      // Each node's journal, and the unplaced acts', in the order written, in the order
+      // of their names (as a state directory lists them); then merged.
+      const journals = new Map<string | null, JournalLine[]>();
+      for (const row of found.rows) {
+        const lines = journals.get(row.node) ?? [];
+        lines.push(parseJournalLine(row.line, `row ${row.id} of berth_journal at ${where}`));
+        journals.set(row.node, lines);
+      }
+      const order = [...journals.keys()].sort((a, b) =>
+        a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1,
+      );
+      return mergeJournals(order.map((node) => journals.get(node) ?? []));
+    },
+    async lockHolders() {
+      const found = await ask<LockHolder>(
+        'the locks cannot be read',
+        'SELECT host, pid, act, node, since FROM berth_lock_holders ORDER BY node',
+      );
+      return found.rows;
+    },
+    async close() {
+      await Promise.all([...opened].map((store) => store.close()));
+      const was = connecting;
+      connecting = undefined;
+      const db = await was?.catch(() => undefined);
+      await db?.pool.end();
+    },
+  };
+}
+
+/** The PostgreSQL stores at `url`, opened: see `postgresStores`. */
+export async function openPostgresStores(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresStores> {
+  const stores = postgresStores(url, options);
+  await stores.open();
+  return stores;
+}
+
+interface NodeStoreParts {
+  node: string;
+  /** The connection that holds the node's lock. */
+  client: pg.PoolClient;
+  db: Connected;
+  record: NodeRecord;
+  key: Buffer | undefined;
+  /** Why the connection ended, if the server said. */
+  lost: () => Error | undefined;
+  /** Called once the lock is let go. */
+  done: () => void;
+}
+
+/**
+ * One node's records, opened for one act on the connection that holds its lock. Its
+ * record and key came with the lock; the rest is read when asked for.
+ */
+function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStoreParts): NodeStore {
+  let record = kept;
+  let fingerprintKey = key;
+  let open = true;
+
+  /** One statement on the lock's connection, committed when it resolves. */
+  const run = async <R extends pg.QueryResultRow>(
+    doing: string,
+    sql: string,
+    params: unknown[],
+  ) => {
+    if (!open) throw new StoreError(`the records of node ${node} were closed`);
+    try {
+      return await client.query<R>(sql, params);
+    } catch (error) {
+      throw db.failure(lost() ?? error, doing);
+    }
+  };
+
+  return {
+    node,
+    record: async () => structuredClone(record),
+    async saveRecord(next) {
+      await run(
+        `the record of node ${node} cannot be saved`,
+        `INSERT INTO berth_nodes (node, record) VALUES ($1, $2::json)
+           ON CONFLICT (node) DO UPDATE SET record = EXCLUDED.record`,
+        [node, JSON.stringify(next)],
+      );
+      record = structuredClone(next);
+    },
+    vault: {
+      async fingerprintKey() {
+        if (!fingerprintKey) {
+          // A new key is kept before any fingerprint made with it is; a key kept
+          // meanwhile wins.
+          const made = await run<{ fingerprint_key: Buffer }>(
+            `the vault of node ${node} cannot be written`,
+            `INSERT INTO berth_nodes AS n (node, fingerprint_key) VALUES ($1, $2)
+               ON CONFLICT (node) DO UPDATE
+                 SET fingerprint_key = coalesce(n.fingerprint_key, EXCLUDED.fingerprint_key)
+               RETURNING fingerprint_key`,
+            [node, randomBytes(32)],
+          );
+          fingerprintKey = made.rows[0]?.fingerprint_key;
+        }
+        return new Uint8Array(fingerprintKey ?? []);
+      },
+      async get(module, secret) {
+        const found = await run<{ value: Buffer; origin: string; at: string }>(
+          `the vault of node ${node} cannot be read`,
+          'SELECT value, origin, at FROM berth_secrets WHERE node = $1 AND module = $2 AND secret = $3',
+          [node, module, secret],
+        );
+        const row = found.rows[0];
+        return row && { value: new Uint8Array(row.value), origin: row.origin, at: row.at };
+      },
+      async put(module, secret, entry) {
+        await run(
+          `the vault of node ${node} cannot be written`,
+          `INSERT INTO berth_secrets (node, module, secret, value, origin, at)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (node, module, secret) DO UPDATE
+               SET value = EXCLUDED.value, origin = EXCLUDED.origin, at = EXCLUDED.at`,
+          [node, module, secret, Buffer.from(entry.value), entry.origin, entry.at],
+        );
+      },
+      async all() {
+        const found = await run<{ module: string; secret: string; value: Buffer }>(
+          `the vault of node ${node} cannot be read`,
+          'SELECT module, secret, value FROM berth_secrets WHERE node = $1 ORDER BY module, secret',
+          [node],
+        );
+        return found.rows.map((row) => ({
+          module: row.module,
+          secret: row.secret,
+          value: new Uint8Array(row.value),
+        }));
+      },
+    },
+    async keepPreview(preview) {
+      // One statement: the preview kept (a digest kept again counts as new), and all but
+      // the node's latest dropped. Both parts see the table as it was before it, so the
+      // older ones kept are one fewer than the limit.
+      await run(
+        `the previews of node ${node} cannot be written`,
+        `WITH kept AS (
+           INSERT INTO berth_previews (node, digest, preview) VALUES ($1, $2, $3::json)
+             ON CONFLICT (node, digest) DO UPDATE
+               SET preview = EXCLUDED.preview, kept = EXCLUDED.kept
+             RETURNING 1
+         )
+         DELETE FROM berth_previews
+           WHERE node = $1 AND digest <> $2 AND kept NOT IN (
+             SELECT kept FROM berth_previews WHERE node = $1 AND digest <> $2
+               ORDER BY kept DESC LIMIT $4
+           )`,
+        [node, preview.digest, JSON.stringify(preview), KEPT_PREVIEWS - 1],
+      );
+    },
+    async findPreview(digest) {
+      const found = await run<{ preview: unknown }>(
+        `the previews of node ${node} cannot be read`,
+        'SELECT preview FROM berth_previews WHERE node = $1 AND digest = $2',
+        [node, digest],
+      );
+      const row = found.rows[0];
+      if (!row) return undefined;
+      const result = v.safeParse(KeptPreviewSchema, row.preview);
+      if (!result.success)
+        throw new StoreError(`a kept preview of node ${node} at ${db.where} is not valid`);
+      return result.output as KeptPreview;
+    },
+    async journal(entry) {
+      await run(
+        `the journal of node ${node} cannot be written`,
+        'INSERT INTO berth_journal (node, line) VALUES ($1, $2)',
+        [node, JSON.stringify(clippedEntry(entry))],
+      );
+    },
+    async close() {
+      if (!open) return;
+      open = false;
+      try {
+        if (lost()) throw lost();
+        await client.query('SELECT berth_let_go($1)', [node]);
+        client.release();
+      } catch {
+        // The lock goes with the connection: a connection that cannot let go is ended.
+        client.release(true);
+      } finally {
+        done();
+      }
+    },
+  };
+}
+
+/** A record as kept, checked; a node with none has the empty record. */
+function recordOf(json: unknown, node: string, db: Connected): NodeRecord {
+  if (json === null || json === undefined) return emptyRecord();
+  const result = v.safeParse(NodeRecordSchema, json);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const where = issue.path?.map((item) => String(item.key)).join('.');
+  throw new StoreError(
+    `the record of node ${node} at ${db.where} is not valid: ${where ? `${where}: ` : ''}${issue.message}`,
+  );
+}
+
+/**
+ * Waits for this process's turn at a node, at most `waitMs`; resolves to the function
+ * that passes the turn on, or to undefined when the wait is over.
+ */
+function localTurn(
+  queues: Map<string, Promise<unknown>>,
+  node: string,
+  waitMs: number,
+): Promise<(() => void) | undefined> {
+  let letGo: () => void = () => {};
+  const turn = new Promise<void>((resolve) => {
+    letGo = resolve;
+  });
+  const before = queues.get(node) ?? Promise.resolve();
+  const mine = before.then(() => turn);
+  queues.set(node, mine);
+  // The last in line leaves no entry behind: a fleet of nodes leaves no map of them.
+  void mine.then(() => {
+    if (queues.get(node) === mine) queues.delete(node);
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), waitMs);
+  });
+  return Promise.race([before.then(() => 'ours' as const), late]).then((won) => {
+    clearTimeout(timer);
+    if (won === 'late') {
+      // Our place passes on: the next in line waits on the one before us instead.
+      void before.then(letGo);
+      return undefined;
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      letGo();
+    };
+  });
+}

@@ -1,0 +1,213 @@
+/**
+ * Several controllers over one PostgreSQL database: acts on one node take turns across
+ * them, acts on different nodes run at once, and a controller that dies lets go.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { NodeRecord } from '../../src/state.ts';
+import { openPostgresStores } from '../../src/stores/postgres-store.ts';
+import { type JournalEntry, StoreError, type Stores } from '../../src/stores/stores.ts';
+import {
+  type PostgresServer,
+  postgresUnavailable,
+  startPostgres,
+} from '../helpers/postgres-server.ts';
+
+const HOLDER = fileURLToPath(new URL('../helpers/hold-postgres-node.ts', import.meta.url));
+
+function entry(node: string, said: string): JournalEntry {
+  return {
+    at: new Date().toISOString(),
+    actor: 'alice',
+    via: 'api',
+    act: 'assign',
+    node,
+    outcome: 'done',
+    said,
+  };
+}
+
+/** One act: read the node's record, add one module to it, save it, journal the count. */
+async function increment(stores: Stores, node: string, who: string) {
+  const opened = await stores.openNode(node, 'assign');
+  try {
+    const record = await opened.record();
+    await new Promise((resolve) => setImmediate(resolve));
+    const count = record.assigned.length + 1;
+    const next: NodeRecord = { ...record, assigned: [...record.assigned, `${who}-${count}`] };
+    await opened.saveRecord(next);
+    await opened.journal(entry(node, String(count)));
+  } finally {
+    await opened.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('controllers over one PostgreSQL store', { skip: postgresUnavailable() }, () => {
+  let server: PostgresServer;
+  let one: Stores;
+  let two: Stores;
+  before(async () => {
+    server = await startPostgres();
+    one = await openPostgresStores(server.url, { host: 'controller-one', lockWaitMs: 10_000 });
+    two = await openPostgresStores(server.url, { host: 'controller-two', lockWaitMs: 10_000 });
+  });
+  after(async () => {
+    await one?.close();
+    await two?.close();
+    await server?.stop();
+  });
+
+  it('lose no update when two write one node at once: 2 × 50 acts', async () => {
+    await Promise.all([
+      (async () => {
+        for (let n = 0; n < 50; n++) await increment(one, 'shared', 'one');
+      })(),
+      (async () => {
+        for (let n = 0; n < 50; n++) await increment(two, 'shared', 'two');
+      })(),
+    ]);
+    const record = await one.readNode('shared');
+    assert.equal(record.assigned.length, 100, 'every act saw the one before it');
+    assert.equal(record.assigned.filter((name) => name.startsWith('one-')).length, 50);
+    assert.equal(new Set(record.assigned).size, 100);
+    const journal = (await two.readJournal()).flatMap((line) =>
+      'entry' in line && line.entry.node === 'shared' ? [line.entry.said] : [],
+    );
+    assert.deepEqual(
+      journal,
+      Array.from({ length: 100 }, (_, index) => String(index + 1)),
+      'the journal is whole and in order',
+    );
+  });
+
+  it('run acts on different nodes at once, each whole', async () => {
+    const started = Date.now();
+    await Promise.all([
+      (async () => {
+        for (let n = 0; n < 50; n++) await increment(one, 'apart-one', 'one');
+      })(),
+      (async () => {
+        for (let n = 0; n < 50; n++) await increment(two, 'apart-two', 'two');
+      })(),
+      (async () => {
+        for (let n = 0; n < 50; n++) await increment(one, 'apart-three', 'one');
+      })(),
+    ]);
+    assert.equal((await two.readNode('apart-one')).assigned.length, 50);
+    assert.equal((await one.readNode('apart-two')).assigned.length, 50);
+    assert.equal((await one.readNode('apart-three')).assigned.length, 50);
+    const lines = await one.readJournal();
+    for (const node of ['apart-one', 'apart-two', 'apart-three']) {
+      const said = lines.flatMap((line) =>
+        'entry' in line && line.entry.node === node ? [line.entry.said] : [],
+      );
+      assert.deepEqual(
+        said,
+        Array.from({ length: 50 }, (_, index) => String(index + 1)),
+      );
+    }
+    assert.ok(Date.now() - started < 30_000);
+  });
+
+  it("does not make one controller's act on a node wait for another's on another node", async () => {
+    const held = await one.openNode('long-hook', 'converge');
+    try {
+      const started = Date.now();
+      const other = await two.openNode('quick', 'assign');
+      await other.close();
+      assert.ok(Date.now() - started < 1_000, 'another node opened at once');
+    } finally {
+      await held.close();
+    }
+  });
+
+  it("makes a second controller wait for a node's lock, and names the holder once the wait is over", async () => {
+    const impatient = await openPostgresStores(server.url, { lockWaitMs: 500 });
+    const held = await one.openNode('busy', 'converge');
+    try {
+      const holders = await impatient.lockHolders();
+      const holder = holders.find((item) => item.node === 'busy');
+      assert.equal(holder?.host, 'controller-one');
+      assert.equal(holder?.pid, process.pid);
+      assert.equal(holder?.act, 'converge');
+      assert.match(holder?.since ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const started = Date.now();
+      await assert.rejects(impatient.openNode('busy', 'assign'), (error: unknown) => {
+        assert.ok(error instanceof StoreError);
+        assert.equal(
+          error.message,
+          `berth process ${process.pid} on controller-one holds the lock of node busy (converge, since ${holder?.since}) and did not let go within 1s`,
+        );
+        return true;
+      });
+      assert.ok(Date.now() - started >= 450, 'it waited');
+
+      // Let go while the other waits: the other has it at once.
+      const waiting = two.openNode('busy', 'assign');
+      await sleep(100);
+      await held.close();
+      const next = await waiting;
+      assert.equal(
+        (await one.lockHolders()).find((item) => item.node === 'busy')?.host,
+        'controller-two',
+      );
+      await next.close();
+    } finally {
+      await held.close();
+      await impatient.close();
+    }
+    assert.equal(
+      (await one.lockHolders()).find((item) => item.node === 'busy'),
+      undefined,
+    );
+  });
+
+  it('frees the lock of a controller killed mid-act, and the next act carries on', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, server.url, 'doomed'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      let said = '';
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout?.on('data', (chunk: Buffer) => {
+          said += chunk.toString();
+          if (said.includes('held\n')) resolve();
+        });
+        child.once('exit', () => reject(new Error(`the holder exited: ${stderr}`)));
+      });
+      const holder = (await one.lockHolders()).find((item) => item.node === 'doomed');
+      assert.equal(holder?.pid, child.pid);
+      assert.equal(holder?.host, 'doomed-controller');
+
+      child.kill('SIGKILL');
+      await exited;
+      // The server sees the connection close, and the lock goes with it; the row that
+      // named the dead holder no longer counts.
+      const deadline = Date.now() + 5_000;
+      while ((await one.lockHolders()).some((item) => item.node === 'doomed')) {
+        assert.ok(Date.now() < deadline, 'the dead holder is still shown after 5s');
+        await sleep(50);
+      }
+      const started = Date.now();
+      const next = await two.openNode('doomed', 'converge');
+      assert.ok(Date.now() - started < 1_000);
+      assert.deepEqual((await next.record()).assigned, ['held-by-the-doomed']);
+      assert.equal(
+        (await two.lockHolders()).find((item) => item.node === 'doomed')?.host,
+        'controller-two',
+      );
+      await next.close();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});

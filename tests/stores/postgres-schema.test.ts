@@ -1,0 +1,169 @@
+/**
+ * berth makes and upgrades its own schema: versioned steps, each in a transaction, under
+ * a lock; a schema newer than this berth knows is refused in words.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { checkStoreUrl } from '../../src/stores/postgres-connect.ts';
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from '../../src/stores/postgres-schema.ts';
+import { openPostgresStores } from '../../src/stores/postgres-store.ts';
+import { StoreError } from '../../src/stores/stores.ts';
+import {
+  type PostgresServer,
+  postgresUnavailable,
+  startPostgres,
+} from '../helpers/postgres-server.ts';
+
+async function versions(url: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query<{ version: number }>(
+      'SELECT version FROM berth_schema ORDER BY version',
+    );
+    return result.rows.map((row) => row.version);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('the PostgreSQL schema', { skip: postgresUnavailable() }, () => {
+  let server: PostgresServer;
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(() => server?.stop());
+
+  it('has more than one step, numbered 1, 2, … in order', () => {
+    assert.ok(MIGRATIONS.length >= 2);
+    assert.deepEqual(
+      MIGRATIONS.map((step) => step.version),
+      MIGRATIONS.map((_, index) => index + 1),
+    );
+  });
+
+  it('is made in a database berth never used', async () => {
+    const url = await server.createDatabase();
+    const stores = await openPostgresStores(url);
+    try {
+      assert.deepEqual(await stores.listNodes(), []);
+      const node = await stores.openNode('web1', 'assign');
+      await node.saveRecord({ assigned: ['redis'], managed: {} });
+      await node.close();
+    } finally {
+      await stores.close();
+    }
+    assert.deepEqual(
+      await versions(url),
+      MIGRATIONS.map((step) => step.version),
+    );
+  });
+
+  it('is upgraded from one version old, keeping what the old one holds', async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      assert.deepEqual(await migrate(client, 'here', SCHEMA_VERSION - 1), {
+        from: 0,
+        to: SCHEMA_VERSION - 1,
+      });
+      await client.query('INSERT INTO berth_nodes (node, record) VALUES ($1, $2::json)', [
+        'old1',
+        JSON.stringify({ assigned: ['gitea'], managed: {} }),
+      ]);
+    } finally {
+      await client.end();
+    }
+    assert.deepEqual(
+      await versions(url),
+      MIGRATIONS.slice(0, -1).map((step) => step.version),
+    );
+
+    const stores = await openPostgresStores(url);
+    try {
+      assert.deepEqual(
+        await versions(url),
+        MIGRATIONS.map((step) => step.version),
+      );
+      assert.deepEqual(await stores.readNode('old1'), { assigned: ['gitea'], managed: {} });
+      const node = await stores.openNode('old1', 'assign');
+      assert.deepEqual((await node.record()).assigned, ['gitea']);
+      await node.close();
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('is refused, in words, when newer than this berth knows', async () => {
+    const url = await server.createDatabase();
+    await (await openPostgresStores(url)).close();
+    await server.admin(
+      "INSERT INTO berth_schema (version, about) VALUES ($1, 'a later berth')",
+      [SCHEMA_VERSION + 1],
+      url,
+    );
+    await assert.rejects(openPostgresStores(url), (error: unknown) => {
+      assert.ok(error instanceof StoreError);
+      assert.equal(
+        error.message,
+        `the store at 127.0.0.1:${server.port} has schema version ${SCHEMA_VERSION + 1}; this berth knows up to ${SCHEMA_VERSION}: upgrade berth`,
+      );
+      return true;
+    });
+  });
+
+  it('is made once when several controllers start at once, and each of them opens', async () => {
+    const url = await server.createDatabase();
+    const opened = await Promise.all(
+      Array.from({ length: 6 }, () => openPostgresStores(url, { lockWaitMs: 2_000 })),
+    );
+    try {
+      assert.deepEqual(
+        await versions(url),
+        MIGRATIONS.map((step) => step.version),
+      );
+      await Promise.all(
+        opened.map(async (stores, index) => {
+          const node = await stores.openNode(`n${index}`, 'assign');
+          await node.close();
+        }),
+      );
+    } finally {
+      await Promise.all(opened.map((stores) => stores.close()));
+    }
+  });
+});
+
+describe('a store URL', () => {
+  it('is refused when it carries a password, without showing it', async () => {
+    for (const url of [
+      'postgresql://berth:hunter2@db.lan/berth',
+      'postgresql://berth@db.lan/berth?password=hunter2',
+    ]) {
+      const refusal = checkStoreUrl(url);
+      assert.match(refusal ?? '', /carries a password.*~\/\.pgpass.*PGPASSWORD/);
+      await assert.rejects(openPostgresStores(url), (error: unknown) => {
+        assert.ok(error instanceof StoreError);
+        assert.equal(error.message, refusal);
+        assert.ok(!error.message.includes('hunter2'));
+        return true;
+      });
+    }
+  });
+
+  it('is refused when it is not PostgreSQL', () => {
+    assert.match(checkStoreUrl('mysql://berth@db.lan/berth') ?? '', /PostgreSQL URL/);
+    assert.match(checkStoreUrl('/var/lib/berth') ?? '', /PostgreSQL URL/);
+  });
+
+  it('is taken with a user, a host, a port and a database, or with fewer', () => {
+    assert.equal(checkStoreUrl('postgresql://berth@db.lan/berth'), undefined);
+    assert.equal(
+      checkStoreUrl('postgres://berth@db.lan:5433/berth?sslmode=verify-full'),
+      undefined,
+    );
+    assert.equal(checkStoreUrl('postgresql:///berth'), undefined);
+  });
+});
