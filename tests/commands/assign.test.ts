@@ -44,6 +44,16 @@ describe('berth assign', () => {
     assert.deepEqual((await world.readState()).assignments, { box: ['gitea', 'postgres'] });
   });
 
+  it('says a need that is not in the catalog is not in the catalog, not that it is unassigned', async () => {
+    await world.writeModule('cache-user', { needs: ['memcached'] });
+    const run = await world.berth('assign', 'box', 'cache-user');
+    assert.deepEqual(run, {
+      code: 1,
+      stdout: 'box is to run cache-user\n',
+      stderr: 'cache-user does not resolve: it needs memcached, which is not in the catalog\n',
+    });
+  });
+
   it('keeps a module that is not in the catalog, saying where it looked', async () => {
     const run = await world.berth('assign', 'box', 'redis');
     assert.equal(run.code, 1);

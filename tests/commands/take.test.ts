@@ -327,4 +327,52 @@ describe('berth take', () => {
     assert.equal(entries[0]?.outcome, 'refused');
     assert.equal(entries[0]?.error, 'no account of box yet; adopt it first');
   });
+
+  it('restores a secret the vault keeps but the machine lost, rather than minting over it', async () => {
+    // postgres was installed by berth, released, and its password file wiped by hand,
+    // while the running service still uses that password: the vault holds the only copy.
+    await world.berth('assign', 'box', 'postgres');
+    await world.berth(
+      'converge',
+      'box',
+      '--yes',
+      '--digest',
+      await previewDigest(world, 'converge', 'box'),
+    );
+    const password = await readFile(join(world.root, 'etc/postgres/password'), 'utf8');
+    await world.onBox('/var/lib/postgresql/base', 'rows');
+    await world.berth('unassign', 'box', 'postgres');
+    await world.berth(
+      'converge',
+      'box',
+      '--yes',
+      '--digest',
+      await previewDigest(world, 'converge', 'box'),
+    );
+    await rm(join(world.root, 'etc/postgres/password'));
+    await world.berth('adopt', 'box');
+
+    const preview = await world.berth('take', 'box', 'postgres');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(
+      preview.stdout,
+      /\nsecret password: kept in the vault: restored to \/etc\/postgres\/password\n/,
+    );
+    assert.ok(!preview.stdout.includes('the act would be refused'), preview.stdout);
+    const run = await world.berth(
+      'take',
+      'box',
+      'postgres',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^secret password: restored from the vault to \/etc\/postgres\/password\n/,
+    );
+    assert.equal(await readFile(join(world.root, 'etc/postgres/password'), 'utf8'), password);
+    assert.equal(await modeOf(join(world.root, 'etc/postgres/password')), '600');
+  });
 });
