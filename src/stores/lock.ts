@@ -3,6 +3,7 @@ import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
 import { type LockHolder, LockHolderSchema, lockNotHad, StoreError } from './stores.ts';
+import { type Lines, waitTurn } from './turns.ts';
 
 export const LOCK_WAIT_MS = 10_000;
 
@@ -33,52 +34,31 @@ export interface Purpose {
   act: string;
 }
 
-/**
- * Requests in one process queue here first, lock by lock, so they do not poll a lock
- * file against each other; requests for different locks do not wait on each other.
- */
-const queues = new Map<string, Promise<unknown>>();
+/** Requests in one process take turns here first, lock by lock (see turns.ts). */
+const lines: Lines = new Map();
 
 /**
  * Takes the exclusive lock that every berth process on this machine shares for one
- * state directory: a lock file created with O_EXCL, naming its owner. A lock whose
- * owner died (a berth killed mid-act) is taken over; a live owner is waited on for
- * at most `waitMs`.
+ * path: a lock file created with O_EXCL, naming its holder. A lock whose holder died (a
+ * berth killed mid-act) is taken over; a live holder is waited on for at most `waitMs`.
+ * Waiting in this process's line counts against the same deadline: an act of this process
+ * that runs a long hook must hold the next request no longer than it holds another
+ * process. Past the deadline the lock file is tried once, and its holder named.
  */
-export function takeLock(path: string, purpose: Purpose, waitMs = LOCK_WAIT_MS): Promise<Lock> {
-  let letGo: () => void = () => {};
-  const turn = new Promise<void>((resolve) => {
-    letGo = resolve;
-  });
-  const before = queues.get(path) ?? Promise.resolve();
-  const mine = before.then(() => turn);
-  queues.set(path, mine);
-  // The last in line leaves no entry behind: a fleet of nodes leaves no map of them.
-  void mine.then(() => {
-    if (queues.get(path) === mine) queues.delete(path);
-  });
+export async function takeLock(
+  path: string,
+  purpose: Purpose,
+  waitMs = LOCK_WAIT_MS,
+): Promise<Lock> {
   const deadline = Date.now() + waitMs;
-  // Waiting in line counts against the same deadline: an act of this process that runs a
-  // long hook must hold the next request no longer than it holds another process. Past
-  // the deadline the lock file is tried once, and its holder named.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const outOfTime = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, waitMs);
-  });
-  return Promise.race([before, outOfTime])
-    .finally(() => clearTimeout(timer))
-    .then(() => takeFileLock(path, purpose, deadline, waitMs))
-    .then(
-      (lock) => ({
-        tookOver: lock.tookOver,
-        stillHeld: lock.stillHeld,
-        release: () => lock.release().finally(letGo),
-      }),
-      (error) => {
-        letGo();
-        throw error;
-      },
-    );
+  const turn = await waitTurn(lines, path, waitMs);
+  try {
+    const lock = await takeFileLock(path, purpose, deadline, waitMs);
+    return { ...lock, release: () => lock.release().finally(() => turn.pass()) };
+  } catch (error) {
+    turn.pass();
+    throw error;
+  }
 }
 
 async function takeFileLock(

@@ -12,6 +12,7 @@ import {
   type Stores,
   type VaultEntry,
 } from './stores.ts';
+import { type Lines, waitTurn } from './turns.ts';
 
 interface NodeData {
   record: NodeRecord;
@@ -39,7 +40,7 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
   const nodes = new Map<string, NodeData>();
   const unplaced: JournalEntry[] = [];
   const holders = new Map<string, LockHolder>();
-  const queues = new Map<string, Promise<unknown>>();
+  const lines: Lines = new Map();
 
   const dataOf = (node: string) => {
     let data = nodes.get(node);
@@ -57,32 +58,17 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
   };
 
   /** Waits for the node's turn, at most lockWaitMs; resolves to the function that lets go. */
-  function takeTurn(node: string, act: string): Promise<() => void> {
-    let letGo: () => void = () => {};
-    const turn = new Promise<void>((resolve) => {
-      letGo = resolve;
-    });
-    const before = queues.get(node) ?? Promise.resolve();
-    const mine = before.then(() => turn);
-    queues.set(node, mine);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), lockWaitMs);
-    });
-    return Promise.race([before.then(() => 'ours' as const), late]).then((won) => {
-      clearTimeout(timer);
-      if (won === 'late') {
-        // Give up our place: the next in line waits on the one before us instead.
-        before.then(letGo);
-        throw new StoreError(lockNotHad(holders.get(node), node, lockWaitMs));
-      }
-      holders.set(node, { host, pid: 0, act, node, since: new Date().toISOString() });
-      return () => {
-        holders.delete(node);
-        letGo();
-        if (queues.get(node) === mine) queues.delete(node);
-      };
-    });
+  async function takeTurn(node: string, act: string): Promise<() => void> {
+    const turn = await waitTurn(lines, node, lockWaitMs);
+    if (!turn.inTime) {
+      turn.pass();
+      throw new StoreError(lockNotHad(holders.get(node), node, lockWaitMs));
+    }
+    holders.set(node, { host, pid: 0, act, node, since: new Date().toISOString() });
+    return () => {
+      holders.delete(node);
+      turn.pass();
+    };
   }
 
   return {

@@ -19,6 +19,7 @@ import {
   StoreError,
   type Stores,
 } from './stores.ts';
+import { type Lines, waitTurn } from './turns.ts';
 
 export interface PostgresStoreOptions extends ConnectOptions {
   /** How long an act waits for a node's lock; 10 s as every store. */
@@ -53,7 +54,7 @@ export interface PostgresStores extends Stores {
 export function postgresStores(url: string, options: PostgresStoreOptions = {}): PostgresStores {
   const lockWaitMs = options.lockWaitMs ?? 10_000;
   const host = options.host ?? hostname();
-  const queues = new Map<string, Promise<unknown>>();
+  const queues: Lines = new Map();
   /** The nodes open now: closing the stores lets go of them. */
   const opened = new Set<NodeStore>();
   let connecting: Promise<Connected> | undefined;
@@ -103,8 +104,12 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       const deadline = Date.now() + lockWaitMs;
       // Acts of this process on one node take turns here first, so that waiting for a
       // node holds no connection.
-      const letGo = await localTurn(queues, node, lockWaitMs);
-      if (!letGo) throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
+      const turn = await waitTurn(queues, node, lockWaitMs);
+      if (!turn.inTime) {
+        turn.pass();
+        throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
+      }
+      const letGo = () => turn.pass();
       let client: pg.PoolClient | undefined;
       // Why the connection ended, when the server said: a write after it says so.
       let lost: Error | undefined;
@@ -380,44 +385,4 @@ function recordOf(json: unknown, node: string, db: Connected): NodeRecord {
   throw new StoreError(
     `the record of node ${node} at ${db.where} is not valid: ${where ? `${where}: ` : ''}${issue.message}`,
   );
-}
-
-/**
- * Waits for this process's turn at a node, at most `waitMs`; resolves to the function
- * that passes the turn on, or to undefined when the wait is over.
- */
-function localTurn(
-  queues: Map<string, Promise<unknown>>,
-  node: string,
-  waitMs: number,
-): Promise<(() => void) | undefined> {
-  let letGo: () => void = () => {};
-  const turn = new Promise<void>((resolve) => {
-    letGo = resolve;
-  });
-  const before = queues.get(node) ?? Promise.resolve();
-  const mine = before.then(() => turn);
-  queues.set(node, mine);
-  // The last in line leaves no entry behind: a fleet of nodes leaves no map of them.
-  void mine.then(() => {
-    if (queues.get(node) === mine) queues.delete(node);
-  });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), waitMs);
-  });
-  return Promise.race([before.then(() => 'ours' as const), late]).then((won) => {
-    clearTimeout(timer);
-    if (won === 'late') {
-      // Our place passes on: the next in line waits on the one before us instead.
-      void before.then(letGo);
-      return undefined;
-    }
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      letGo();
-    };
-  });
 }
