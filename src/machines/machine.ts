@@ -1,3 +1,9 @@
+/** How long a hook may run before the machine stops it, whatever the machine. */
+export const HOOK_TIMEOUT_MS = 10 * 60_000;
+
+/** How much of a hook's output a machine keeps: the end of it, for a refusal's words. */
+export const KEPT_OUTPUT = 2_000;
+
 /** The largest file whose bytes a survey brings back: berth's files are configuration. */
 export const READ_LIMIT = 4 * 1024 * 1024;
 

@@ -3,6 +3,8 @@ import { type lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import {
+  HOOK_TIMEOUT_MS,
+  KEPT_OUTPUT,
   type Machine,
   MachineError,
   type PathFacts,
@@ -11,10 +13,6 @@ import {
   type RunResult,
   type SurveyPath,
 } from './machine.ts';
-
-/** How long a hook may run before berth stops it. */
-const HOOK_TIMEOUT_MS = 10 * 60_000;
-const KEPT_OUTPUT = 2_000;
 
 /**
  * This machine, with every machine path taken under `root` (`/` is the machine

@@ -4,6 +4,8 @@ import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
 import {
+  HOOK_TIMEOUT_MS,
+  KEPT_OUTPUT,
   type Machine,
   MachineError,
   type PathFacts,
@@ -13,9 +15,6 @@ import {
   type SurveyPath,
 } from './machine.ts';
 
-/** How long a hook may run before berth stops it (as on a rooted machine). */
-const HOOK_TIMEOUT_MS = 10 * 60_000;
-const KEPT_OUTPUT = 2_000;
 /** Seconds ssh waits for a connection before it gives up: no call hangs on a dead host. */
 const CONNECT_TIMEOUT = 10;
 /** A ControlMaster lives this many seconds after its last session. */
