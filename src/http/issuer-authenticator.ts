@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import * as v from 'valibot';
 import { hasControl } from '../one-line.ts';
 import {
   type Authentication,
@@ -268,6 +269,16 @@ async function discover(issuer: string, timing: Timing): Promise<{ keys: Keys; j
   return { keys, jwksUri: jwksUri.href };
 }
 
+/**
+ * What berth reads of an issuer's metadata (RFC 8414, OpenID Connect Discovery): who it
+ * is and where its keys are. Every other field is the issuer's business.
+ */
+const IssuerMetadataSchema = v.looseObject({
+  /** Compared as given: a metadata document naming another issuer, or none, is said as it is. */
+  issuer: v.optional(v.unknown()),
+  jwks_uri: v.optional(v.string()),
+});
+
 /** The `jwks_uri` of the first metadata document that names exactly this issuer. */
 async function fetchJwksUri(issuer: string, timing: Timing): Promise<URL> {
   const faults: string[] = [];
@@ -293,17 +304,15 @@ async function fetchJwksUri(issuer: string, timing: Timing): Promise<URL> {
       // Unreachable or too slow: the other well-known path is on the same host.
       throw new Unavailable(`${url} cannot be fetched: ${described(error)}`);
     }
-    const fields = (typeof metadata === 'object' && metadata !== null ? metadata : {}) as Record<
-      string,
-      unknown
-    >;
-    if (fields.issuer !== issuer) {
-      faults.push(`${url} names issuer ${JSON.stringify(fields.issuer)}, not ${issuer}`);
+    const fields = v.safeParse(IssuerMetadataSchema, metadata);
+    const named = fields.success ? fields.output : { issuer: undefined, jwks_uri: undefined };
+    if (named.issuer !== issuer) {
+      faults.push(`${url} names issuer ${JSON.stringify(named?.issuer)}, not ${issuer}`);
       continue;
     }
     const jwksUri =
-      typeof fields.jwks_uri === 'string' && URL.canParse(fields.jwks_uri)
-        ? new URL(fields.jwks_uri)
+      named.jwks_uri !== undefined && URL.canParse(named.jwks_uri)
+        ? new URL(named.jwks_uri)
         : undefined;
     if (!jwksUri || !safeToFetch(jwksUri)) {
       faults.push(`${url} names no https jwks_uri`);
