@@ -143,7 +143,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.equal(await alpha.sessionsOpened(), sessions + 2, 'a hook stopped');
     });
 
-    it('over a slow link, forty paths take the round trips of none', async (t) => {
+    it('over a slow link, forty paths go over one connection, one session each', async (t) => {
       const alpha = fleet.host('alpha');
       const delayMs = 100;
       const proxy = await startDelayProxy({ host: alpha.address, port: alpha.port, delayMs });
@@ -159,6 +159,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
         sshConfig: config,
         runtimeDir: await freshRuntime(),
       });
+      const sessionsBefore = await alpha.sessionsOpened();
       await machine.survey([]);
       const paths = Array.from({ length: 40 }, (_, index) =>
         index < 20
@@ -175,9 +176,10 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       t.diagnostic(
         `with ${rtt} ms round trips: survey of 0 paths ${median(none).toFixed(0)} ms, of 40 ${median(forty).toFixed(0)} ms`,
       );
-      // One more round trip would cost 200 ms; the far side's own work is well under it.
-      assert.ok(median(forty) - median(none) < rtt, `${median(forty)} vs ${median(none)} ms`);
+      // The time is the bench's to judge (npm run bench), not a test's on a busy machine:
+      // here, what it costs in trips, counted.
       assert.equal(proxy.connections(), 1);
+      assert.equal(await alpha.sessionsOpened(), sessionsBefore + 7, 'one session a survey');
     });
 
     it('exit ends the shared connection, leaving no ssh process behind', async () => {
