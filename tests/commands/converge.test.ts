@@ -4,14 +4,9 @@ import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { BERTH, digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { modeOf, previewDigest, snapshot, vaultValues } from './support.ts';
+import { convergeBox, modeOf, previewDigest, snapshot, vaultValues } from './support.ts';
 
 type Managed = Record<string, Record<string, { started: boolean; via: string }>>;
-
-async function act(world: World, ...args: string[]) {
-  const digest = await previewDigest(world, 'converge', 'box', ...args);
-  return world.berth('converge', 'box', ...args, '--yes', '--digest', digest);
-}
 
 /** What an install of postgres and gitea says, in order, up to gitea's start hook. */
 const INSTALL_UP_TO_GITEA_START = [
@@ -58,7 +53,7 @@ describe('berth converge', () => {
   it('installs, saying each step in order, with secrets 0600 and files rendered', async () => {
     await world.berth('assign', 'box', 'postgres');
     await world.berth('assign', 'box', 'gitea');
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stdout,
@@ -88,7 +83,7 @@ describe('berth converge', () => {
     const kept = ['.other.0123456789ab.tmp', 'password.tmp', '.password.notours.tmp'];
     for (const name of [...leftovers, ...kept]) await writeFile(join(etc, name), 'old secret');
     await world.berth('assign', 'box', 'postgres');
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual((await readdir(etc)).sort(), [...kept, 'password', 'pg.conf'].sort());
   });
@@ -172,7 +167,7 @@ describe('berth converge', () => {
 
   it('refuses a stale digest, saying which file changed on the machine', async () => {
     await world.berth('assign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     await world.onBox('/etc/postgres/pg.conf', 'password=by-hand\n');
     const digest = await previewDigest(world, 'converge', 'box');
     await world.onBox('/etc/postgres/pg.conf', 'password=by-hand-again\n');
@@ -186,7 +181,7 @@ describe('berth converge', () => {
 
   it('updates what berth manages: rewrites a changed file, restores a missing secret', async () => {
     await world.berth('assign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     const password = (await vaultValues(world))['box/postgres/password'];
     const conf = await readFile(join(world.root, 'etc/postgres/pg.conf'), 'utf8');
     await world.onBox('/etc/postgres/pg.conf', 'password=by-hand\n');
@@ -205,7 +200,7 @@ describe('berth converge', () => {
 
   it('blocks a managed secret changed by hand rather than overwrite it', async () => {
     await world.berth('assign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     await world.onBox('/etc/postgres/password', 'by-hand\n');
     const preview = await world.berth('converge', 'box');
     assert.equal(preview.code, 0);
@@ -308,8 +303,8 @@ describe('berth converge', () => {
     assert.equal(run.code, 1);
     await assert.rejects(access(join(world.root, 'var/lib/gitea')), 'nothing installed');
 
-    assert.equal((await act(world, '--filter', 'postgres')).code, 0);
-    const then = await act(world, '--filter', 'gitea');
+    assert.equal((await convergeBox(world, '--filter', 'postgres')).code, 0);
+    const then = await convergeBox(world, '--filter', 'gitea');
     assert.equal(then.code, 0, then.stderr);
     assert.match(then.stdout, /ran start of gitea/);
   });
@@ -320,10 +315,10 @@ describe('berth converge', () => {
     await world.writeModule('web', { needs: ['db'], stop: stopLog('web') });
     await world.berth('assign', 'box', 'db');
     await world.berth('assign', 'box', 'web');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     await world.berth('unassign', 'box', 'web');
     await world.berth('unassign', 'box', 'db');
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(await readFile(join(world.root, 'stopped'), 'utf8'), 'web\ndb\n');
   });
@@ -332,7 +327,7 @@ describe('berth converge', () => {
     await world.writeModule('gitea', { ...GITEA, start: 'echo gitea will not start >&2; exit 3' });
     await world.berth('assign', 'box', 'postgres');
     await world.berth('assign', 'box', 'gitea');
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 1);
     assert.equal(run.stdout, [...INSTALL_UP_TO_GITEA_START, ''].join('\n'));
     assert.equal(
@@ -375,10 +370,10 @@ describe('berth converge', () => {
 
   it('installs again with the secret the vault kept, never minting over it', async () => {
     await world.berth('assign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     const kept = (await vaultValues(world))['box/postgres/password'];
     await world.berth('unassign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     // The operator wipes what the release left, then assigns it again.
     await rm(join(world.root, 'var'), { recursive: true });
     await rm(join(world.root, 'etc'), { recursive: true });
@@ -389,7 +384,7 @@ describe('berth converge', () => {
       /^ {2}restore password from the vault to \/etc\/postgres\/password$/m,
     );
     assert.doesNotMatch(preview.stdout, /mint password/);
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^restored password from the vault to \/etc\/postgres\/password$/m);
     assert.equal(await readFile(join(world.root, 'etc/postgres/password'), 'utf8'), kept);
@@ -406,7 +401,7 @@ describe('berth converge', () => {
       start: 'echo "cannot log in with $(cat "$BERTH_ROOT/etc/postgres/password")" >&2; exit 1',
     });
     await world.berth('assign', 'box', 'postgres');
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 1);
     const password = (await vaultValues(world))['box/postgres/password'] as string;
     assert.equal(
@@ -424,7 +419,7 @@ describe('berth converge', () => {
     });
     await world.berth('assign', 'box', 'postgres');
     const began = Date.now();
-    const run = await act(world);
+    const run = await convergeBox(world);
     const daemon = Number(await readFile(join(world.root, 'daemon.pid'), 'utf8'));
     try {
       assert.equal(run.code, 0, run.stderr);
@@ -438,7 +433,7 @@ describe('berth converge', () => {
 
   it('releases an unassigned module: runs stop, keeps its data, secrets and files', async () => {
     await world.berth('assign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     await world.onBox('/var/lib/postgresql/base/1', 'rows');
     await world.berth('unassign', 'box', 'postgres');
 
@@ -463,10 +458,10 @@ describe('berth converge', () => {
   it('never removes a data path, even when a stop hook fails', async () => {
     await world.writeModule('postgres', { ...POSTGRES, stop: 'exit 9' });
     await world.berth('assign', 'box', 'postgres');
-    assert.equal((await act(world)).code, 0);
+    assert.equal((await convergeBox(world)).code, 0);
     await world.onBox('/var/lib/postgresql/base/1', 'rows');
     await world.berth('unassign', 'box', 'postgres');
-    const run = await act(world);
+    const run = await convergeBox(world);
     assert.equal(run.code, 1);
     assert.equal(
       run.stderr,

@@ -5,7 +5,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BERTH, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { previewDigest } from './support.ts';
+import { convergeBox } from './support.ts';
 
 describe('berth status and berth log', () => {
   let world: World;
@@ -26,18 +26,7 @@ describe('berth status and berth log', () => {
 
   it('shows every node with what it is to run, what berth manages and its account', async () => {
     await world.berth('assign', 'box', 'postgres');
-    assert.equal(
-      (
-        await world.berth(
-          'converge',
-          'box',
-          '--yes',
-          '--digest',
-          await previewDigest(world, 'converge', 'box'),
-        )
-      ).code,
-      0,
-    );
+    assert.equal((await convergeBox(world)).code, 0);
     await world.berth('unassign', 'box', 'postgres');
     await world.berth('assign', 'box', 'gitea');
 

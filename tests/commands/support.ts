@@ -37,6 +37,12 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
 
+/** Previews a converge of box, then acts on that preview's digest: what an operator types. */
+export async function convergeBox(world: World, ...args: string[]) {
+  const digest = await previewDigest(world, 'converge', 'box', ...args);
+  return world.berth('converge', 'box', ...args, '--yes', '--digest', digest);
+}
+
 /** Previews a command and returns the digest on its last line. */
 export async function previewDigest(world: World, ...args: string[]): Promise<string> {
   const preview = await world.berth(...args);

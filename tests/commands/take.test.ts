@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 import {
+  convergeBox,
   modeOf,
   previewDigest,
   sleep,
@@ -332,23 +333,11 @@ describe('berth take', () => {
     // postgres was installed by berth, released, and its password file wiped by hand,
     // while the running service still uses that password: the vault holds the only copy.
     await world.berth('assign', 'box', 'postgres');
-    await world.berth(
-      'converge',
-      'box',
-      '--yes',
-      '--digest',
-      await previewDigest(world, 'converge', 'box'),
-    );
+    await convergeBox(world);
     const password = await readFile(join(world.root, 'etc/postgres/password'), 'utf8');
     await world.onBox('/var/lib/postgresql/base', 'rows');
     await world.berth('unassign', 'box', 'postgres');
-    await world.berth(
-      'converge',
-      'box',
-      '--yes',
-      '--digest',
-      await previewDigest(world, 'converge', 'box'),
-    );
+    await convergeBox(world);
     await rm(join(world.root, 'etc/postgres/password'));
     await world.berth('adopt', 'box');
 
