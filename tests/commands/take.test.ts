@@ -315,6 +315,8 @@ describe('berth take', () => {
     assert.equal(run.code, 1);
     assert.match(run.stderr, new RegExp(`^${stale}\\n$`));
 
+    // A flip long enough for a busy machine to adopt, preview and act within it.
+    await world.writeSettings({ nodes: { box: { root: world.root } }, flip: '1h' });
     await world.berth('adopt', 'box');
     const again = await takeGitea(world, await previewTake(world));
     assert.equal(again.code, 0, again.stderr);

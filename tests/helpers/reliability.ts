@@ -224,9 +224,9 @@ export async function snapshot(dir: string): Promise<Map<string, string>> {
   return files;
 }
 
-/** Leftovers of an interrupted atomic write in a directory. */
+/** Leftovers of an interrupted atomic write anywhere under a directory (each node's too). */
 export async function temporaryFiles(dir: string) {
-  return (await readdir(dir)).filter((name) => name.endsWith('.tmp'));
+  return (await readdir(dir, { recursive: true })).filter((name) => name.endsWith('.tmp'));
 }
 
 /** Every journal of a state directory (each node's, and the directory's own), read line by line: every line must parse. */

@@ -70,10 +70,15 @@ describe('SIGKILL at random moments', () => {
     const assigned = new Set<string>();
     const unassigned = new Set<string>();
     let killed = 0;
-    // How long one act takes here, start to exit: the kills land across that span.
-    const begun = Date.now();
-    assert.equal((await startBerth(['--state', world.state, 'status']).exited).code, 0);
-    const span = Date.now() - begun;
+    // How long one run takes here, start to exit (the median of three, as the machine may
+    // be busy): the kills land across that span.
+    const spans: number[] = [];
+    for (let sample = 0; sample < 3; sample++) {
+      const begun = Date.now();
+      assert.equal((await startBerth(['--state', world.state, 'status']).exited).code, 0);
+      spans.push(Date.now() - begun);
+    }
+    const span = spans.sort((a, b) => a - b)[1] as number;
     for (let i = 0; i < CLI_ROUNDS; i++) {
       // Two at once, so that a kill can also land while the other waits on the lock.
       const acts: { module: string; act: 'assign' | 'unassign' }[] = [
