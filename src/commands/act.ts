@@ -55,17 +55,40 @@ export async function openAct(
   const missing = missingFields(command, request);
   if (missing) return { kind: 'missing', refused: missing };
   const now = face.now ?? (() => new Date());
-  const journalEntry = (outcome: Outcome): JournalEntry => ({
-    at: now().toISOString(),
-    actor: face.actor,
-    via: face.via,
-    act: command.name,
-    node: request.node,
-    module: command.needs.includes('module') ? request.module : request.filter || undefined,
-    outcome: outcome.error === undefined ? 'done' : 'refused',
-    said: outcome.said,
-    error: outcome.error,
-  });
+  /**
+   * Journals the act with its outcome (previews are not journaled). A journal that
+   * cannot record it does not undo the act (undoing could lose more): the caller hears
+   * that the record is missing, in words that do not read as "nothing was done".
+   */
+  const journaled = async (
+    outcome: Outcome,
+    append: (entry: JournalEntry) => Promise<void>,
+  ): Promise<RunOutcome> => {
+    if (!isAct(command, request)) return outcome;
+    try {
+      await append({
+        at: now().toISOString(),
+        actor: face.actor,
+        via: face.via,
+        act: command.name,
+        node: request.node,
+        module: command.needs.includes('module') ? request.module : request.filter || undefined,
+        outcome: outcome.error === undefined ? 'done' : 'refused',
+        said: outcome.said,
+        error: outcome.error,
+      });
+      return outcome;
+    } catch (error) {
+      const why = (error as Error).message;
+      return {
+        said: outcome.said,
+        error:
+          outcome.error === undefined
+            ? `${command.name} was done, but the journal could not record it: ${why}`
+            : `${outcome.error} (and the journal could not record this refusal: ${why})`,
+      };
+    }
+  };
 
   try {
     await deps.stores.open();
@@ -85,13 +108,7 @@ export async function openAct(
     return {
       kind: 'ready',
       run: () =>
-        journaled(
-          { said: '', error: nodeRefusal },
-          isAct(command, request),
-          (entry) => deps.stores.journalUnplaced(entry),
-          journalEntry,
-          command,
-        ),
+        journaled({ said: '', error: nodeRefusal }, (entry) => deps.stores.journalUnplaced(entry)),
     };
   }
 
@@ -127,13 +144,7 @@ export async function openAct(
             return { said: '', error: storesCannotOpen(error), storeFailed: true };
           outcome = { said: '', error: failedWords(command, request, error) };
         }
-        return await journaled(
-          outcome,
-          isAct(command, request),
-          (entry) => store.journal(entry),
-          journalEntry,
-          command,
-        );
+        return await journaled(outcome, (entry) => store.journal(entry));
       } finally {
         await store.close().catch(() => {});
       }
@@ -144,34 +155,6 @@ export async function openAct(
 /** Previews change nothing and are not journaled; everything else a command does is an act. */
 function isAct(command: Command, request: CommandRequest) {
   return !command.options.includes('yes') || request.yes;
-}
-
-/**
- * Journals an act with its outcome. A journal that cannot record it does not undo the
- * act (undoing could lose more): the caller hears that the record is missing, in words
- * that do not read as "nothing was done".
- */
-async function journaled(
-  outcome: Outcome,
-  act: boolean,
-  append: (entry: JournalEntry) => Promise<void>,
-  entryOf: (outcome: Outcome) => JournalEntry,
-  command: Command,
-): Promise<RunOutcome> {
-  if (!act) return outcome;
-  try {
-    await append(entryOf(outcome));
-    return outcome;
-  } catch (error) {
-    const why = error instanceof StoreError ? error.message : (error as Error).message;
-    return {
-      said: outcome.said,
-      error:
-        outcome.error === undefined
-          ? `${command.name} was done, but the journal could not record it: ${why}`
-          : `${outcome.error} (and the journal could not record this refusal: ${why})`,
-    };
-  }
 }
 
 /** An unexpected failure inside a command, as a refusal in words, never a stack trace. */
