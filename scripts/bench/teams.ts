@@ -2,7 +2,9 @@
 // store in the same run; and two controllers (two `berth api`) on one database.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
+import { cpus } from 'node:os';
 import { postgresUnavailable, startPostgres } from '../../tests/helpers/postgres-server.ts';
+import { cpuMs } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { BERTH, cleanEnv, fmt, log, median, ratio, table } from './stats.ts';
 import { makeBenchWorld, nodeName } from './world.ts';
@@ -11,6 +13,7 @@ const CLIENTS = 16;
 
 interface Api {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -42,6 +45,7 @@ function startApi(state: string, issuer: string, env: Record<string, string>): P
       child.stdout?.resume();
       resolve({
         url: match[1] as string,
+        pid: child.pid as number,
         stop: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null) return done();
@@ -85,13 +89,18 @@ function act(url: string, agent: Agent, path: string, body: string, token: strin
 interface Round {
   perSecond: number;
   latencies: number[];
+  /** The CPU time the berth api processes spent, per act, in milliseconds. */
+  cpuPerAct: number;
 }
 
 /**
  * CLIENTS keep-alive clients, each on a node of its own, alternating assign and unassign
  * of `extra` for `seconds`; client c goes to `urls[c % urls.length]`.
  */
-async function load(urls: string[], token: string, seconds: number): Promise<Round> {
+async function load(apis: Api[], token: string, seconds: number): Promise<Round> {
+  const urls = apis.map((api) => api.url);
+  const cpu = () => apis.reduce((sum, api) => sum + cpuMs(api.pid), 0);
+  const cpuBefore = cpu();
   const latencies: number[] = [];
   let acts = 0;
   const started = performance.now();
@@ -116,7 +125,11 @@ async function load(urls: string[], token: string, seconds: number): Promise<Rou
       }
     }),
   );
-  return { perSecond: acts / ((performance.now() - started) / 1000), latencies };
+  return {
+    perSecond: acts / ((performance.now() - started) / 1000),
+    latencies,
+    cpuPerAct: (cpu() - cpuBefore) / acts,
+  };
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -146,13 +159,13 @@ export async function benchTeams(rounds: number, seconds: number): Promise<strin
     const pgTwo = await startApi(world.state, issuer.url, store);
     apis.push(file, pgOne, pgTwo);
     // Warm each: keys fetched, the schema made, connections opened.
-    await load([file.url], token, 1);
-    await load([pgOne.url, pgTwo.url], token, 1);
+    await load([file], token, 1);
+    await load([pgOne, pgTwo], token, 1);
     const runs = { file: [] as Round[], one: [] as Round[], two: [] as Round[] };
     for (let round = 0; round < rounds; round++) {
-      runs.file.push(await load([file.url], token, seconds));
-      runs.one.push(await load([pgOne.url], token, seconds));
-      runs.two.push(await load([pgOne.url, pgTwo.url], token, seconds));
+      runs.file.push(await load([file], token, seconds));
+      runs.one.push(await load([pgOne], token, seconds));
+      runs.two.push(await load([pgOne, pgTwo], token, seconds));
     }
     const rate = (of: Round[]) => median(of.map((item) => item.perSecond));
     const p = (of: Round[], at: number) =>
@@ -169,16 +182,18 @@ export async function benchTeams(rounds: number, seconds: number): Promise<strin
       fmt(rate(of as Round[]), 0),
       fmt(p(of as Round[], 50), 1),
       fmt(p(of as Round[], 99), 1),
+      fmt(median((of as Round[]).map((item) => item.cpuPerAct)), 2),
     ]);
     const perRound = (a: Round[], b: Round[]) =>
       median(a.map((item, index) => item.perSecond / (b[index]?.perSecond ?? Number.NaN)));
     return [
       title,
       '',
-      table(['through', 'acts/s', 'p50 ms', 'p99 ms'], rows),
+      table(['through', 'acts/s', 'p50 ms', 'p99 ms', 'berth api CPU ms/act'], rows),
       '',
       `PostgreSQL ÷ file store, one controller: ${ratio(perRound(runs.one, runs.file))} (median of per-round ratios)`,
       `two controllers ÷ one, PostgreSQL: ${ratio(perRound(runs.two, runs.one))}`,
+      `(${cpus().length} cores for the load, every berth api and PostgreSQL: where they are all busy, a second controller adds no CPU to share)`,
     ].join('\n');
   } finally {
     await Promise.all(apis.map((api) => api.stop()));
