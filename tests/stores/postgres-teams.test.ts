@@ -342,6 +342,29 @@ describe('a team on one PostgreSQL database, through real processes', {
           args.join(' '),
         );
       }
+      // berth api starts all the same, and answers each act 503 in the same words.
+      const api = await startApi([
+        '--listen',
+        '127.0.0.1:0',
+        '--issuer',
+        issuer.url,
+        '--state',
+        world.state,
+      ]);
+      try {
+        const answer = await httpAsk(api.url, {
+          path: '/assign',
+          body: JSON.stringify({ node: 'n1', module: 'x' }),
+          headers: {
+            'Content-Type': 'application/json',
+            Authorization: `Bearer ${await issuer.token()}`,
+          },
+        });
+        assert.equal(answer.status, 503);
+        assert.deepEqual(answer.body, { refused: words.trimEnd() });
+      } finally {
+        await api.stop();
+      }
     } finally {
       await server.startServer();
       await world.cleanup();
