@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { parseDuration } from './duration.ts';
 import { checkName, isName } from './names.ts';
+import { checkStoreUrl } from './stores/store-url.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
 /**
@@ -43,7 +44,7 @@ const NodeEntrySchema = v.pipe(
 );
 export type NodeEntry = v.InferOutput<typeof NodeEntrySchema>;
 
-/** `berth.json`: the inventory, where the catalog is, and the flip window. Strict, like a definition. */
+/** `berth.json`: the inventory, where the catalog is, the flip window and the store. Strict, like a definition. */
 export const SettingsSchema = strictJsonObject({
   nodes: v.optional(
     v.pipe(
@@ -62,6 +63,20 @@ export const SettingsSchema = strictJsonObject({
       v.check((text) => parseDuration(text) !== undefined, 'a duration, like "90s", "15m" or "1h"'),
     ),
     '15m',
+  ),
+  /**
+   * The PostgreSQL store a team shares, `postgresql://USER@HOST[:PORT]/DATABASE`; the
+   * state directory's own files when left out. `$BERTH_STORE` wins over it. Never with
+   * a password, and never said back: the refusal names what is wrong, not the URL.
+   */
+  store: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (url) => checkStoreUrl(url) === undefined,
+        (issue) => checkStoreUrl(String(issue.input)) ?? 'not a store URL',
+      ),
+    ),
   ),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;

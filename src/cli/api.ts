@@ -4,7 +4,7 @@ import type { Authenticator } from '../http/authenticator.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
-import { fileDeps } from './deps.ts';
+import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
 export interface ApiFlags {
@@ -51,13 +51,13 @@ export interface ServeOptions {
 }
 
 /**
- * Serves the Command API over the file stores until SIGINT or SIGTERM, prints the
+ * Serves the Command API over the stores berth.json names until SIGINT or SIGTERM, prints the
  * three start lines, and ends with 0 after the graceful close.
  */
 export async function serveApi(options: ServeOptions): Promise<number> {
   const { io } = options;
   const cutting = new AbortController();
-  const deps = fileDeps(options.location);
+  const deps = stateDeps(options.location, io.env);
   const app = createApp({
     ...deps,
     stores: unlessCut(deps.stores, cutting.signal),

@@ -5,7 +5,7 @@ import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
-import { fileDeps } from './deps.ts';
+import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 
 /** `berth status [node]`: each node's assignments, managed modules, account, and lock. */
@@ -15,7 +15,7 @@ export async function showStatus(
   json: boolean,
   io: Io,
 ) {
-  const deps = fileDeps(location);
+  const deps = stateDeps(location, io.env);
   const { stores } = deps;
   try {
     await stores.open();
@@ -91,7 +91,7 @@ export async function showStatus(
 
 /** `berth log`: the journal of every node, oldest first. */
 export async function showLog(location: StateLocation, json: boolean, io: Io) {
-  const deps = fileDeps(location);
+  const deps = stateDeps(location, io.env);
   try {
     const lines = await deps.stores.readJournal();
     if (json) {

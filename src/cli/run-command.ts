@@ -3,7 +3,7 @@ import { missingFields, openAct } from '../commands/act.ts';
 import type { Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
-import { fileDeps } from './deps.ts';
+import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 
 /**
@@ -49,7 +49,7 @@ export async function runFromCli(
       refuseBefore(missing);
       return EXIT.usage;
     }
-    const opened = await openAct(command, request, fileDeps(options.location), {
+    const opened = await openAct(command, request, stateDeps(options.location, io.env), {
       actor: osUser(io),
       via: 'cli',
       mint: options.mint,

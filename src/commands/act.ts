@@ -93,6 +93,9 @@ export async function openAct(
   try {
     await deps.stores.open();
   } catch (error) {
+    // The stores are chosen by berth.json: one that cannot be used is the operator's to mend.
+    if (error instanceof ConfigError)
+      return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
     return { kind: 'stores', refused: storesCannotOpen(error) };
   }
   let config: Awaited<ReturnType<LoadConfig>>;

@@ -1,8 +1,11 @@
 import pg from 'pg';
-import { parse, parseIntoClientConfig } from 'pg-connection-string';
+import { parseIntoClientConfig } from 'pg-connection-string';
 import pgpass from 'pgpass';
 import { migrate } from './postgres-schema.ts';
+import { checkStoreUrl } from './store-url.ts';
 import { StoreError } from './stores.ts';
+
+export { checkStoreUrl };
 
 export interface ConnectOptions {
   /** How long connecting may take; then the database is said not to answer. */
@@ -27,25 +30,6 @@ export const CONNECT_TIMEOUT_MS = 5_000;
 /** The server's side of a connection: how soon it finds a controller gone. */
 const KEEPALIVES =
   '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3';
-
-/**
- * Checks a store URL: PostgreSQL's, and without a password. The password comes the
- * libpq ways (~/.pgpass, $PGPASSWORD, a PGPASSFILE): a URL is kept in berth.json, and
- * berth.json is kept in version control.
- */
-export function checkStoreUrl(url: string): string | undefined {
-  if (!/^postgres(ql)?:\/\//i.test(url))
-    return 'a store is a PostgreSQL URL: postgresql://USER@HOST[:PORT]/DATABASE';
-  let password: string | undefined;
-  try {
-    password = parse(url).password;
-  } catch {
-    return 'the store URL cannot be read: postgresql://USER@HOST[:PORT]/DATABASE';
-  }
-  if (password)
-    return 'the store URL carries a password, and berth keeps none in its settings: take it out of the URL, and give it in ~/.pgpass, a PGPASSFILE or $PGPASSWORD';
-  return undefined;
-}
 
 /** $PGPASSWORD, else the entry of ~/.pgpass (or $PGPASSFILE) for this connection. */
 async function password(params: {
