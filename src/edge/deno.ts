@@ -30,7 +30,7 @@ declare const Deno: {
 };
 
 export interface DenoServeOptions extends AppOptions {
-  /** 0 picks a free port; the default is 8080. */
+  /** 0 picks a free port; the default is 8081, as `berth api`'s. */
   port?: number;
   /** The default is 127.0.0.1: berth answers only this machine unless told otherwise. */
   hostname?: string;
@@ -42,7 +42,7 @@ export interface DenoServeOptions extends AppOptions {
 
 /** Serves the Command API with `Deno.serve` until `signal` aborts. */
 export function serveOnDeno(options: DenoServeOptions): DenoServer {
-  const { port = 8080, hostname = '127.0.0.1', signal, onListen, ...app } = options;
+  const { port = 8081, hostname = '127.0.0.1', signal, onListen, ...app } = options;
   const api = createApp({ ...app, stopping: app.stopping ?? signal });
   return Deno.serve({ port, hostname, signal, onListen: onListen ?? (() => {}) }, (request) =>
     api.fetch(request),
