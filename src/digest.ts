@@ -18,9 +18,20 @@ function toHex(bytes: ArrayBuffer | Uint8Array): string {
   return hex;
 }
 
+/**
+ * Bytes as Web Crypto takes them (a BufferSource: over an ArrayBuffer, never a
+ * SharedArrayBuffer), copied only when they are not so already. The DOM library and
+ * Deno hold to this; only @types/node's looser types let any Uint8Array through.
+ */
+function bufferSource(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  return bytes.buffer instanceof ArrayBuffer
+    ? (bytes as Uint8Array<ArrayBuffer>)
+    : new Uint8Array(bytes);
+}
+
 async function sha256Hex(data: Uint8Array | string): Promise<string> {
   const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
-  return toHex(await crypto.subtle.digest('SHA-256', bytes));
+  return toHex(await crypto.subtle.digest('SHA-256', bufferSource(bytes)));
 }
 
 export function digestOf(value: unknown): Promise<string> {
@@ -35,10 +46,10 @@ export function digestOf(value: unknown): Promise<string> {
 export async function fingerprintWith(key: Uint8Array, value: Uint8Array): Promise<string> {
   const hmacKey = await crypto.subtle.importKey(
     'raw',
-    key,
+    bufferSource(key),
     { name: 'HMAC', hash: 'SHA-256' },
     false,
     ['sign'],
   );
-  return toHex(await crypto.subtle.sign('HMAC', hmacKey, value)).slice(0, 32);
+  return toHex(await crypto.subtle.sign('HMAC', hmacKey, bufferSource(value))).slice(0, 32);
 }

@@ -38,7 +38,7 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
       openStores(command, options, options),
       runCommand,
     );
-  app.all('*', (c) => answer(404, { refused: noRoute(c.req.method, pathOf(c.req.url)) }));
+  app.all('*', (c) => answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)) }));
   app.onError((error, c) => {
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);
     return c.json(
@@ -50,6 +50,18 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
     );
   });
   return app;
+}
+
+/**
+ * What a 404 names: the path, or for a CONNECT its authority (`example.com:443`), as
+ * Node's server (serve.ts) names the CONNECTs it answers itself. No Request can be made
+ * with CONNECT, but a server may hand one on: Deno.serve does, as `http://<authority>`.
+ */
+function targetOf(request: Request): string {
+  if (request.method !== 'CONNECT') return pathOf(request.url);
+  const authority = request.url.slice(request.url.indexOf('//') + 2);
+  const end = authority.search(/[/?#]/);
+  return end < 0 ? authority : authority.slice(0, end);
 }
 
 /** The path of a Request's URL, which the Fetch standard keeps serialized: no parse is needed. */

@@ -323,12 +323,38 @@ async function fetchJwksUri(issuer: string, timing: Timing): Promise<URL> {
   throw new Unavailable(faults.join('; '));
 }
 
+/**
+ * Why a fetch failed, in the same words on every runtime: Node's fetch says "fetch
+ * failed" with a `cause.code` (ECONNREFUSED), Deno's the same message with the reason
+ * only in its cause's words ("tcp connect error: Connection refused"). The common
+ * reasons are named from either; any other is the message, with Node's code if any.
+ */
 function described(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   if (error.name === 'TimeoutError' || error instanceof errors.JWKSTimeout) return 'timed out';
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const words = typeof cause?.message === 'string' ? cause.message : '';
+  for (const [codes, pattern, reason] of NETWORK_REASONS)
+    if ((code !== undefined && codes.test(code)) || pattern.test(words)) return reason;
+  return code === undefined ? error.message : `${error.message} (${code})`;
 }
+
+/** Node's codes, Deno's words, and what berth says for both. */
+const NETWORK_REASONS: [RegExp, RegExp, string][] = [
+  [/^ECONNREFUSED$/, /connection refused/i, 'the connection was refused'],
+  [
+    /^(ENOTFOUND|EAI_AGAIN)$/,
+    /dns error|failed to lookup address/i,
+    'its host name does not resolve',
+  ],
+  [/^(ECONNRESET|EPIPE)$/, /connection reset|broken pipe/i, 'the connection was reset'],
+  [
+    /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/,
+    /certificate/i,
+    'its TLS certificate is not trusted',
+  ],
+];
 
 /**
  * The caller's reason for a token berth will not accept. Claim values are shown only
