@@ -15,7 +15,8 @@ export function machinesOf(settings: Settings): ReachMachine {
     const entry = Object.hasOwn(settings.nodes, node) ? settings.nodes[node] : undefined;
     if (!entry) return unreachable('it is not in the inventory');
     if ('root' in entry) return rootedMachine(entry.root);
-    const key = JSON.stringify([node, entry.ssh, entry.port, entry.sudo]);
+    const { sshConfig } = settings;
+    const key = JSON.stringify([node, entry.ssh, entry.port, entry.sudo, sshConfig]);
     let machine = sshMachines.get(key);
     if (!machine) {
       machine = sshMachine({
@@ -23,6 +24,7 @@ export function machinesOf(settings: Settings): ReachMachine {
         destination: entry.ssh,
         port: entry.port,
         sudo: entry.sudo,
+        ...(sshConfig === undefined ? {} : { sshConfig }),
         runtimeDir: sshRuntimeDir(),
       });
       sshMachines.set(key, machine);

@@ -31,6 +31,18 @@ describe('an ssh node in berth.json', () => {
   });
 });
 
+describe('sshConfig in berth.json', () => {
+  it('takes a file name, and refuses one that is empty or not a string', () => {
+    const parsed = v.safeParse(SettingsSchema, { sshConfig: 'ssh_config' });
+    assert.ok(parsed.success);
+    assert.equal(parsed.output.sshConfig, 'ssh_config');
+    assert.equal(v.parse(SettingsSchema, {}).sshConfig, undefined);
+    for (const sshConfig of ['', 22, true]) {
+      assert.equal(v.safeParse(SettingsSchema, { sshConfig }).success, false, `${sshConfig}`);
+    }
+  });
+});
+
 describe('machinesOf', () => {
   // The ssh machines' private runtime directory goes here, not into the machine's own.
   const runtime = mkdtempSync(join(tmpdir(), 'berth-runtime-'));
