@@ -68,7 +68,7 @@ const PLAYBOOK = `- hosts: all
 
 interface Bench {
   fleet: Fleet;
-  proxy: DelayProxy;
+  proxy?: DelayProxy;
   dir: string;
   sshConfig: string;
   /** Runtime directories (ControlMaster sockets) made: every master in them is ended. */
@@ -334,18 +334,19 @@ export async function benchFleet(runs: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'berth-bench-fleet-'));
   log('fleet: starting three ssh hosts');
   const fleet = await startFleet({ hosts: 3, sshdOptions: ['MaxSessions 30', 'MaxStartups 60'] });
-  const bench: Bench = { fleet, dir, sshConfig: join(dir, 'ssh_config'), runtimes: [] } as Bench;
+  const bench: Bench = { fleet, dir, sshConfig: join(dir, 'ssh_config'), runtimes: [] };
   try {
     const alpha = fleet.host('alpha');
-    bench.proxy = await startDelayProxy({
+    const proxy = await startDelayProxy({
       host: alpha.address,
       port: alpha.port,
       delayMs: DELAY_MS,
     });
+    bench.proxy = proxy;
     const config = await readFile(fleet.sshConfig, 'utf8');
     await writeFile(
       bench.sshConfig,
-      `Host alpha-slow\n  HostName ${bench.proxy.host}\n  Port ${bench.proxy.port}\n  User root\n  HostKeyAlias alpha\n${config}`,
+      `Host alpha-slow\n  HostName ${proxy.host}\n  Port ${proxy.port}\n  User root\n  HostKeyAlias alpha\n${config}`,
     );
     const parts = [
       ...(await roundTrips(bench, runs)),
