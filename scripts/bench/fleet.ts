@@ -201,6 +201,15 @@ async function roundTrips(bench: Bench, runs: number): Promise<string[]> {
   ];
 }
 
+/** The machine's CPU time so far, busy and all, in clock ticks (from /proc/stat). */
+async function cpuTicks(): Promise<{ busy: number; all: number }> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const all = ticks.reduce((sum, tick) => sum + tick, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  return { busy: all - idle, all };
+}
+
 async function manyAtOnce(bench: Bench): Promise<string[]> {
   const hosts = ['alpha', 'bravo', 'charlie'];
   const nodes: Record<string, unknown> = {};
@@ -217,9 +226,13 @@ async function manyAtOnce(bench: Bench): Promise<string[]> {
   for (const host of hosts) await berth('adopt', many[hosts.indexOf(host)] as string); // warm
   log('fleet: one converge alone, then twenty at once');
   const alone = await converge(berth, 'solo');
+  const load = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0];
+  const ticksBefore = await cpuTicks();
   const started = performance.now();
   const all = await Promise.all(many.map((name) => converge(berth, name)));
   const wall = performance.now() - started;
+  const ticksAfter = await cpuTicks();
+  const busy = (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.all - ticksBefore.all);
   const lost = all.filter((each) => !each.act.stdout.includes('is as assigned')).length;
   return [
     'Twenty converges over ssh at once (7, 7 and 6 nodes on three hosts, each a start hook `sleep 2`), preview and act each, separate berth processes',
@@ -232,6 +245,8 @@ async function manyAtOnce(bench: Bench): Promise<string[]> {
         ['ratio (bound 1.5×)', ratio(wall / alone.ms)],
       ],
     ),
+    '',
+    `The machine's cores were ${Math.round(busy * 100)} % busy during the twenty (every process on it, not only berth's); load average ${load} as they began.`,
   ];
 }
 
