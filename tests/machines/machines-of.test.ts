@@ -62,6 +62,15 @@ describe('machinesOf', () => {
     assert.equal(statSync(join(runtime, 'berth-ssh')).mode & 0o777, 0o700, 'a private one');
   });
 
+  it('an sshConfig that cannot be read makes its ssh nodes unreachable, naming it', async () => {
+    const missing = join(runtime, 'no-such-ssh_config');
+    const withConfig = v.parse(SettingsSchema, { ...settings, sshConfig: missing });
+    await assert.rejects(machinesOf(withConfig)('web1').survey([]), {
+      failure: 'unreachable',
+      message: `${missing}, the sshConfig of berth.json, cannot be read: there is no such file`,
+    });
+  });
+
   it('a node that is not in the inventory is unreachable', async () => {
     await assert.rejects(machinesOf(settings)('nope').survey([]), { failure: 'unreachable' });
   });
