@@ -301,8 +301,12 @@ describe('berth over ssh, on the fleet', { skip: fleetUnavailable() }, () => {
     const token = await on('charlie', 'cat /etc/berth-test/minty/token');
     assert.ok(token.length >= 16);
     assert.ok(seen.size > 10, 'the poll saw processes');
-    for (const line of seen)
+    // As it is, and as the write ships it (base64, in a here-document on ssh's stdin).
+    const shipped = Buffer.from(token).toString('base64').slice(0, 24);
+    for (const line of seen) {
       assert.ok(!line.includes(token), `the secret on a command line: ${line}`);
+      assert.ok(!line.includes(shipped), `the secret, base64, on a command line: ${line}`);
+    }
   });
 
   it('runs twenty converges over ssh at once, seven or six nodes a host, none lost', async () => {
