@@ -123,12 +123,17 @@ describe('berth over ssh, on the fleet', { skip: fleetUnavailable() }, () => {
     );
     const alpha = await costOn(fleet.host('alpha'), () => berth('adopt', 'alpha'));
     assert.equal(alpha.result.code, 0, alpha.result.stderr);
-    assert.match(alpha.result.stdout, /notes/);
+    assert.match(alpha.result.stdout, /^ {2}data \/var\/lib\/berth-test\/notes: found$/m);
+    assert.match(alpha.result.stdout, /^ {2}secret token .*found, fingerprint/m);
+    assert.match(alpha.result.stdout, /^pad1: holds nothing$/m);
     assert.equal(alpha.sessions, 1, 'one round trip for ten modules');
     assert.ok(alpha.connections <= 1, `at most one connection, not ${alpha.connections}`);
     const charlie = await costOn(fleet.host('charlie'), () => berth('adopt', 'charlie'));
     assert.equal(charlie.result.code, 0, charlie.result.stderr);
     assert.equal(charlie.sessions, 1);
+    for (const module of Object.keys(CATALOG)) {
+      assert.match(charlie.result.stdout, new RegExp(`^${module}: holds nothing$`, 'm'));
+    }
     const accounts = (await world.readState()).accounts as Record<string, unknown>;
     const found = JSON.stringify(accounts.alpha);
     assert.match(found, /notes/);
