@@ -46,6 +46,7 @@ await run('store', () => (quick ? benchStore(1, 1) : benchStore(3, 3)));
 await run('teams', async () =>
   (await import('./bench/teams.ts')).benchTeams(quick ? 1 : 3, quick ? 1 : 3),
 );
+await run('fleet', async () => (await import('./bench/fleet.ts')).benchFleet(quick ? 1 : 5));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

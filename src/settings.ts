@@ -78,6 +78,14 @@ export const SettingsSchema = strictJsonObject({
       ),
     ),
   ),
+  /**
+   * An ssh config file for the ssh nodes (`ssh -F`), relative to the state directory: a
+   * team keeps its fleet's Host entries beside berth.json. Without it, ssh reads the
+   * operator's ~/.ssh/config as usual.
+   */
+  sshConfig: v.optional(
+    v.pipe(v.string(), v.minLength(1, 'a file, like "ssh_config", relative to berth.json')),
+  ),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 

@@ -22,7 +22,11 @@ export function fileConfig(dir: string): LoadConfig {
     });
     const stamp = info ? `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}` : 'none';
     if (kept?.stamp !== stamp) {
-      kept = { stamp, settings: info ? await readSettings(path) : defaultSettings() };
+      const read = info ? await readSettings(path) : defaultSettings();
+      // The ssh config is named relative to the state directory, as the catalog is.
+      const settings =
+        read.sshConfig === undefined ? read : { ...read, sshConfig: resolve(dir, read.sshConfig) };
+      kept = { stamp, settings };
     }
     const { settings } = kept;
     return { settings, catalog: fileCatalog(resolve(dir, settings.catalog), definitions) };

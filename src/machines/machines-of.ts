@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import type { Settings } from '../settings.ts';
 import { type Machine, MachineError, type ReachMachine } from './machine.ts';
 import { rootedMachine } from './rooted-machine.ts';
@@ -15,7 +16,17 @@ export function machinesOf(settings: Settings): ReachMachine {
     const entry = Object.hasOwn(settings.nodes, node) ? settings.nodes[node] : undefined;
     if (!entry) return unreachable('it is not in the inventory');
     if ('root' in entry) return rootedMachine(entry.root);
-    const key = JSON.stringify([node, entry.ssh, entry.port, entry.sudo]);
+    const { sshConfig } = settings;
+    if (sshConfig !== undefined) {
+      try {
+        accessSync(sshConfig, constants.R_OK);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        const why = code === 'ENOENT' ? 'there is no such file' : (error as Error).message;
+        return unreachable(`${sshConfig}, the sshConfig of berth.json, cannot be read: ${why}`);
+      }
+    }
+    const key = JSON.stringify([node, entry.ssh, entry.port, entry.sudo, sshConfig]);
     let machine = sshMachines.get(key);
     if (!machine) {
       machine = sshMachine({
@@ -23,6 +34,7 @@ export function machinesOf(settings: Settings): ReachMachine {
         destination: entry.ssh,
         port: entry.port,
         sudo: entry.sudo,
+        ...(sshConfig === undefined ? {} : { sshConfig }),
         runtimeDir: sshRuntimeDir(),
       });
       sshMachines.set(key, machine);

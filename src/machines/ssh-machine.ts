@@ -30,7 +30,7 @@ export interface SshMachineOptions {
   sudo?: boolean;
   /** A private directory (0700) for the ControlMaster sockets: see sshRuntimeDir. */
   runtimeDir: string;
-  /** An ssh config file to use instead of the operator's (`-F`): for tests. */
+  /** An ssh config file to use instead of the operator's (`-F`): berth.json's `sshConfig`. */
   sshConfig?: string;
   /** Seconds to wait for the connection; 10 unless a test says otherwise. */
   connectTimeout?: number;

@@ -31,6 +31,18 @@ describe('an ssh node in berth.json', () => {
   });
 });
 
+describe('sshConfig in berth.json', () => {
+  it('takes a file name, and refuses one that is empty or not a string', () => {
+    const parsed = v.safeParse(SettingsSchema, { sshConfig: 'ssh_config' });
+    assert.ok(parsed.success);
+    assert.equal(parsed.output.sshConfig, 'ssh_config');
+    assert.equal(v.parse(SettingsSchema, {}).sshConfig, undefined);
+    for (const sshConfig of ['', 22, true]) {
+      assert.equal(v.safeParse(SettingsSchema, { sshConfig }).success, false, `${sshConfig}`);
+    }
+  });
+});
+
 describe('machinesOf', () => {
   // The ssh machines' private runtime directory goes here, not into the machine's own.
   const runtime = mkdtempSync(join(tmpdir(), 'berth-runtime-'));
@@ -48,6 +60,15 @@ describe('machinesOf', () => {
     assert.notEqual(machinesOf(settings)('web1'), machinesOf(settings)('web2'));
     assert.deepEqual(readdirSync(runtime), ['berth-ssh'], 'one runtime directory');
     assert.equal(statSync(join(runtime, 'berth-ssh')).mode & 0o777, 0o700, 'a private one');
+  });
+
+  it('an sshConfig that cannot be read makes its ssh nodes unreachable, naming it', async () => {
+    const missing = join(runtime, 'no-such-ssh_config');
+    const withConfig = v.parse(SettingsSchema, { ...settings, sshConfig: missing });
+    await assert.rejects(machinesOf(withConfig)('web1').survey([]), {
+      failure: 'unreachable',
+      message: `${missing}, the sshConfig of berth.json, cannot be read: there is no such file`,
+    });
   });
 
   it('a node that is not in the inventory is unreachable', async () => {

@@ -1,0 +1,394 @@
+/**
+ * berth over ssh on the test fleet (tests/fleet/fleet.ts): round trips as sshd sessions,
+ * wall time behind a 25 ms delay each way, twenty converges at once against one alone,
+ * and the same work as an Ansible playbook beside berth. Needs what the fleet needs
+ * (Linux, root, Debian's sshd); Ansible is installed with apt-get when missing, or its
+ * part is skipped saying why.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type DelayProxy, startDelayProxy } from '../../tests/fleet/delay-proxy.ts';
+import { type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
+import { BERTH, cleanEnv, fmt, log, median, ratio, type Timed, table, timeNode } from './stats.ts';
+
+const DELAY_MS = 25;
+
+/** A module whose every path is its own, under the hosts' private paths. */
+function moduleAt(name: string, start: string) {
+  return {
+    description: `bench module ${name}`,
+    data: [`/var/lib/berth-test/${name}`],
+    secrets: { token: { path: `/etc/berth-test/${name}/token` } },
+    files: {
+      [`/etc/berth-test/${name}/${name}.conf`]: {
+        mode: '0640',
+        content: `name = ${name}\ntoken = {{secret token}}\n`,
+      },
+    },
+    start,
+  };
+}
+
+/** The Ansible comparison's work, in berth's words: ten secret files, two data dirs, a hook. */
+const APP = {
+  description: 'ten files with secrets, two data directories, a start hook',
+  data: ['/var/lib/berth-test/app/data1', '/var/lib/berth-test/app/data2'],
+  secrets: Object.fromEntries(
+    Array.from({ length: 10 }, (_, i) => [`s${i + 1}`, { path: `/etc/berth-test/app/s${i + 1}` }]),
+  ),
+  start: 'touch /var/lib/berth-test/app.started',
+};
+
+const PLAYBOOK = `- hosts: all
+  gather_facts: false
+  tasks:
+    - name: data directories
+      ansible.builtin.file:
+        path: "/var/lib/berth-test/ans/{{ item }}"
+        state: directory
+      loop: [data1, data2]
+    - name: secrets directory
+      ansible.builtin.file:
+        path: /etc/berth-test/ans
+        state: directory
+    - name: ten files with secrets
+      ansible.builtin.copy:
+        dest: "/etc/berth-test/ans/s{{ item }}"
+        content: "{{ lookup('ansible.builtin.password', 'creds/' ~ inventory_hostname ~ '-s' ~ item ~ ' length=32 chars=ascii_letters,digits') }}"
+        mode: "0600"
+      loop: "{{ range(1, 11) | list }}"
+    - name: start hook
+      ansible.builtin.command:
+        cmd: touch /var/lib/berth-test/ans.started
+        creates: /var/lib/berth-test/ans.started
+`;
+
+interface Bench {
+  fleet: Fleet;
+  proxy?: DelayProxy;
+  dir: string;
+  sshConfig: string;
+  /** Runtime directories (ControlMaster sockets) made: every master in them is ended. */
+  runtimes: string[];
+}
+
+/** A state directory with this inventory and catalog, naming the bench's ssh config. */
+async function stateWith(
+  bench: Bench,
+  name: string,
+  nodes: Record<string, unknown>,
+  modules: Record<string, unknown>,
+): Promise<string> {
+  const state = join(bench.dir, name);
+  await mkdir(join(state, 'modules'), { recursive: true });
+  await writeFile(join(state, 'berth.json'), JSON.stringify({ nodes, sshConfig: bench.sshConfig }));
+  for (const [module, definition] of Object.entries(modules)) {
+    await writeFile(join(state, 'modules', `${module}.json`), JSON.stringify(definition));
+  }
+  return state;
+}
+
+async function newRuntime(bench: Bench): Promise<string> {
+  const runtime = await mkdtemp('/tmp/bfb-');
+  bench.runtimes.push(runtime);
+  return runtime;
+}
+
+function berthIn(state: string, runtime: string) {
+  const env = { ...cleanEnv({ XDG_RUNTIME_DIR: runtime }) };
+  delete env.SSH_AUTH_SOCK;
+  return async (...args: string[]): Promise<Timed> => {
+    const timed = await timeNode([BERTH, '--state', state, ...args], { env, timeoutMs: 120_000 });
+    if (timed.code !== 0) {
+      throw new Error(`berth ${args.join(' ')} failed (${timed.code}): ${timed.stderr.trim()}`);
+    }
+    return timed;
+  };
+}
+
+const digestOf = (said: string) => /digest ([0-9a-f]{64})\s*$/.exec(said)?.[1] ?? '';
+
+/** A converge as an operator runs it: the preview, then the act on its digest. */
+async function converge(berth: ReturnType<typeof berthIn>, node: string) {
+  const started = performance.now();
+  const preview = await berth('converge', node);
+  const act = await berth('converge', node, '--yes', '--digest', digestOf(preview.stdout));
+  return { ms: performance.now() - started, preview, act };
+}
+
+/** Ends every ControlMaster whose socket is in `dir` (berth's, or Ansible's). */
+async function exitMasters(dir: string): Promise<void> {
+  const sockets = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<void>((done) => {
+          const child = spawn(
+            'ssh',
+            ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'],
+            {
+              stdio: 'ignore',
+            },
+          );
+          child.on('error', () => done());
+          child.on('close', () => done());
+        }),
+    ),
+  );
+}
+
+async function roundTrips(bench: Bench, runs: number): Promise<string[]> {
+  const catalog: Record<string, unknown> = {};
+  for (let i = 1; i <= 10; i++) catalog[`rt${i}`] = moduleAt(`rt${i}`, 'true');
+  const state = await stateWith(
+    bench,
+    'round-trips',
+    { alpha: { ssh: 'alpha' }, slow: { ssh: 'alpha-slow' } },
+    catalog,
+  );
+  const berth = berthIn(state, await newRuntime(bench));
+  const alpha = bench.fleet.host('alpha');
+  const sessions = async (work: () => Promise<unknown>) => {
+    const before = await alpha.sessionsOpened();
+    await work();
+    return (await alpha.sessionsOpened()) - before;
+  };
+  for (const node of ['alpha', 'slow']) {
+    for (const module of Object.keys(catalog)) await berth('assign', node, module);
+  }
+  log('fleet: round trips and the delayed host');
+  const adoptSessions = await sessions(() => berth('adopt', 'alpha'));
+  const previewSessions = await sessions(() => berth('converge', 'alpha'));
+  // Behind the proxy: the first call opens the connection (cold), the rest reuse it. Each
+  // delayed command is paired with the same one on the undelayed host, run next to it
+  // (in turns, the order swapped every other run): "added" is the median of the pairs'
+  // differences, so the machine's drift (Node's start swings by hundreds of ms when the
+  // cores are busy) falls out of it as far as it can.
+  const coldSlow = (await berth('adopt', 'slow')).ms;
+  const coldNear = (await berth('adopt', 'alpha')).ms;
+  const pairs = { adopt: [] as number[], preview: [] as number[] };
+  const walls = { adopt: [] as number[], preview: [] as number[] };
+  for (let run = 0; run < runs; run++) {
+    for (const [what, args] of [
+      ['adopt', ['adopt']],
+      ['preview', ['converge']],
+    ] as const) {
+      const [slow, near] =
+        run % 2 === 0
+          ? [(await berth(...args, 'slow')).ms, (await berth(...args, 'alpha')).ms]
+          : [(await berth(...args, 'alpha')).ms, (await berth(...args, 'slow')).ms].reverse();
+      pairs[what].push((slow as number) - (near as number));
+      walls[what].push(slow as number);
+    }
+  }
+  const bound = 2 * 2 * DELAY_MS + 100;
+  const row = (what: string, wall: number, added: number) => [
+    what,
+    fmt(wall),
+    fmt(added),
+    fmt(bound),
+    added <= bound ? 'yes' : 'no',
+  ];
+  return [
+    `Round trips, as sshd sessions on the host, a ten-module catalog: adopt ${adoptSessions}, converge preview ${previewSessions}`,
+    '',
+    `Behind a ${DELAY_MS} ms delay each way (round trip ${2 * DELAY_MS} ms), ${runs} pairs; "added" is the median of each command's wall time less that of the same command on the undelayed host, run beside it`,
+    '',
+    table(
+      [
+        'command (ControlMaster warm unless said)',
+        'wall ms',
+        'added ms',
+        'bound ms',
+        'added ≤ bound',
+      ],
+      [
+        row('berth adopt, cold (new connection)', coldSlow, coldSlow - coldNear),
+        row('berth adopt', median(walls.adopt), median(pairs.adopt)),
+        row('berth converge (preview)', median(walls.preview), median(pairs.preview)),
+      ],
+    ),
+  ];
+}
+
+/** The machine's CPU time so far, busy and all, in clock ticks (from /proc/stat). */
+async function cpuTicks(): Promise<{ busy: number; all: number }> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const all = ticks.reduce((sum, tick) => sum + tick, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  return { busy: all - idle, all };
+}
+
+async function manyAtOnce(bench: Bench): Promise<string[]> {
+  const hosts = ['alpha', 'bravo', 'charlie'];
+  const nodes: Record<string, unknown> = {};
+  const modules: Record<string, unknown> = {};
+  const many = Array.from({ length: 20 }, (_, i) => `m${i}`);
+  for (const [i, name] of [...many, 'solo'].entries()) {
+    const host = hosts[i % 3] as string;
+    nodes[name] = { ssh: host, ...(host === 'bravo' ? { sudo: true } : {}) };
+    modules[`w${name}`] = moduleAt(`w${name}`, 'sleep 2');
+  }
+  const state = await stateWith(bench, 'many', nodes, modules);
+  const berth = berthIn(state, await newRuntime(bench));
+  for (const name of [...many, 'solo']) await berth('assign', name, `w${name}`);
+  for (const host of hosts) await berth('adopt', many[hosts.indexOf(host)] as string); // warm
+  log('fleet: one converge alone, then twenty at once');
+  const alone = await converge(berth, 'solo');
+  const load = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0];
+  const ticksBefore = await cpuTicks();
+  const started = performance.now();
+  const all = await Promise.all(many.map((name) => converge(berth, name)));
+  const wall = performance.now() - started;
+  const ticksAfter = await cpuTicks();
+  const busy = (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.all - ticksBefore.all);
+  const lost = all.filter((each) => !each.act.stdout.includes('is as assigned')).length;
+  return [
+    'Twenty converges over ssh at once (7, 7 and 6 nodes on three hosts, each a start hook `sleep 2`), preview and act each, separate berth processes',
+    '',
+    table(
+      ['', 'wall ms'],
+      [
+        ['one alone', fmt(alone.ms)],
+        [`twenty at once (${20 - lost} done)`, fmt(wall)],
+        ['ratio (bound 1.5×)', ratio(wall / alone.ms)],
+      ],
+    ),
+    '',
+    `The machine's cores were ${Math.round(busy * 100)} % busy during the twenty (every process on it, not only berth's); load average ${load} as they began.`,
+  ];
+}
+
+function ansibleAvailable(): string | undefined {
+  const has = () => spawnSync('ansible-playbook', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (has()) return undefined;
+  if (!existsSync('/usr/bin/apt-get')) return 'no ansible-playbook, and no apt-get to install it';
+  log('fleet: installing Debian ansible with apt-get');
+  const install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'ansible'], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    stdio: 'ignore',
+  });
+  return install.status === 0 && has() ? undefined : 'ansible could not be installed with apt-get';
+}
+
+async function againstAnsible(bench: Bench): Promise<string[]> {
+  const why = ansibleAvailable();
+  if (why) return [`Ansible beside berth: skipped: ${why}`];
+  const hosts = ['alpha', 'bravo', 'charlie'];
+  const nodes = Object.fromEntries(
+    hosts.map((host) => [
+      `app-${host}`,
+      { ssh: host, ...(host === 'bravo' ? { sudo: true } : {}) },
+    ]),
+  );
+  const state = await stateWith(bench, 'app', nodes, { app: APP });
+  const berth = berthIn(state, await newRuntime(bench));
+  for (const node of Object.keys(nodes)) await berth('assign', node, 'app');
+  const berthRun = async () => {
+    const started = performance.now();
+    await Promise.all(Object.keys(nodes).map((node) => converge(berth, node)));
+    return performance.now() - started;
+  };
+
+  const ans = join(bench.dir, 'ansible');
+  const control = await mkdtemp('/tmp/bfa-');
+  bench.runtimes.push(control);
+  await mkdir(ans, { recursive: true });
+  await writeFile(join(ans, 'playbook.yml'), PLAYBOOK);
+  await writeFile(
+    join(ans, 'inventory.ini'),
+    `${hosts.map((host) => `${host}${host === 'bravo' ? ' ansible_become=true' : ''}`).join('\n')}\n\n[all:vars]\nansible_python_interpreter=/usr/bin/python3\n`,
+  );
+  await writeFile(
+    join(ans, 'ansible.cfg'),
+    [
+      '[defaults]',
+      'inventory = inventory.ini',
+      'forks = 20',
+      'host_key_checking = True',
+      'interpreter_python = /usr/bin/python3',
+      'retry_files_enabled = False',
+      '[ssh_connection]',
+      'pipelining = True',
+      `ssh_args = -F ${bench.sshConfig} -o ControlMaster=auto -o ControlPersist=60s`,
+      `control_path_dir = ${control}`,
+      '',
+    ].join('\n'),
+  );
+  const ansibleRun = async () => {
+    const started = performance.now();
+    const result = spawnSync('ansible-playbook', ['playbook.yml'], {
+      cwd: ans,
+      env: { ...cleanEnv({ ANSIBLE_CONFIG: join(ans, 'ansible.cfg') }), SSH_AUTH_SOCK: '' },
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
+    const ms = performance.now() - started;
+    if (result.status !== 0) {
+      throw new Error(`ansible-playbook failed (${result.status}): ${result.stdout.slice(-800)}`);
+    }
+    return ms;
+  };
+  log('fleet: Ansible and berth, first run and no-change re-run');
+  const ansibleFirst = await ansibleRun();
+  const ansibleAgain = await ansibleRun();
+  const berthFirst = await berthRun();
+  const berthAgain = await berthRun();
+  const secretModes = await bench.fleet
+    .host('bravo')
+    .exec('stat -c %a /etc/berth-test/app/s1 /etc/berth-test/ans/s1');
+  return [
+    "The same work as an Ansible playbook (ten files with secrets, two data directories, a start hook, on three hosts, one through sudo): Debian ansible, pipelining, ControlPersist, forks 20, the fleet's ssh config and known_hosts; berth: three converges at once, preview and act each",
+    '',
+    table(
+      ['run', 'Ansible ms', 'berth ms', 'berth ÷ Ansible (bound 0.10×)'],
+      [
+        ['first', fmt(ansibleFirst), fmt(berthFirst), ratio(berthFirst / ansibleFirst)],
+        ['no change', fmt(ansibleAgain), fmt(berthAgain), ratio(berthAgain / ansibleAgain)],
+      ],
+    ),
+    '',
+    `secret file modes on bravo, berth then Ansible: ${secretModes.stdout.trim().split('\n').join(', ')}`,
+  ];
+}
+
+export async function benchFleet(runs: number): Promise<string> {
+  const why = fleetUnavailable();
+  if (why) return `Fleet (berth over ssh): skipped: ${why}`;
+  const dir = await mkdtemp(join(tmpdir(), 'berth-bench-fleet-'));
+  log('fleet: starting three ssh hosts');
+  const fleet = await startFleet({ hosts: 3, sshdOptions: ['MaxSessions 30', 'MaxStartups 60'] });
+  const bench: Bench = { fleet, dir, sshConfig: join(dir, 'ssh_config'), runtimes: [] };
+  try {
+    const alpha = fleet.host('alpha');
+    const proxy = await startDelayProxy({
+      host: alpha.address,
+      port: alpha.port,
+      delayMs: DELAY_MS,
+    });
+    bench.proxy = proxy;
+    const config = await readFile(fleet.sshConfig, 'utf8');
+    await writeFile(
+      bench.sshConfig,
+      `Host alpha-slow\n  HostName ${proxy.host}\n  Port ${proxy.port}\n  User root\n  HostKeyAlias alpha\n${config}`,
+    );
+    const parts = [
+      ...(await roundTrips(bench, runs)),
+      '',
+      ...(await manyAtOnce(bench)),
+      '',
+      ...(await againstAnsible(bench)),
+    ];
+    return parts.join('\n');
+  } finally {
+    for (const runtime of bench.runtimes) await exitMasters(runtime);
+    await bench.proxy?.close();
+    await fleet.stop();
+    for (const runtime of bench.runtimes) await rm(runtime, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
+  }
+}
