@@ -70,15 +70,13 @@ describe('SIGKILL at random moments', () => {
     const assigned = new Set<string>();
     const unassigned = new Set<string>();
     let killed = 0;
-    // How long one run takes here, start to exit (the median of three, as the machine may
-    // be busy): the kills land across that span.
-    const spans: number[] = [];
-    for (let sample = 0; sample < 3; sample++) {
-      const begun = Date.now();
-      assert.equal((await startBerth(['--state', world.state, 'status']).exited).code, 0);
-      spans.push(Date.now() - begun);
-    }
-    const span = spans.sort((a, b) => a - b)[1] as number;
+    // How long an act takes here, start to exit: the kills land across that span. It is
+    // the median of the latest acts that ran to their end, so that it follows the
+    // machine as it gets busier or quieter.
+    const begun = Date.now();
+    assert.equal((await startBerth(['--state', world.state, 'status']).exited).code, 0);
+    const recent = [Date.now() - begun];
+    const span = () => [...recent].sort((a, b) => a - b)[Math.floor(recent.length / 2)] as number;
     for (let i = 0; i < CLI_ROUNDS; i++) {
       // Two at once, so that a kill can also land while the other waits on the lock.
       const acts: { module: string; act: 'assign' | 'unassign' }[] = [
@@ -90,6 +88,7 @@ describe('SIGKILL at random moments', () => {
         assigned.delete(module);
         acts.push({ module, act: 'unassign' });
       }
+      const started = Date.now();
       const runs = acts.map(({ module, act }) => ({
         module,
         act,
@@ -97,11 +96,14 @@ describe('SIGKILL at random moments', () => {
       }));
       // Mostly late in the span, where the act reads, writes and journals.
       const victim = runs[rng.int(runs.length)] as (typeof runs)[number];
-      setTimeout(() => victim.run.child.kill('SIGKILL'), span * (0.4 + rng.next() * 0.8));
+      setTimeout(() => victim.run.child.kill('SIGKILL'), span() * (0.4 + rng.next() * 0.8));
       for (const { module, act, run } of runs) {
         const end = await run.exited;
-        if (end.code === 0) (act === 'assign' ? assigned : unassigned).add(module);
-        else if (end.signal === 'SIGKILL') killed++;
+        if (end.code === 0) {
+          (act === 'assign' ? assigned : unassigned).add(module);
+          recent.push(Date.now() - started);
+          if (recent.length > 5) recent.shift();
+        } else if (end.signal === 'SIGKILL') killed++;
         else assert.fail(`${act} ${module} exited ${end.code}: ${run.stderr()}`);
       }
     }
