@@ -43,6 +43,9 @@ await run('scale', () =>
   benchScale(quick ? [1_000, 10_000] : [1_000, 10_000, 100_000], quick ? 1 : 5),
 );
 await run('store', () => (quick ? benchStore(1, 1) : benchStore(3, 3)));
+await run('fleet', async () => (await import('./bench/seams.ts')).fleet(quick));
+await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
+await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
