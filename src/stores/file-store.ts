@@ -128,10 +128,10 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
         journals.push(await journalLines(join(nodeDir(node), FILES.journal)));
       return mergeJournals(journals);
     },
-    async lockHolders() {
+    async lockHolders(nodes) {
       await ready();
       const holders: LockHolder[] = [];
-      for (const node of await listNodes(dir)) {
+      for (const node of nodes ? [...new Set(nodes)].filter(isName).sort() : await listNodes(dir)) {
         const holder = await lockHolder(join(nodeDir(node), FILES.lock));
         if (holder) holders.push(holder);
       }
