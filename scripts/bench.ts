@@ -3,7 +3,8 @@
 //
 //   npm run bench                 # everything, about 4 minutes
 //   npm run bench -- --quick      # a short pass to try the harness
-//   npm run bench -- http cli     # only some sections: http, cli, scale, store
+//   npm run bench -- http cli     # only some sections: http, cli, scale, store, teams,
+//                                 # fleet (ssh), nodes (twenty at once), bigstate, acts
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -47,6 +48,9 @@ await run('teams', async () =>
   (await import('./bench/teams.ts')).benchTeams(quick ? 1 : 3, quick ? 1 : 3),
 );
 await run('fleet', async () => (await import('./bench/fleet.ts')).benchFleet(quick ? 1 : 5));
+await run('nodes', async () => (await import('./bench/seams.ts')).fleet(quick));
+await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
+await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

@@ -1,6 +1,6 @@
 /** The lock, in one process: requests queue for it, but no longer than the lock's wait. */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -47,5 +47,20 @@ describe('the lock within one process', () => {
     const lock = await second;
     assert.ok(await lock.stillHeld());
     await lock.release();
+  });
+
+  it("a lock whose file another took is no longer held, even with the same words in it; letting go leaves the other's", async () => {
+    const path = join(dir, 'lock');
+    const lock = await takeLock(path, PURPOSE, 1_000);
+    const words = await readFile(path, 'utf8');
+    // Another berth judged this one dead and took the lock: its own file, in a new inode.
+    await writeFile(`${path}.other`, words);
+    await unlink(path);
+    await rename(`${path}.other`, path);
+    assert.equal(await lock.stillHeld(), false);
+    await lock.release();
+    assert.equal(await readFile(path, 'utf8'), words, "the other's lock is left alone");
+    await unlink(path);
+    assert.equal(await lock.stillHeld(), false, 'a lock file gone is not held');
   });
 });

@@ -29,7 +29,11 @@ export async function showStatus(
     }
     const nodes = node === undefined ? Object.keys(settings.nodes).sort() : [node];
     const holders = new Map<string, LockHolder>(
-      (await stores.lockHolders()).map((holder) => [holder.node, holder]),
+      // `status NODE` reads that node's lock alone: its cost does not grow with the fleet.
+      (await stores.lockHolders(node === undefined ? undefined : nodes)).map((holder) => [
+        holder.node,
+        holder,
+      ]),
     );
     const report = [];
     for (const name of nodes) {

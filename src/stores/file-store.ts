@@ -6,7 +6,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
-import { appendLine, mendJournal } from './journal-file.ts';
+import { appendLine } from './journal-file.ts';
 import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
 import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
 import {
@@ -82,7 +82,7 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
       const here = nodeDir(node);
       let lock: Lock;
       try {
-        await mkdir(here, { recursive: true, mode: 0o700 });
+        await makeNodeDir(here);
         lock = await takeLock(join(here, FILES.lock), { node, act }, lockWaitMs);
       } catch (error) {
         throw storeErrorOf(error, `the lock of node ${node} in ${dir} cannot be had`);
@@ -106,9 +106,9 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
         throw storeErrorOf(error, `the lock of ${dir} cannot be had`);
       });
       try {
-        const path = join(dir, FILES.journal);
-        await mendJournal(path);
-        await appendLine(path, JSON.stringify(clippedEntry(entry)));
+        await appendLine(join(dir, FILES.journal), JSON.stringify(clippedEntry(entry)), {
+          mend: true,
+        });
       } catch (error) {
         throw storeErrorOf(error, `the journal in ${dir} cannot be written`);
       } finally {
@@ -128,10 +128,10 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
         journals.push(await journalLines(join(nodeDir(node), FILES.journal)));
       return mergeJournals(journals);
     },
-    async lockHolders() {
+    async lockHolders(nodes) {
       await ready();
       const holders: LockHolder[] = [];
-      for (const node of await listNodes(dir)) {
+      for (const node of nodes ? [...new Set(nodes)].filter(isName).sort() : await listNodes(dir)) {
         const holder = await lockHolder(join(nodeDir(node), FILES.lock));
         if (holder) holders.push(holder);
       }
@@ -186,9 +186,10 @@ function nodeStore(node: string, here: string, lock: Lock): NodeStore {
         throw new StoreError(
           `the lock of node ${node} was taken from this process; nothing was written`,
         );
-      if (!journalMended) await mendJournal(path(FILES.journal));
+      await appendLine(path(FILES.journal), JSON.stringify(clippedEntry(entry)), {
+        mend: !journalMended,
+      });
       journalMended = true;
-      await appendLine(path(FILES.journal), JSON.stringify(clippedEntry(entry)));
     },
     close: () => lock.release(),
   };
@@ -255,6 +256,15 @@ function fileVault(
       saved = true;
     },
   };
+}
+
+/** A node's directory: one mkdir when it is there already, as it is for every act but the first. */
+async function makeNodeDir(here: string) {
+  await mkdir(here, { mode: 0o700 }).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST') return;
+    if (error.code === 'ENOENT') await mkdir(here, { recursive: true, mode: 0o700 });
+    else throw error;
+  });
 }
 
 async function listNodes(dir: string): Promise<string[]> {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
@@ -81,16 +82,24 @@ async function takeFileLock(
   for (let attempt = 0; ; attempt++) {
     try {
       const file = await open(path, 'wx', 0o600);
+      let made: string;
       try {
         await file.writeFile(mine);
+        made = identityOf(await file.stat({ bigint: true }));
       } finally {
         await file.close();
       }
+      // The very file this taking made: a lock taken over is another file, even one
+      // that reuses the inode. One stat, not a read of the file, before every write.
+      const isMine = async () => {
+        const now = await stat(path, { bigint: true }).catch(() => undefined);
+        return now !== undefined && identityOf(now) === made;
+      };
       return {
         tookOver,
-        stillHeld: async () => (await readFile(path, 'utf8').catch(() => '')) === mine,
+        stillHeld: isMine,
         release: async () => {
-          if ((await readFile(path, 'utf8').catch(() => '')) === mine) await unlink(path);
+          if (await isMine()) await unlink(path);
         },
       };
     } catch (error) {
@@ -108,6 +117,11 @@ async function takeFileLock(
     if (Date.now() >= deadline) throw new StoreError(lockNotHad(holder, purpose.node, waitMs));
     await sleep(Math.min(5 + attempt * 5, 50) + Math.random() * 10);
   }
+}
+
+/** What tells one lock file from another at the same path: nothing writes a lock once made. */
+function identityOf(info: BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
 }
 
 function parseOwner(text: string | undefined): Owner | undefined {

@@ -130,7 +130,10 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
           journal.map((entry) => ({ entry: structuredClone(entry) })),
         ),
       ),
-    lockHolders: async () => [...holders.values()].map((holder) => ({ ...holder })),
+    lockHolders: async (nodes) =>
+      [...holders.values()]
+        .filter((holder) => nodes === undefined || nodes.includes(holder.node))
+        .map((holder) => ({ ...holder })),
     close: async () => {},
   };
 }

@@ -194,11 +194,18 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       );
       return mergeJournals(order.map((node) => journals.get(node) ?? []));
     },
-    async lockHolders() {
-      const found = await ask<LockHolder>(
-        'the locks cannot be read',
-        'SELECT host, pid, act, node, since FROM berth_lock_holders ORDER BY node',
-      );
+    async lockHolders(nodes) {
+      const found =
+        nodes === undefined
+          ? await ask<LockHolder>(
+              'the locks cannot be read',
+              'SELECT host, pid, act, node, since FROM berth_lock_holders ORDER BY node',
+            )
+          : await ask<LockHolder>(
+              'the locks cannot be read',
+              'SELECT host, pid, act, node, since FROM berth_lock_holders WHERE node = ANY($1) ORDER BY node',
+              [[...nodes]],
+            );
       return found.rows;
     },
     async close() {

@@ -104,8 +104,8 @@ export interface Stores {
   readNode(node: string): Promise<NodeRecord>;
   /** The whole journal, every node's and the unplaced acts, oldest first. */
   readJournal(): Promise<JournalLine[]>;
-  /** Who holds which node's lock now. */
-  lockHolders(): Promise<LockHolder[]>;
+  /** Who holds which node's lock now; of `nodes` alone when given, whatever the fleet's size. */
+  lockHolders(nodes?: readonly string[]): Promise<LockHolder[]>;
   close(): Promise<void>;
 }
 

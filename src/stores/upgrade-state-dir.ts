@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { syncDirectory, writeFileAtomic } from '../fs/atomic-file.ts';
@@ -42,6 +42,7 @@ export async function upgradeOldLayout(dir: string) {
   const lock = await takeLock(join(dir, 'lock'), { node: '(every node)', act: 'upgrade' });
   try {
     if (!(await exists(join(dir, 'state.json')))) return;
+    await sweepStaging(dir);
     if (!(await exists(join(dir, 'nodes')))) await writeNewLayout(dir);
     await mkdir(join(dir, RETIRED), { recursive: true, mode: 0o700 });
     for (const name of OLD_FILES) {
@@ -50,6 +51,20 @@ export async function upgradeOldLayout(dir: string) {
     await syncDirectory(dir);
   } finally {
     await lock.release();
+  }
+}
+
+/** A staging directory's name: `.nodes.<12 hex>.tmp`. */
+const STAGING = /^\.nodes\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes what an upgrade that died before its rename left: a staging directory is never
+ * read, and the old files it was made from are still whole, so the upgrade starts over.
+ * Called under the directory's lock, so no upgrade is writing one now.
+ */
+async function sweepStaging(dir: string) {
+  for (const name of await readdir(dir)) {
+    if (STAGING.test(name)) await rm(join(dir, name), { recursive: true, force: true });
   }
 }
 
@@ -80,7 +95,7 @@ async function writeNewLayout(dir: string) {
   }
   for (const preview of previews) recordOf(preview.node);
 
-  const staging = join(dir, `.nodes.${randomBytes(6).toString('hex')}.tmp`);
+  const staging = join(dir, `.nodes.${randomBytes(6).toString('hex')}.tmp`); // see STAGING
   await mkdir(staging, { mode: 0o700 });
   try {
     for (const [node, record] of records) {

@@ -233,6 +233,11 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         const holder = holders.find((item) => item.node === 'busy');
         assert.equal(holder?.act, 'converge');
         assert.ok(holder && !Number.isNaN(Date.parse(holder.since)));
+        assert.deepEqual(
+          (await stores.lockHolders(['busy'])).map((item) => [item.node, item.act]),
+          [['busy', 'converge']],
+        );
+        assert.deepEqual(await stores.lockHolders(['idle', 'never-seen']), []);
         await assert.rejects(stores.openNode('busy', 'assign'), (error: unknown) => {
           assert.ok(error instanceof StoreError, String(error));
           assert.match(
