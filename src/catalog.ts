@@ -32,12 +32,38 @@ const ModuleName = v.pipe(
 
 const SECRET_BYTES = 'a whole number from 8 to 512';
 
+const ACCOUNT = 'an owner or group is a name on the machine (like "www-data") or a number';
+
+/** A user or group: a name resolved on the machine, or a number (a string of digits is one). */
+const Account = v.pipe(
+  v.union(
+    [
+      v.pipe(v.number(), v.integer(ACCOUNT), v.minValue(0, ACCOUNT)),
+      v.pipe(v.string(), v.regex(/^(?:[0-9]+|[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?)$/, ACCOUNT)),
+    ],
+    ACCOUNT,
+  ),
+  v.transform((account) =>
+    typeof account === 'string' && /^[0-9]+$/.test(account) ? Number(account) : account,
+  ),
+);
+
+const Mode = v.pipe(v.string(), v.regex(/^0?[0-7]{3}$/, 'a mode is octal, like "0640"'));
+
+/** Who owns a file, secret or data directory, and its mode: what is not named is kept. */
+const ownership = {
+  owner: v.optional(Account),
+  group: v.optional(Account),
+  mode: v.optional(Mode),
+};
+
 /**
  * Every object of a definition is strict: a field berth does not know is refused, never
  * dropped (a `mdoe` dropped would leave the file at the default mode).
  */
 const SecretSpec = strictJsonObject({
   path: MachinePath,
+  ...ownership,
   bytes: v.optional(
     v.pipe(
       v.number(),
@@ -50,18 +76,25 @@ const SecretSpec = strictJsonObject({
 });
 
 const FileSpec = strictJsonObject({
-  mode: v.optional(
-    v.pipe(v.string(), v.regex(/^0?[0-7]{3}$/, 'a mode is octal, like "0640"')),
-    '0644',
-  ),
+  ...ownership,
   content: v.string(),
 });
+
+/**
+ * A data path, alone or with its owner, group and mode; always an object once parsed. A
+ * path alone is made the object first, so a wrong field gets the strict object's words.
+ */
+const DataSpec = v.pipe(
+  v.unknown(),
+  v.transform((data) => (typeof data === 'string' ? { path: data } : data)),
+  strictJsonObject({ path: MachinePath, ...ownership }),
+);
 
 export const ModuleDefinitionSchema = v.pipe(
   strictJsonObject({
     description: v.optional(v.string(), ''),
     needs: v.optional(v.array(ModuleName), []),
-    data: v.optional(v.array(MachinePath), []),
+    data: v.optional(v.array(DataSpec), []),
     secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
     files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
     start: v.optional(v.string()),
@@ -76,6 +109,22 @@ export const ModuleDefinitionSchema = v.pipe(
 );
 
 export type ModuleDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;
+
+/** Owner, group and mode as a definition names them (any of them may be left out). */
+export type Ownership = { owner?: string | number; group?: string | number; mode?: string };
+
+/** Every user and group name a definition names, to be resolved on the machine. */
+export function accountNames(definition: ModuleDefinition): { users: string[]; groups: string[] } {
+  const all: Ownership[] = [
+    ...definition.data,
+    ...Object.values(definition.secrets),
+    ...Object.values(definition.files),
+  ];
+  const names = (pick: (item: Ownership) => string | number | undefined) => [
+    ...new Set(all.map(pick).filter((name): name is string => typeof name === 'string')),
+  ];
+  return { users: names((item) => item.owner), groups: names((item) => item.group) };
+}
 
 export const SECRET_PLACEHOLDER = /\{\{secret ([a-z][a-z0-9_]*)\}\}/g;
 

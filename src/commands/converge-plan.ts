@@ -1,16 +1,50 @@
-import { type ModuleDefinition, renderFile, SECRET_PLACEHOLDER } from '../catalog.ts';
+import {
+  type ModuleDefinition,
+  type Ownership,
+  renderFile,
+  SECRET_PLACEHOLDER,
+} from '../catalog.ts';
+import type { Accounts, PathFacts } from '../machines/machine.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, type NodeRecord } from '../state.ts';
 import { bytesAt, type ModuleSurvey } from '../survey.ts';
 
+/**
+ * The mode and owner a file is written with: what the definition names, else what the
+ * file has (kept as it was), else for a new file the writer's own user and group (uid and
+ * gid left out) and 0644 (0600 for a secret).
+ */
+export interface Attributes {
+  mode: string;
+  uid?: number;
+  gid?: number;
+}
+
+/** An owner, group or mode a path has that its definition does not want: drift. */
+export interface Drift {
+  what: 'mode' | 'owner' | 'group';
+  was: string;
+  want: string;
+}
+
 /** One thing a converge does to a machine or to berth's own record. */
 export type Step =
-  | { do: 'create'; module: string; path: string }
-  | { do: 'mint'; module: string; secret: string; path: string; bytes: number }
-  | { do: 'restore'; module: string; secret: string; path: string }
+  | {
+      do: 'create';
+      module: string;
+      path: string;
+      /** What the definition names (and only that): a directory keeps what it is not told. */
+      mode?: string;
+      uid?: number;
+      gid?: number;
+      /** The directory is there; its owner, group or mode is mended. */
+      drift?: Drift[];
+    }
+  | ({ do: 'mint'; module: string; secret: string; path: string; bytes: number } & Attributes)
+  | ({ do: 'restore'; module: string; secret: string; path: string; drift?: Drift[] } & Attributes)
   | { do: 'keep'; module: string; secret: string; path: string }
-  | { do: 'write'; module: string; path: string; mode: string; why: WriteReason }
+  | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
   | { do: 'start'; module: string; script: string }
   | { do: 'stop'; module: string; script: string }
   | { do: 'manage'; module: string; started: boolean }
@@ -21,7 +55,7 @@ export type WriteReason =
   | { because: 'install' }
   | { because: 'missing' }
   | { because: 'differs' }
-  | { because: 'mode'; was: string }
+  | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
@@ -29,7 +63,14 @@ export type Blocker =
   | { because: 'does-not-resolve'; module: string; unresolved: Unresolved }
   | { because: 'needs-not-running'; module: string; needs: string[] }
   | { because: 'held-not-managed'; module: string; held: Held }
-  | { because: 'secret-differs'; module: string; secret: string; path: string };
+  | { because: 'secret-differs'; module: string; secret: string; path: string }
+  | {
+      because: 'no-such-account';
+      module: string;
+      kind: 'user' | 'group';
+      name: string;
+      path: string;
+    };
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -139,11 +180,9 @@ export function planConverge(input: ConvergeInput): {
         plan.blockers.push({ because: 'held-not-managed', module, held: heldOf(survey) });
         continue;
       }
-      plan.modules.push({
-        module,
-        action: 'install',
-        steps: installSteps(input, module, definition),
-      });
+      const install = installSteps(input, module, definition, survey);
+      plan.blockers.push(...install.blockers);
+      plan.modules.push({ module, action: 'install', steps: install.steps });
       continue;
     }
     const update = updateSteps(input, module, definition, survey, managed.started);
@@ -161,14 +200,21 @@ export function planConverge(input: ConvergeInput): {
  * released, and its files removed) is restored, never minted over: something else may
  * still use it, and the vault's copy may be the only one.
  */
-function installSteps(input: ConvergeInput, module: string, definition: ModuleDefinition): Step[] {
+function installSteps(
+  input: ConvergeInput,
+  module: string,
+  definition: ModuleDefinition,
+  survey: ModuleSurvey,
+) {
+  const owners = new Owners(module, survey);
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }];
-  for (const path of definition.data) steps.push({ do: 'create', module, path });
+  for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
+    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     steps.push(
       input.vault.has(`${module}/${secret}`)
-        ? { do: 'restore', module, secret, path: spec.path }
-        : { do: 'mint', module, secret, path: spec.path, bytes: spec.bytes },
+        ? { do: 'restore', module, secret, path: spec.path, ...attributes }
+        : { do: 'mint', module, secret, path: spec.path, bytes: spec.bytes, ...attributes },
     );
   }
   for (const [path, file] of Object.entries(definition.files)) {
@@ -176,12 +222,109 @@ function installSteps(input: ConvergeInput, module: string, definition: ModuleDe
       do: 'write',
       module,
       path,
-      mode: normalMode(file.mode),
+      ...owners.file(path, file, FILE_MODE),
       why: { because: 'install' },
     });
   }
   if (definition.start) steps.push({ do: 'start', module, script: definition.start });
-  return steps;
+  return { steps, blockers: owners.blockers };
+}
+
+const FILE_MODE = '0644';
+const SECRET_FILE_MODE = '0600';
+
+/**
+ * Resolves the owners a module's definition names against the machine's accounts, and
+ * works out what each path is written with; a name the machine does not know is a blocker.
+ */
+class Owners {
+  readonly blockers: Blocker[] = [];
+  constructor(
+    private readonly module: string,
+    private readonly survey: ModuleSurvey,
+  ) {}
+
+  /** The uid and gid a definition names for `path`, as numbers (undefined: not named). */
+  ids(path: string, spec: Ownership): { uid?: number; gid?: number } {
+    return {
+      uid: this.id(path, 'user', spec.owner, this.survey.accounts.users),
+      gid: this.id(path, 'group', spec.group, this.survey.accounts.groups),
+    };
+  }
+
+  private id(
+    path: string,
+    kind: 'user' | 'group',
+    named: string | number | undefined,
+    known: Accounts['users'],
+  ): number | undefined {
+    if (named === undefined || typeof named === 'number') return named;
+    const id = known.get(named);
+    const told = this.blockers.some(
+      (blocker) =>
+        blocker.because === 'no-such-account' &&
+        blocker.kind === kind &&
+        blocker.name === named &&
+        blocker.path === path,
+    );
+    if (id === undefined && !told)
+      this.blockers.push({
+        because: 'no-such-account',
+        module: this.module,
+        kind,
+        name: named,
+        path,
+      });
+    return id;
+  }
+
+  /** What a file is written with: named, else as it was, else a new file's defaults. */
+  file(path: string, spec: Ownership, newMode: string): Attributes {
+    const fact = this.survey.facts.get(path);
+    const { uid, gid } = this.ids(path, spec);
+    const was = fact?.kind === 'file' ? fact : undefined;
+    const attributes: Attributes = { mode: normalMode(spec.mode ?? was?.mode ?? newMode) };
+    const owner = uid ?? was?.uid;
+    const group = gid ?? was?.gid;
+    if (owner !== undefined) attributes.uid = owner;
+    if (group !== undefined) attributes.gid = group;
+    return attributes;
+  }
+
+  /** How a path that is there differs from what its definition names (unnamed is kept). */
+  drift(path: string, spec: Ownership): Drift[] {
+    const fact = this.survey.facts.get(path);
+    if (fact?.kind !== 'file' && fact?.kind !== 'directory') return [];
+    const { uid, gid } = this.ids(path, spec);
+    const drift: Drift[] = [];
+    if (spec.mode !== undefined && normalMode(spec.mode) !== fact.mode)
+      drift.push({ what: 'mode', was: fact.mode, want: normalMode(spec.mode) });
+    if (uid !== undefined && uid !== fact.uid)
+      drift.push({ what: 'owner', was: String(fact.uid), want: named(spec.owner, uid) });
+    if (gid !== undefined && gid !== fact.gid)
+      drift.push({ what: 'group', was: String(fact.gid), want: named(spec.group, gid) });
+    return drift;
+  }
+
+  /** A data directory: made when missing, mended when its named owner or mode drifted. */
+  directory(data: Ownership & { path: string }): Step & { do: 'create' } {
+    const { uid, gid } = this.ids(data.path, data);
+    const step: Step & { do: 'create' } = { do: 'create', module: this.module, path: data.path };
+    if (data.mode !== undefined) step.mode = normalMode(data.mode);
+    if (uid !== undefined) step.uid = uid;
+    if (gid !== undefined) step.gid = gid;
+    return step;
+  }
+
+  /** The fact the survey holds for a path. */
+  fact(path: string): PathFacts | undefined {
+    return this.survey.facts.get(path);
+  }
+}
+
+/** An owner as the preview names it: "git (1001)", or the number alone. */
+function named(name: string | number | undefined, id: number): string {
+  return typeof name === 'string' ? `${name} (${id})` : String(id);
 }
 
 function updateSteps(
@@ -196,45 +339,74 @@ function updateSteps(
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
+  const owners = new Owners(module, survey);
 
-  for (const path of definition.data) {
-    if (survey.facts.get(path)?.kind === 'missing') steps.push({ do: 'create', module, path });
+  for (const data of definition.data) {
+    const fact = owners.fact(data.path);
+    if (fact?.kind === 'missing') steps.push(owners.directory(data));
+    else {
+      const drift = owners.drift(data.path, data);
+      if (drift.length > 0) steps.push({ ...owners.directory(data), drift });
+    }
   }
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     const held = bytesAt(survey.facts, spec.path);
     const kept = input.vault.get(`${module}/${secret}`);
+    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     if (kept) values[secret] = secretText(kept);
     if (!held?.length) {
-      if (kept) steps.push({ do: 'restore', module, secret, path: spec.path });
+      if (kept) steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes });
       else {
-        steps.push({ do: 'mint', module, secret, path: spec.path, bytes: spec.bytes });
+        steps.push({
+          do: 'mint',
+          module,
+          secret,
+          path: spec.path,
+          bytes: spec.bytes,
+          ...attributes,
+        });
         toMint.add(secret);
       }
-    } else if (!kept) {
+      continue;
+    }
+    if (!kept) {
       steps.push({ do: 'keep', module, secret, path: spec.path });
       values[secret] = secretText(held);
     } else if (!sameBytes(held, kept)) {
       blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
+      continue;
     }
+    // The value is the vault's (or read into it first): rewritten as it is, to mend its owner.
+    const drift = owners.drift(spec.path, spec);
+    if (drift.length > 0)
+      steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
   for (const [path, file] of Object.entries(definition.files)) {
-    const mode = normalMode(file.mode);
+    const attributes = owners.file(path, file, FILE_MODE);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
     if (names.some((name) => toMint.has(name))) {
-      steps.push({ do: 'write', module, path, mode, why: { because: 'carries-minted-secret' } });
+      steps.push({
+        do: 'write',
+        module,
+        path,
+        ...attributes,
+        why: { because: 'carries-minted-secret' },
+      });
       continue;
     }
     const wanted = new TextEncoder().encode(renderFile(file.content, values));
     desired.set(path, wanted);
     const fact = survey.facts.get(path);
     const held = bytesAt(survey.facts, path);
+    const drift = owners.drift(path, file);
     if (fact?.kind !== 'file')
-      steps.push({ do: 'write', module, path, mode, why: { because: 'missing' } });
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'missing' } });
     else if (!held || !sameBytes(held, wanted))
-      steps.push({ do: 'write', module, path, mode, why: { because: 'differs' } });
-    else if (fact.mode !== mode)
-      steps.push({ do: 'write', module, path, mode, why: { because: 'mode', was: fact.mode } });
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'differs' } });
+    else if (drift.length > 0)
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });
   }
+  blockers.push(...owners.blockers);
   if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };

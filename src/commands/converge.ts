@@ -1,16 +1,19 @@
 import { renderFile } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
+import type { WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
-import { mintSecret, redactSecrets, SECRET_MODE, secretText } from '../secrets.ts';
+import { mintSecret, redactSecrets, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
 import { surveyModules } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
+  type Attributes,
   type Blocker,
   type ConvergePlan,
+  type Drift,
   modulesInScope,
   modulesToSurvey,
   planConverge,
@@ -131,6 +134,8 @@ function describeBlocker(blocker: Blocker, node: string): string {
     }
     case 'secret-differs':
       return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
+    case 'no-such-account':
+      return `${blocker.module} names ${blocker.kind === 'user' ? 'owner' : 'group'} ${blocker.name} for ${blocker.path}, but ${node} has no ${blocker.kind} ${blocker.name}: add it on ${node}, or name another in the definition`;
   }
 }
 
@@ -148,11 +153,15 @@ function previewStep(step: Step, node: string): string {
         ? 'record that berth manages it'
         : 'record that berth manages it, not yet started';
     case 'create':
-      return `create ${step.path}`;
+      return step.drift
+        ? `mend ${step.path}: ${describeDrift(step.drift)}`
+        : `create ${step.path}${describeNamed(step)}`;
     case 'mint':
       return `mint ${step.secret} into the vault and write it to ${step.path}`;
     case 'restore':
-      return `restore ${step.secret} from the vault to ${step.path}`;
+      return step.drift
+        ? `rewrite ${step.secret} from the vault to ${step.path} (${describeAttributes(step)}): ${describeDrift(step.drift)}`
+        : `restore ${step.secret} from the vault to ${step.path}`;
     case 'keep':
       return `read ${step.secret} into the vault from ${step.path}`;
     case 'write': {
@@ -161,12 +170,12 @@ function previewStep(step: Step, node: string): string {
           ? ': it is missing'
           : step.why.because === 'differs'
             ? ': it differs from what berth writes'
-            : step.why.because === 'mode'
-              ? `: its mode is ${step.why.was}`
+            : step.why.because === 'drift'
+              ? `: ${describeDrift(step.why.drift)}`
               : step.why.because === 'carries-minted-secret'
                 ? ': it carries a secret berth is to mint'
                 : '';
-      return `write ${step.path} (mode ${step.mode})${why}`;
+      return `write ${step.path} (${describeAttributes(step)})${why}`;
     }
     case 'start':
       return `run start: ${step.script}`;
@@ -175,6 +184,25 @@ function previewStep(step: Step, node: string): string {
     case 'release':
       return `stop managing it; its data, secrets and files stay on ${node}`;
   }
+}
+
+/** The mode a file is written with; an owner that drifted is named by describeDrift. */
+function describeAttributes(step: Attributes): string {
+  return `mode ${step.mode}`;
+}
+
+/** A new directory's named mode and owner, when the definition names any. */
+function describeNamed(step: { mode?: string; uid?: number; gid?: number }): string {
+  const parts: string[] = [];
+  if (step.mode !== undefined) parts.push(`mode ${step.mode}`);
+  if (step.uid !== undefined) parts.push(`owner ${step.uid}`);
+  if (step.gid !== undefined) parts.push(`group ${step.gid}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** "its owner is 0, not git (1001); its mode is 0644, not 0640". */
+function describeDrift(drift: readonly Drift[]): string {
+  return drift.map((item) => `its ${item.what} is ${item.was}, not ${item.want}`).join('; ');
 }
 
 /** Carries out the plan in order; the first failing step stops it, with what was done said. */
@@ -225,19 +253,25 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
       await record(step.started);
       return `berth manages ${module} on ${node}`;
     case 'create':
-      await machine.makeDirectory(step.path);
-      return `created ${step.path}`;
+      await machine.makeDirectory(step.path, {
+        ...(step.mode === undefined ? {} : { mode: Number.parseInt(step.mode, 8) }),
+        ...(step.uid === undefined ? {} : { uid: step.uid }),
+        ...(step.gid === undefined ? {} : { gid: step.gid }),
+      });
+      return step.drift ? `mended ${step.path}` : `created ${step.path}`;
     case 'mint': {
       const value = mintSecret(step.bytes);
       await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at: at() });
-      await machine.write(step.path, value, { mode: SECRET_MODE });
+      await machine.write(step.path, value, writeOptions(step));
       return `minted ${step.secret} into the vault and wrote it to ${step.path}`;
     }
     case 'restore': {
       const kept = await store.vault.get(module, step.secret);
       if (!kept) throw new Error(`the vault no longer holds ${step.secret}`);
-      await machine.write(step.path, kept.value, { mode: SECRET_MODE });
-      return `restored ${step.secret} from the vault to ${step.path}`;
+      await machine.write(step.path, kept.value, writeOptions(step));
+      return step.drift
+        ? `rewrote ${step.secret} to ${step.path}, mending its owner and mode`
+        : `restored ${step.secret} from the vault to ${step.path}`;
     }
     case 'keep': {
       const facts = await machine.survey([{ path: step.path, read: true }]);
@@ -262,7 +296,7 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
         if (kept) values[secret] = secretText(kept.value);
       }
       const content = new TextEncoder().encode(renderFile(file.content, values));
-      await machine.write(step.path, content, { mode: Number.parseInt(step.mode, 8) });
+      await machine.write(step.path, content, writeOptions(step));
       return `wrote ${step.path}`;
     }
     case 'start':
@@ -287,6 +321,15 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
   }
+}
+
+/** A step's attributes as a machine write takes them. */
+function writeOptions(step: Attributes): WriteOptions {
+  return {
+    mode: Number.parseInt(step.mode, 8),
+    ...(step.uid === undefined ? {} : { uid: step.uid }),
+    ...(step.gid === undefined ? {} : { gid: step.gid }),
+  };
 }
 
 /** Why an act was told to stop, in words (the abort reason, when it is text). */
