@@ -90,7 +90,7 @@ async function holdingsOf(
     holdings.data.push({ path, found });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
-    const value = bytesAt(facts, spec.path);
+    const value = secretHeld(facts, spec);
     holdings.secrets[name] = value?.length
       ? { path: spec.path, found: true, fingerprint: await fingerprintWith(key, value) }
       : { path: spec.path, found: false };
@@ -117,4 +117,24 @@ export function bytesAt(
 ): Uint8Array | undefined {
   const fact = facts.get(path);
   return fact?.kind === 'file' ? fact.bytes : undefined;
+}
+
+/**
+ * A secret's value as the machine holds it: its file's bytes, or for a secret inside a
+ * file (`match`) the capture of its expression, multi-line; undefined when not there.
+ */
+export function secretHeld(
+  facts: ReadonlyMap<string, PathFacts>,
+  spec: { path: string; match?: string },
+): Uint8Array | undefined {
+  const bytes = bytesAt(facts, spec.path);
+  if (!bytes || spec.match === undefined) return bytes;
+  return secretInside(bytes, spec.match);
+}
+
+/** The capture of `match` in a file's text, as bytes; undefined when it does not match. */
+export function secretInside(bytes: Uint8Array, match: string): Uint8Array | undefined {
+  const found = new RegExp(match, 'm').exec(new TextDecoder().decode(bytes));
+  const value = found?.[1];
+  return value ? new TextEncoder().encode(value) : undefined;
 }

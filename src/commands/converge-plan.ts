@@ -8,7 +8,7 @@ import type { Accounts, PathFacts } from '../machines/machine.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, type NodeRecord } from '../state.ts';
-import { bytesAt, type ModuleSurvey } from '../survey.ts';
+import { bytesAt, type ModuleSurvey, secretHeld } from '../survey.ts';
 
 /**
  * The mode and owner a file is written with: what the definition names, else what the
@@ -41,9 +41,17 @@ export type Step =
       /** The directory is there; its owner, group or mode is mended. */
       drift?: Drift[];
     }
-  | ({ do: 'mint'; module: string; secret: string; path: string; bytes: number } & Attributes)
+  | ({
+      do: 'mint';
+      module: string;
+      secret: string;
+      path: string;
+      bytes: number;
+      /** A secret inside a file: minted into the vault only; the file's write places it. */
+      inside?: true;
+    } & Attributes)
   | ({ do: 'restore'; module: string; secret: string; path: string; drift?: Drift[] } & Attributes)
-  | { do: 'keep'; module: string; secret: string; path: string }
+  | { do: 'keep'; module: string; secret: string; path: string; match?: string }
   | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
   | { do: 'start'; module: string; script: string }
   | { do: 'stop'; module: string; script: string }
@@ -210,6 +218,20 @@ function installSteps(
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
+    if (spec.match !== undefined) {
+      // Inside a file: the vault's value, or a fresh one, is placed by the file's write.
+      if (!input.vault.has(`${module}/${secret}`))
+        steps.push({
+          do: 'mint',
+          module,
+          secret,
+          path: spec.path,
+          bytes: spec.bytes,
+          mode: SECRET_FILE_MODE,
+          inside: true,
+        });
+      continue;
+    }
     const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     steps.push(
       input.vault.has(`${module}/${secret}`)
@@ -350,10 +372,31 @@ function updateSteps(
     }
   }
   for (const [secret, spec] of Object.entries(definition.secrets)) {
-    const held = bytesAt(survey.facts, spec.path);
+    const held = secretHeld(survey.facts, spec);
     const kept = input.vault.get(`${module}/${secret}`);
-    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     if (kept) values[secret] = secretText(kept);
+    if (spec.match !== undefined) {
+      // Inside a file: its owner and mode are the file's, and the file's write places it.
+      if (!held?.length && !kept) {
+        steps.push({
+          do: 'mint',
+          module,
+          secret,
+          path: spec.path,
+          bytes: spec.bytes,
+          mode: SECRET_FILE_MODE,
+          inside: true,
+        });
+        toMint.add(secret);
+      } else if (held?.length && !kept) {
+        steps.push({ do: 'keep', module, secret, path: spec.path, match: spec.match });
+        values[secret] = secretText(held);
+      } else if (held?.length && kept && !sameBytes(held, kept)) {
+        blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
+      }
+      continue;
+    }
+    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     if (!held?.length) {
       if (kept) steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes });
       else {

@@ -7,7 +7,7 @@ import { doesNotResolve, loadEntries } from '../resolve.ts';
 import { mintSecret, redactSecrets, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
-import { surveyModules } from '../survey.ts';
+import { secretInside, surveyModules } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
   type Attributes,
@@ -157,13 +157,15 @@ function previewStep(step: Step, node: string): string {
         ? `mend ${step.path}: ${describeDrift(step.drift)}`
         : `create ${step.path}${describeNamed(step)}`;
     case 'mint':
-      return `mint ${step.secret} into the vault and write it to ${step.path}`;
+      return step.inside
+        ? `mint ${step.secret} into the vault, to be placed in ${step.path}`
+        : `mint ${step.secret} into the vault and write it to ${step.path}`;
     case 'restore':
       return step.drift
         ? `rewrite ${step.secret} from the vault to ${step.path} (${describeAttributes(step)}): ${describeDrift(step.drift)}`
         : `restore ${step.secret} from the vault to ${step.path}`;
     case 'keep':
-      return `read ${step.secret} into the vault from ${step.path}`;
+      return `read ${step.secret} into the vault from ${step.path}${step.match === undefined ? '' : ' (inside it)'}`;
     case 'write': {
       const why =
         step.why.because === 'missing'
@@ -262,6 +264,7 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
     case 'mint': {
       const value = mintSecret(step.bytes);
       await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at: at() });
+      if (step.inside) return `minted ${step.secret} into the vault, for ${step.path}`;
       await machine.write(step.path, value, writeOptions(step));
       return `minted ${step.secret} into the vault and wrote it to ${step.path}`;
     }
@@ -276,8 +279,9 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
     case 'keep': {
       const facts = await machine.survey([{ path: step.path, read: true }]);
       const fact = facts.get(step.path);
-      const value = fact?.kind === 'file' ? fact.bytes : undefined;
-      if (!value?.length) throw new Error(`${step.path} is gone from ${node}`);
+      const bytes = fact?.kind === 'file' ? fact.bytes : undefined;
+      const value = bytes && step.match !== undefined ? secretInside(bytes, step.match) : bytes;
+      if (!value?.length) throw new Error(`${step.secret} is gone from ${step.path} on ${node}`);
       await store.vault.put(module, step.secret, {
         value,
         origin: `found on ${node} at ${step.path}`,

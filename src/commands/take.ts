@@ -7,7 +7,7 @@ import { mintSecret, SECRET_MODE } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
-import { bytesAt } from '../survey.ts';
+import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 
 /** Where a secret comes from when a module is taken. */
@@ -15,7 +15,14 @@ type Origin = 'found' | 'vault' | 'mint';
 
 interface TakePlan {
   data: { path: string; found: boolean }[];
-  secrets: { name: string; path: string; origin: Origin; bytes: number }[];
+  secrets: {
+    name: string;
+    path: string;
+    origin: Origin;
+    bytes: number;
+    /** A secret inside its file: read out with this expression; placed by the file's write. */
+    match?: string;
+  }[];
   /** The secrets `--mint` names: the preview shows what the act with the same options does. */
   mint: string[];
   /** What the act would be refused for, in words. */
@@ -105,7 +112,7 @@ function planTake(
   node: string,
   module: string,
   holdings: Holdings,
-  specs: Record<string, { bytes: number }>,
+  specs: Record<string, { bytes: number; match?: string }>,
   kept: ReadonlySet<string>,
   mint: readonly string[],
 ): TakePlan {
@@ -114,6 +121,7 @@ function planTake(
     path: secret.path,
     origin: (secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint') as Origin,
     bytes: specs[name]?.bytes ?? 32,
+    ...(specs[name]?.match === undefined ? {} : { match: specs[name]?.match }),
   }));
   const refusals: string[] = [];
   for (const name of mint) {
@@ -153,7 +161,7 @@ function describeTakePreview(
   for (const secret of plan.secrets) {
     const origin =
       secret.origin === 'found'
-        ? `found on ${node} at ${secret.path}`
+        ? `found on ${node} ${secret.match === undefined ? 'at' : 'inside'} ${secret.path}`
         : secret.origin === 'vault'
           ? `kept in the vault: restored to ${secret.path}`
           : `to be minted by berth, at ${secret.path}`;
@@ -195,7 +203,7 @@ async function actOnTake(
       return refuse(
         `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${unreadable}`,
       );
-    const value = bytesAt(facts, secret.path);
+    const value = secretHeld(facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
     if (now !== holdings.secrets[secret.name]?.fingerprint)
       return refuse(
@@ -218,11 +226,23 @@ async function actOnTake(
       } else if (secret.origin === 'vault') {
         const kept = await store.vault.get(module, secret.name);
         if (!kept) throw new Error(`the vault no longer holds ${secret.name}`);
+        if (secret.match !== undefined) {
+          said.push(
+            `secret ${secret.name}: kept in the vault; the next converge places it in ${secret.path}`,
+          );
+          continue;
+        }
         await machine.write(secret.path, kept.value, { mode: SECRET_MODE });
         said.push(`secret ${secret.name}: restored from the vault to ${secret.path}`);
       } else {
         const value = mintSecret(secret.bytes);
         await store.vault.put(module, secret.name, { value, origin: 'minted by berth', at });
+        if (secret.match !== undefined) {
+          said.push(
+            `secret ${secret.name}: minted by berth; the next converge places it in ${secret.path}`,
+          );
+          continue;
+        }
         await machine.write(secret.path, value, { mode: SECRET_MODE });
         said.push(`secret ${secret.name}: minted by berth and written to ${secret.path}`);
       }

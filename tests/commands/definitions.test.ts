@@ -59,9 +59,9 @@ describe('a module definition', () => {
       'files: expected an object, got a list',
     ],
     [
-      'a file without content',
+      'a file without content or source',
       { ...POSTGRES, files: { [PG_CONF]: { mode: '0640' } } },
-      `missing field files.${PG_CONF}.content`,
+      `files.${PG_CONF}: a file has either content or source (a template under the catalog directory), exactly one`,
     ],
     [
       'a mode that is not octal',
