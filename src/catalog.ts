@@ -158,6 +158,8 @@ export const ModuleDefinitionSchema = strictJsonObject({
   files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
   start: v.optional(v.string()),
   stop: v.optional(v.string()),
+  reload: v.optional(v.string()),
+  check: v.optional(v.string()),
 });
 
 type ParsedDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;

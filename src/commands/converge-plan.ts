@@ -53,7 +53,9 @@ export type Step =
   | ({ do: 'restore'; module: string; secret: string; path: string; drift?: Drift[] } & Attributes)
   | { do: 'keep'; module: string; secret: string; path: string; match?: string }
   | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
-  | { do: 'start'; module: string; script: string }
+  | { do: 'start'; module: string; script: string; check?: CheckOutcome }
+  /** After an update's writes to a module berth runs; without `script`, there is none to run. */
+  | { do: 'reload'; module: string; script?: string }
   | { do: 'stop'; module: string; script: string }
   | { do: 'manage'; module: string; started: boolean }
   | { do: 'release'; module: string };
@@ -65,6 +67,13 @@ export type WriteReason =
   | { because: 'differs' }
   | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
+
+/** What a module's `check` said when the preview ran it: exit 0 is running. */
+export interface CheckOutcome {
+  code: number;
+  /** The last line it wrote, cleared of secrets. */
+  last: string;
+}
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
 export type Blocker =
@@ -106,6 +115,8 @@ export interface ConvergeInput {
   surveys: ReadonlyMap<string, ModuleSurvey>;
   /** The vault's values for the node, by `module/secret`. */
   vault: ReadonlyMap<string, Uint8Array>;
+  /** The checks run for started modules that have one, by module. */
+  checks?: ReadonlyMap<string, CheckOutcome>;
 }
 
 /** The modules a converge looks at: assigned or managed, and within the filter. */
@@ -450,6 +461,14 @@ function updateSteps(
       steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });
   }
   blockers.push(...owners.blockers);
+  const check = input.checks?.get(module);
+  const failing = started && check !== undefined && check.code !== 0;
+  const rewrote = steps.some(
+    (step) => step.do === 'write' || step.do === 'restore' || (step.do === 'mint' && !step.inside),
+  );
+  if (failing && definition.start)
+    steps.push({ do: 'start', module, script: definition.start, check });
+  else if (started && rewrote) steps.push({ do: 'reload', module, script: definition.reload });
   if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };

@@ -1,3 +1,4 @@
+import type { ModuleDefinition } from '../catalog.ts';
 import { renderFile } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
 import type { WriteOptions } from '../machines/machine.ts';
@@ -12,6 +13,7 @@ import { type CommandContext, type CommandFunction, refuse } from './context.ts'
 import {
   type Attributes,
   type Blocker,
+  type CheckOutcome,
   type ConvergePlan,
   type Drift,
   modulesInScope,
@@ -67,7 +69,16 @@ async function gatherAndPlan(node: string, filter: string | undefined, context: 
   const vault = new Map(
     (await store.vault.all()).map((item) => [`${item.module}/${item.secret}`, item.value]),
   );
-  const { plan, desired } = planConverge({ node, filter, record, entries, surveys, vault });
+  const checks = await runChecks(node, record, modulesToSurvey(record, entries, filter), context);
+  const { plan, desired } = planConverge({
+    node,
+    filter,
+    record,
+    entries,
+    surveys,
+    vault,
+    checks,
+  });
 
   const fingerprints: Record<string, Record<string, string>> = {};
   for (const [module, files] of desired) {
@@ -93,8 +104,49 @@ async function gatherAndPlan(node: string, filter: string | undefined, context: 
     ),
     survey: Object.fromEntries([...surveys].map(([module, survey]) => [module, survey.holdings])),
     desired: fingerprints,
+    checks: Object.fromEntries(checks),
   };
   return { plan, basis };
+}
+
+/**
+ * Runs the `check` of every module berth runs (managed, started, assigned and resolving)
+ * in scope: it says whether the module runs, and changes nothing. Its outcome is planned
+ * on and covered by the digest; its last line is cleared of secrets.
+ */
+async function runChecks(
+  node: string,
+  record: Awaited<ReturnType<CommandContext['store']['record']>>,
+  definitions: ReadonlyMap<string, ModuleDefinition>,
+  context: CommandContext,
+): Promise<Map<string, CheckOutcome>> {
+  const checks = new Map<string, CheckOutcome>();
+  const running = [...definitions].filter(
+    ([module, definition]) => definition.check && record.managed[module]?.started,
+  );
+  if (running.length === 0) return checks;
+  const secrets = await context.store.vault.all();
+  for (const [module, definition] of running) {
+    checks.set(module, await runCheck(node, module, definition.check as string, secrets, context));
+  }
+  return checks;
+}
+
+/** One module's check, as an outcome: its exit and its last line, cleared of secrets. */
+export async function runCheck(
+  node: string,
+  module: string,
+  script: string,
+  secrets: Parameters<typeof redactSecrets>[1],
+  context: Pick<CommandContext, 'machine' | 'signal'>,
+): Promise<CheckOutcome> {
+  const result = await context.machine.run(
+    script,
+    { BERTH_NODE: node, BERTH_MODULE: module },
+    { signal: context.signal },
+  );
+  const last = redactSecrets(result.output, secrets).trim().split('\n').at(-1) ?? '';
+  return { code: result.code, last };
 }
 
 function describePreview(
@@ -180,7 +232,13 @@ function previewStep(step: Step, node: string): string {
       return `write ${step.path} (${describeAttributes(step)})${why}`;
     }
     case 'start':
-      return `run start: ${step.script}`;
+      return step.check
+        ? `start ${step.module}: its check fails (exit ${step.check.code}${step.check.last ? `: ${step.check.last}` : ''}); run start: ${step.script}`
+        : `run start: ${step.script}`;
+    case 'reload':
+      return step.script === undefined
+        ? 'no reload: the change is live at the next start'
+        : `run reload: ${step.script}`;
     case 'stop':
       return `run stop: ${step.script}`;
     case 'release':
@@ -303,28 +361,44 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
       await machine.write(step.path, content, writeOptions(step));
       return `wrote ${step.path}`;
     }
+    case 'reload':
+      if (step.script === undefined)
+        return `no reload for ${module}: the change is live at its next start`;
+      return runStep(node, module, 'reload', step.script, context);
     case 'start':
     case 'stop': {
-      const result = await machine.run(
-        step.script,
-        { BERTH_NODE: node, BERTH_MODULE: module },
-        { signal: context.signal },
-      );
-      if (context.signal?.aborted) {
-        throw new Error(`${step.do} of ${module} was stopped: ${stopReason(context.signal)}`);
-      }
-      if (result.code !== 0) {
-        const shown = redactSecrets(result.output, await store.vault.all());
-        const output = shown ? `: ${shown}` : '';
-        throw new Error(`${step.do} of ${module} failed (exit ${result.code})${output}`);
-      }
+      const done = await runStep(node, module, step.do, step.script, context);
       if (step.do === 'start') await record(true);
-      return `ran ${step.do} of ${module}`;
+      return done;
     }
     case 'release':
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
   }
+}
+
+/** Runs a module's start, stop or reload; a failure or a stop by berth throws, in words. */
+async function runStep(
+  node: string,
+  module: string,
+  hook: 'start' | 'stop' | 'reload',
+  script: string,
+  context: CommandContext,
+): Promise<string> {
+  const result = await context.machine.run(
+    script,
+    { BERTH_NODE: node, BERTH_MODULE: module },
+    { signal: context.signal },
+  );
+  if (context.signal?.aborted) {
+    throw new Error(`${hook} of ${module} was stopped: ${stopReason(context.signal)}`);
+  }
+  if (result.code !== 0) {
+    const shown = redactSecrets(result.output, await context.store.vault.all());
+    const output = shown ? `: ${shown}` : '';
+    throw new Error(`${hook} of ${module} failed (exit ${result.code})${output}`);
+  }
+  return `ran ${hook} of ${module}`;
 }
 
 /** A step's attributes as a machine write takes them. */

@@ -9,6 +9,8 @@ import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state
 import { StoreError } from '../stores/stores.ts';
 import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { runCheck } from './converge.ts';
+import type { CheckOutcome } from './converge-plan.ts';
 
 /** Where a secret comes from when a module is taken. */
 type Origin = 'found' | 'vault' | 'mint';
@@ -27,6 +29,8 @@ interface TakePlan {
   mint: string[];
   /** What the act would be refused for, in words. */
   refusals: string[];
+  /** What the module's check said, when it has one and the machine holds something. */
+  check?: CheckOutcome;
 }
 
 /**
@@ -57,6 +61,12 @@ export const take: CommandFunction = async (request, context) => {
   for (const name of Object.keys(holdings.secrets))
     if (await store.vault.get(module, name)) kept.add(name);
   const plan = planTake(node, module, holdings, entry.definition.secrets, kept, context.mint);
+  // What the machine holds may not run: a failing check takes it as not started.
+  const check =
+    entry.definition.check && !holdsNothing(holdings)
+      ? await runCheck(node, module, entry.definition.check, await store.vault.all(), context)
+      : undefined;
+  if (check) plan.check = check;
   const basis: Basis = {
     node,
     scope: `take ${node} ${module}`,
@@ -64,6 +74,7 @@ export const take: CommandFunction = async (request, context) => {
     managed: {},
     definitions: { [module]: entry.definition },
     survey: { [module]: holdings },
+    ...(check ? { checks: { [module]: check } } : {}),
   };
   const now = context.now();
   const digest = await sealPreview(store, 'take', plan, basis, now);
@@ -167,6 +178,12 @@ function describeTakePreview(
           : `to be minted by berth, at ${secret.path}`;
     lines.push(`secret ${secret.name}: ${origin}`);
   }
+  if (plan.check)
+    lines.push(
+      plan.check.code === 0
+        ? `check: passes, so ${module} is taken as running`
+        : `check: fails (exit ${plan.check.code}${plan.check.last ? `: ${plan.check.last}` : ''}), so ${module} is taken as not started: the next converge runs its start`,
+    );
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
   const refusals = facts.stale ? [facts.stale, ...plan.refusals] : plan.refusals;
@@ -257,7 +274,7 @@ async function actOnTake(
   const record = await store.record();
   // What held something was installed by hand and runs; what held nothing is not
   // running, so the next converge writes its files and runs its start.
-  const started = !nothingHeld;
+  const started = !nothingHeld && (plan.check === undefined || plan.check.code === 0);
   const managed = withManaged(record, module, { since: at, via: 'take', started });
   await store.saveRecord(withAssigned(managed, [...record.assigned, module]));
   said.push(

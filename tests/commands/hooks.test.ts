@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+
+/** A service whose hooks leave traces on the box: running while $BERTH_ROOT/running exists. */
+const SVC = {
+  data: ['/var/lib/svc'],
+  files: {
+    '/etc/svc/a.conf': { content: 'a=1\n' },
+    '/etc/svc/b.conf': { content: 'b=1\n' },
+  },
+  start: 'touch "$BERTH_ROOT/running"',
+  stop: 'rm -f "$BERTH_ROOT/running"',
+  reload: 'echo "reload $BERTH_MODULE" >> "$BERTH_ROOT/reloads"',
+  check:
+    'test -f "$BERTH_ROOT/running" || { echo starting up; echo "not running at all"; exit 3; }',
+};
+
+async function act(world: World, ...args: string[]) {
+  const preview = await world.berth(...args);
+  assert.equal(preview.code, 0, preview.stderr);
+  const done = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
+  assert.equal(done.code, 0, done.stderr);
+  return { preview: preview.stdout, said: done.stdout };
+}
+
+const reloads = (world: World) =>
+  readFile(join(world.root, 'reloads'), 'utf8').catch(() => '(none)');
+
+describe('reload and check', () => {
+  let world: World;
+  beforeEach(async () => {
+    world = await makeWorld({ svc: SVC });
+    assert.equal((await world.berth('assign', 'box', 'svc')).code, 0);
+    await act(world, 'converge', 'box');
+  });
+  afterEach(() => world.cleanup());
+
+  it('reloads once, after all the writes of a module it runs; an install does not reload', async () => {
+    assert.equal(await reloads(world), '(none)');
+    await world.writeModule('svc', {
+      ...SVC,
+      files: { '/etc/svc/a.conf': { content: 'a=2\n' }, '/etc/svc/b.conf': { content: 'b=2\n' } },
+    });
+    const { preview, said } = await act(world, 'converge', 'box');
+    assert.match(
+      preview,
+      /write \/etc\/svc\/a\.conf.*\n.*write \/etc\/svc\/b\.conf.*\n {2}run reload: echo/,
+    );
+    assert.deepEqual(said.trim().split('\n'), [
+      'wrote /etc/svc/a.conf',
+      'wrote /etc/svc/b.conf',
+      'ran reload of svc',
+      'box is as assigned',
+    ]);
+    assert.equal(await reloads(world), 'reload svc\n');
+    const again = await world.berth('converge', 'box');
+    assert.match(again.stdout, /nothing to do/);
+  });
+
+  it('says that a module without reload takes the change at its next start', async () => {
+    const { reload: _, ...noReload } = SVC;
+    await world.writeModule('svc', {
+      ...noReload,
+      files: { '/etc/svc/a.conf': { content: 'x\n' } },
+    });
+    const { preview, said } = await act(world, 'converge', 'box');
+    assert.match(preview, /\n {2}no reload: the change is live at the next start\n/);
+    assert.match(said, /no reload for svc: the change is live at its next start/);
+    assert.equal(await reloads(world), '(none)');
+  });
+
+  it('plans a start for a module whose check fails, with its exit and last line, and starts it', async () => {
+    await rm(join(world.root, 'running'));
+    const { preview } = await act(world, 'converge', 'box');
+    assert.match(
+      preview,
+      /update svc:\n {2}start svc: its check fails \(exit 3: not running at all\); run start: touch/,
+    );
+    assert.equal(await readFile(join(world.root, 'running'), 'utf8'), '');
+    const again = await world.berth('converge', 'box');
+    assert.match(again.stdout, /nothing to do/);
+  });
+
+  it('covers the outcome of each check with the digest', async () => {
+    const preview = await world.berth('converge', 'box');
+    await rm(join(world.root, 'running'));
+    const done = await world.berth(
+      'converge',
+      'box',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(done.code, 1);
+    assert.match(
+      done.stderr,
+      /the preview changed since digest \S+: the check of svc now fails \(exit 3\)/,
+    );
+  });
+
+  it('a take of a module whose check fails takes it as not started, and converge starts it', async () => {
+    const fresh = await makeWorld({ svc: SVC });
+    try {
+      await fresh.onBox('/etc/svc/a.conf', 'a=1\n');
+      await fresh.onBox('/var/lib/svc/db', 'rows');
+      assert.equal((await fresh.berth('adopt', 'box')).code, 0);
+      const take = await act(fresh, 'take', 'box', 'svc');
+      assert.match(
+        take.preview,
+        /check: fails \(exit 3: not running at all\), so svc is taken as not started/,
+      );
+      assert.match(take.said, /not yet started/);
+      const converge = await act(fresh, 'converge', 'box');
+      assert.match(converge.preview, /run start: touch/);
+      assert.equal(await readFile(join(fresh.root, 'running'), 'utf8'), '');
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+});
