@@ -71,6 +71,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
 
   cli
     .command('status [node]', 'Show what each node is to run, what berth manages, and its account')
+    .option('--check', 'Run the check of each module berth manages on the node, and show it')
     .action((node: unknown, flags: Flags) => {
       exit = import('./reading.ts').then(({ showStatus }) =>
         showStatus(
@@ -78,6 +79,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
           location(),
           Boolean(flags.json),
           io,
+          Boolean(flags.check),
         ),
       );
     });

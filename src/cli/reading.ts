@@ -1,9 +1,13 @@
+import type { Catalog } from '../catalog.ts';
+import { runCheck } from '../commands/converge.ts';
+import type { CheckOutcome } from '../commands/converge-plan.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { describeAge } from '../duration.ts';
 import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
+import type { NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { fileDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
@@ -14,12 +18,17 @@ export async function showStatus(
   location: StateLocation,
   json: boolean,
   io: Io,
+  check = false,
 ) {
   const deps = fileDeps(location);
   const { stores } = deps;
   try {
     await stores.open();
     const { settings, catalog } = await deps.loadConfig();
+    if (check && node === undefined) {
+      io.err('berth status --check runs checks on one node: berth status NODE --check');
+      return EXIT.refused;
+    }
     if (node !== undefined) {
       const refusal = checkNodeIn(settings, node);
       if (refusal) {
@@ -49,6 +58,7 @@ export async function showStatus(
         account: record.account ? { takenAt: record.account.takenAt } : null,
         unresolved,
         lock: holders.get(name) ?? null,
+        ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
       });
     }
     if (json) {
@@ -79,6 +89,15 @@ export async function showStatus(
           `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
         );
       for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
+      for (const [module, outcome] of Object.entries(item.checks ?? {})) {
+        lines.push(
+          outcome === null
+            ? `  check ${module}: none in its definition`
+            : outcome.code === 0
+              ? `  check ${module}: passes`
+              : `  check ${module}: fails (exit ${outcome.code}${outcome.last ? `: ${outcome.last}` : ''})`,
+        );
+      }
     }
     io.out(lines.join('\n'));
     return EXIT.done;
@@ -86,6 +105,36 @@ export async function showStatus(
     return failed(error, io);
   } finally {
     await stores.close().catch(() => {});
+  }
+}
+
+/**
+ * Runs the check of every module berth manages on the node, as it is now; under the
+ * node's lock like a preview, so the vault's values can clear its output of secrets.
+ */
+async function runChecksNow(
+  node: string,
+  record: NodeRecord,
+  catalog: Catalog,
+  deps: ReturnType<typeof fileDeps>,
+): Promise<Record<string, CheckOutcome | null>> {
+  const modules = Object.keys(record.managed).sort();
+  const entries = await loadEntries(catalog, modules);
+  const { settings } = await deps.loadConfig();
+  const machine = deps.machines(settings)(node);
+  const store = await deps.stores.openNode(node, 'status --check');
+  try {
+    const secrets = await store.vault.all();
+    const checks: Record<string, CheckOutcome | null> = {};
+    for (const module of modules) {
+      const entry = entries.get(module);
+      const script = entry && 'definition' in entry ? entry.definition.check : undefined;
+      checks[module] = script ? await runCheck(node, module, script, secrets, { machine }) : null;
+    }
+    return checks;
+  } finally {
+    await store.close();
+    await machine.close();
   }
 }
 

@@ -101,6 +101,22 @@ describe('reload and check', () => {
     );
   });
 
+  it("berth status NODE --check shows each managed module's check as it is now", async () => {
+    const passing = await world.berth('status', 'box', '--check');
+    assert.equal(passing.code, 0, passing.stderr);
+    assert.match(passing.stdout, /\n {2}check svc: passes\n$/);
+    await rm(join(world.root, 'running'));
+    const failing = await world.berth('status', 'box', '--check');
+    assert.match(failing.stdout, /\n {2}check svc: fails \(exit 3: not running at all\)\n$/);
+    const json = JSON.parse((await world.berth('status', 'box', '--check', '--json')).stdout);
+    assert.deepEqual(json.nodes[0].checks, { svc: { code: 3, last: 'not running at all' } });
+    const without = await world.berth('status', 'box');
+    assert.doesNotMatch(without.stdout, /check svc/);
+    const all = await world.berth('status', '--check');
+    assert.equal(all.code, 1);
+    assert.match(all.stderr, /berth status NODE --check/);
+  });
+
   it('a take of a module whose check fails takes it as not started, and converge starts it', async () => {
     const fresh = await makeWorld({ svc: SVC });
     try {
