@@ -4,6 +4,7 @@ import {
   renderFile,
   SECRET_PLACEHOLDER,
 } from '../catalog.ts';
+import { hideSecrets, unifiedDiff } from '../diff.ts';
 import type { Accounts, PathFacts } from '../machines/machine.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
@@ -64,7 +65,7 @@ export type Step =
 export type WriteReason =
   | { because: 'install' }
   | { because: 'missing' }
-  | { because: 'differs' }
+  | { because: 'differs'; diff: string[] }
   | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
 
@@ -435,6 +436,15 @@ function updateSteps(
     if (drift.length > 0)
       steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
+  // What a diff shows in place of each secret value, held or kept.
+  const placeholders: Record<string, string> = {};
+  const hidden: [string, string][] = [];
+  for (const [secret, spec] of Object.entries(definition.secrets)) {
+    placeholders[secret] = `[secret ${secret}]`;
+    const held = secretHeld(survey.facts, spec);
+    const kept = input.vault.get(`${module}/${secret}`);
+    for (const value of [held, kept]) if (value?.length) hidden.push([secret, secretText(value)]);
+  }
   for (const [path, file] of Object.entries(definition.files)) {
     const attributes = owners.file(path, file, FILE_MODE);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
@@ -455,9 +465,16 @@ function updateSteps(
     const drift = owners.drift(path, file);
     if (fact?.kind !== 'file')
       steps.push({ do: 'write', module, path, ...attributes, why: { because: 'missing' } });
-    else if (!held || !sameBytes(held, wanted))
-      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'differs' } });
-    else if (drift.length > 0)
+    else if (!held || !sameBytes(held, wanted)) {
+      const diff = held
+        ? unifiedDiff(
+            hideSecrets(new TextDecoder().decode(held), hidden),
+            renderFile(file.content, placeholders),
+            { held: `${path} on ${input.node}`, wanted: `${path} as berth writes it` },
+          )
+        : [`(over ${fact.size} bytes: too long to read)`];
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'differs', diff } });
+    } else if (drift.length > 0)
       steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });
   }
   blockers.push(...owners.blockers);

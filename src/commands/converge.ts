@@ -229,7 +229,11 @@ function previewStep(step: Step, node: string): string {
               : step.why.because === 'carries-minted-secret'
                 ? ': it carries a secret berth is to mint'
                 : '';
-      return `write ${step.path} (${describeAttributes(step)})${why}`;
+      const diff = step.why.because === 'differs' ? step.why.diff : [];
+      return [
+        `write ${step.path} (${describeAttributes(step)})${why}`,
+        ...diff.map((line) => `    ${line}`),
+      ].join('\n');
     }
     case 'start':
       return step.check

@@ -1,9 +1,11 @@
+import { type ModuleDefinition, renderFile } from '../catalog.ts';
+import { hideSecrets, unifiedDiff } from '../diff.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
-import { mintSecret, SECRET_MODE } from '../secrets.ts';
+import { mintSecret, SECRET_MODE, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
@@ -31,6 +33,58 @@ interface TakePlan {
   refusals: string[];
   /** What the module's check said, when it has one and the machine holds something. */
   check?: CheckOutcome;
+  /** The files that differ from what berth would write (the next converge rewrites them). */
+  files?: { path: string; missing: boolean; diff: string[] }[];
+}
+
+/**
+ * The module's files as the machine holds them now against what berth would write, with
+ * the secrets as the take would keep them (found, else the vault's); diffs show no value.
+ */
+async function filesThatDiffer(
+  node: string,
+  module: string,
+  definition: ModuleDefinition,
+  context: CommandContext,
+): Promise<NonNullable<TakePlan['files']>> {
+  const paths = new Set([
+    ...Object.keys(definition.files),
+    ...Object.values(definition.secrets).map((spec) => spec.path),
+  ]);
+  const facts = await context.machine.survey([...paths].map((path) => ({ path, read: true })));
+  const values: Record<string, string> = {};
+  const placeholders: Record<string, string> = {};
+  const hidden: [string, string][] = [];
+  for (const [name, spec] of Object.entries(definition.secrets)) {
+    placeholders[name] = `[secret ${name}]`;
+    const held = secretHeld(facts, spec);
+    const kept = (await context.store.vault.get(module, name))?.value;
+    const value = held?.length ? held : kept;
+    if (value) values[name] = secretText(value);
+    for (const each of [held, kept]) if (each?.length) hidden.push([name, secretText(each)]);
+  }
+  const differ: NonNullable<TakePlan['files']> = [];
+  for (const [path, file] of Object.entries(definition.files)) {
+    const fact = facts.get(path);
+    if (fact?.kind !== 'file') {
+      differ.push({ path, missing: true, diff: [] });
+      continue;
+    }
+    const wanted = renderFile(file.content, values);
+    const held = fact.bytes ? new TextDecoder().decode(fact.bytes) : undefined;
+    if (held === wanted) continue;
+    differ.push({
+      path,
+      missing: false,
+      diff: held
+        ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
+            held: `${path} on ${node}`,
+            wanted: `${path} as berth writes it`,
+          })
+        : [`(over ${fact.size} bytes: too long to read)`],
+    });
+  }
+  return differ;
 }
 
 /**
@@ -67,6 +121,8 @@ export const take: CommandFunction = async (request, context) => {
       ? await runCheck(node, module, entry.definition.check, await store.vault.all(), context)
       : undefined;
   if (check) plan.check = check;
+  if (!holdsNothing(holdings))
+    plan.files = await filesThatDiffer(node, module, entry.definition, context);
   const basis: Basis = {
     node,
     scope: `take ${node} ${module}`,
@@ -184,6 +240,14 @@ function describeTakePreview(
         ? `check: passes, so ${module} is taken as running`
         : `check: fails (exit ${plan.check.code}${plan.check.last ? `: ${plan.check.last}` : ''}), so ${module} is taken as not started: the next converge runs its start`,
     );
+  for (const file of plan.files ?? []) {
+    lines.push(
+      file.missing
+        ? `file ${file.path}: missing on ${node}; the next converge writes it`
+        : `file ${file.path}: differs from what berth writes; the next converge rewrites it`,
+    );
+    for (const line of file.diff) lines.push(`    ${line}`);
+  }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
   const refusals = facts.stale ? [facts.stale, ...plan.refusals] : plan.refusals;

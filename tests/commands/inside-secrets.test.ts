@@ -53,7 +53,23 @@ describe('a secret inside a file, and a file from a template', () => {
     // A changed setting in the template is written with the password the vault read.
     await writeTemplate(world, TEMPLATE.replace('6379', '6380'));
     const change = await act(world, 'converge', 'box');
-    assert.match(change.preview, /write \/etc\/redis\/redis\.conf \(mode 0644\): it differs/);
+    assert.ok(
+      change.preview.includes(
+        [
+          '  write /etc/redis/redis.conf (mode 0644): it differs from what berth writes',
+          '    --- /etc/redis/redis.conf on box',
+          '    +++ /etc/redis/redis.conf as berth writes it',
+          '    @@ -1,3 +1,3 @@',
+          '     bind 127.0.0.1',
+          '     requirepass [secret password]',
+          '    -port 6379',
+          '    +port 6380',
+          '  no reload: the change is live at the next start',
+        ].join('\n'),
+      ),
+      change.preview,
+    );
+    assert.doesNotMatch(change.preview, /HandMadeSecret42/);
     assert.equal(
       await readFile(join(world.root, CONF), 'utf8'),
       'bind 127.0.0.1\nrequirepass HandMadeSecret42\nport 6380\n',
@@ -75,6 +91,45 @@ describe('a secret inside a file, and a file from a template', () => {
     );
     // No file of its own was made for it.
     assert.deepEqual(await readdir(join(world.root, '/etc/redis')), ['redis.conf']);
+  });
+
+  it('the take preview lists the files that differ from what berth would write, with their diff and no secret', async () => {
+    await world.onBox(CONF, 'bind 0.0.0.0\nrequirepass HandMadeSecret42\nport 6379\n');
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+    const preview = await world.berth('take', 'box', 'redis');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.ok(
+      preview.stdout.includes(
+        [
+          'file /etc/redis/redis.conf: differs from what berth writes; the next converge rewrites it',
+          '    --- /etc/redis/redis.conf on box',
+          '    +++ /etc/redis/redis.conf as berth writes it',
+          '    @@ -1,3 +1,3 @@',
+          '    -bind 0.0.0.0',
+          '    +bind 127.0.0.1',
+          '     requirepass [secret password]',
+          '     port 6379',
+        ].join('\n'),
+      ),
+      preview.stdout,
+    );
+    assert.doesNotMatch(preview.stdout, /HandMadeSecret42/);
+  });
+
+  it('shows at most 40 lines of a diff, saying how many more there are', async () => {
+    const long = (tag: string) =>
+      Array.from({ length: 100 }, (_, index) => `line ${index} ${tag}`).join('\n');
+    await world.writeModule('long', {
+      files: { '/etc/long.conf': { content: `${long('new')}\n` } },
+    });
+    await world.onBox('/etc/long.conf', `${long('old')}\n`);
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+    await act(world, 'take', 'box', 'long');
+    const preview = await world.berth('converge', 'box', '--filter', 'long');
+    const diff = preview.stdout.split('\n').filter((line) => line.startsWith('    '));
+    assert.equal(diff.length, 41, preview.stdout);
+    assert.equal(diff[0], '    --- /etc/long.conf on box');
+    assert.match(diff[40] as string, /^ {4}… 163 more lines of diff$/);
   });
 
   const refusals: [string, unknown, string][] = [
