@@ -47,7 +47,7 @@ describe('reload and check', () => {
     const { preview, said } = await act(world, 'converge', 'box');
     assert.match(
       preview,
-      /write \/etc\/svc\/a\.conf[^]*write \/etc\/svc\/b\.conf[^]*\n {2}run reload: echo/,
+      /write \/etc\/svc\/a\.conf[\s\S]*write \/etc\/svc\/b\.conf[\s\S]*\n {2}run reload: echo/,
     );
     assert.deepEqual(said.trim().split('\n'), [
       'wrote /etc/svc/a.conf',
