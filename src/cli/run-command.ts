@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { missingFields, openAct } from '../commands/act.ts';
-import type { Command } from '../commands/table.ts';
+import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
 import { fileDeps } from './deps.ts';

@@ -5,7 +5,7 @@ import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
-import type { Command } from './table.ts';
+import type { CommandShape as Command } from './table.ts';
 
 /** What both faces give the act runner: where things are, and who is asking. */
 export interface ActDeps {
