@@ -60,6 +60,9 @@ describe('berth forget', () => {
       unmanaged.stderr,
       /berth does not manage other on box; there is nothing to forget/,
     );
-    assert.deepEqual(Object.keys((await world.readState()).managed.box as object), ['stuck']);
+    assert.deepEqual(
+      Object.keys(((await world.readState()).managed as Record<string, object>).box ?? {}),
+      ['stuck'],
+    );
   });
 });
