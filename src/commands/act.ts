@@ -14,7 +14,10 @@ export interface ActDeps {
   machines: (settings: Settings) => ReachMachine;
 }
 
-export type Face = Pick<CommandContext, 'actor' | 'via' | 'mint' | 'progress' | 'signal'> & {
+export type Face = Pick<
+  CommandContext,
+  'actor' | 'via' | 'mint' | 'progress' | 'output' | 'signal'
+> & {
   now?: () => Date;
 };
 
@@ -113,6 +116,7 @@ export async function openAct(
     now,
     mint: face.mint,
     progress: face.progress,
+    output: face.output,
     signal: face.signal,
   };
   return {

@@ -9,7 +9,7 @@ import { mintSecret, redactSecrets, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
 import { secretInside, surveyModules } from '../survey.ts';
-import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { type CommandContext, type CommandFunction, HOOK_LINE, refuse } from './context.ts';
 import {
   type Attributes,
   type Blocker,
@@ -282,8 +282,10 @@ async function carryOut(plan: ConvergePlan, node: string, context: CommandContex
       }
       try {
         const done = await doStep(step, node, context);
-        said.push(done);
-        context.progress?.(done);
+        for (const line of done.split('\n')) {
+          said.push(line);
+          context.progress?.(line);
+        }
       } catch (error) {
         if (error instanceof StoreError) throw error;
         return refuse(
@@ -389,21 +391,40 @@ async function runStep(
   script: string,
   context: CommandContext,
 ): Promise<string> {
+  const secrets = await context.store.vault.all();
+  const tell = context.output;
+  tell?.(`running ${hook} of ${module} …`);
+  // Whole lines only: a secret cut in two by a chunk would pass the redaction.
+  let pending = '';
+  const stream = (text: string) => {
+    const lines = (pending + text).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) tell?.(`  ${redactSecrets(line, secrets)}`);
+  };
   const result = await context.machine.run(
     script,
     { BERTH_NODE: node, BERTH_MODULE: module },
-    { signal: context.signal },
+    { signal: context.signal, ...(tell ? { output: stream } : {}) },
   );
+  if (pending) tell?.(`  ${redactSecrets(pending, secrets)}`);
   if (context.signal?.aborted) {
     throw new Error(`${hook} of ${module} was stopped: ${stopReason(context.signal)}`);
   }
+  const shown = redactSecrets(result.output, secrets).trim();
   if (result.code !== 0) {
-    const shown = redactSecrets(result.output, await context.store.vault.all());
     const output = shown ? `: ${shown}` : '';
     throw new Error(`${hook} of ${module} failed (exit ${result.code})${output}`);
   }
-  return `ran ${hook} of ${module}`;
+  // Its last lines stay in said, so in the journal: cleared of secrets.
+  const last = shown
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(-HOOK_LINES_KEPT);
+  return [`ran ${hook} of ${module}`, ...last.map((line) => `${HOOK_LINE}${line}`)].join('\n');
 }
+
+/** How many of a hook's last lines said (and so the journal) keeps. */
+const HOOK_LINES_KEPT = 5;
 
 /** A step's attributes as a machine write takes them. */
 function writeOptions(step: Attributes): WriteOptions {

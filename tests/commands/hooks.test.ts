@@ -52,6 +52,7 @@ describe('reload and check', () => {
     assert.deepEqual(said.trim().split('\n'), [
       'wrote /etc/svc/a.conf',
       'wrote /etc/svc/b.conf',
+      'running reload of svc …',
       'ran reload of svc',
       'box is as assigned',
     ]);
@@ -135,5 +136,62 @@ describe('reload and check', () => {
     } finally {
       await fresh.cleanup();
     }
+  });
+});
+
+describe('hook output', () => {
+  let world: World;
+  const TALKER = {
+    secrets: { token: { path: '/etc/talker/token' } },
+    start:
+      'echo "starting talker"; echo "token is $(cat "$BERTH_ROOT/etc/talker/token")"; for i in 1 2 3 4 5 6; do echo "line $i"; done',
+  };
+  beforeEach(async () => {
+    world = await makeWorld({ talker: TALKER });
+    assert.equal((await world.berth('assign', 'box', 'talker')).code, 0);
+  });
+  afterEach(() => world.cleanup());
+
+  it('streams on the command line as it comes, cleared of secrets, and keeps its last lines in the journal', async () => {
+    const { said } = await act(world, 'converge', 'box');
+    const token = (await readFile(join(world.root, '/etc/talker/token'), 'utf8')).trim();
+    assert.doesNotMatch(said, new RegExp(token));
+    const lines = said.trim().split('\n');
+    const running = lines.indexOf('running start of talker …');
+    assert.ok(running >= 0, said);
+    assert.deepEqual(lines.slice(running, running + 10), [
+      'running start of talker …',
+      '  starting talker',
+      '  token is [secret token of talker]',
+      '  line 1',
+      '  line 2',
+      '  line 3',
+      '  line 4',
+      '  line 5',
+      '  line 6',
+      'ran start of talker',
+    ]);
+    // Streamed once: said's copy of the last lines is not printed again.
+    assert.doesNotMatch(said, / {2}> /);
+    const entry = (await world.journal()).at(-1) as { said: string };
+    assert.match(
+      entry.said,
+      /ran start of talker\n {2}> line 2\n {2}> line 3\n {2}> line 4\n {2}> line 5\n {2}> line 6\n/,
+    );
+    assert.doesNotMatch(JSON.stringify(await world.journal()), new RegExp(token));
+    // --json answers as the API does: said with the last lines, nothing streamed.
+    await world.writeModule('talker', { ...TALKER, stop: 'echo "stopping talker"' });
+    assert.equal((await world.berth('unassign', 'box', 'talker')).code, 0);
+    const preview = await world.berth('converge', 'box');
+    const json = await world.berth(
+      'converge',
+      'box',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+      '--json',
+    );
+    assert.equal(JSON.parse(json.stdout).said.split('\n')[0], 'ran stop of talker');
+    assert.match(JSON.parse(json.stdout).said, /^ran stop of talker\n {2}> stopping talker\n/);
   });
 });
