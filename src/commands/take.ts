@@ -1,7 +1,8 @@
-import { type ModuleDefinition, renderFile } from '../catalog.ts';
+import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
 import { hideSecrets, unifiedDiff } from '../diff.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
+import type { WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
@@ -19,14 +20,14 @@ type Origin = 'found' | 'vault' | 'mint';
 
 interface TakePlan {
   data: { path: string; found: boolean }[];
-  secrets: {
+  secrets: ({
     name: string;
     path: string;
     origin: Origin;
     bytes: number;
     /** A secret inside its file: read out with this expression; placed by the file's write. */
     match?: string;
-  }[];
+  } & Ownership)[];
   /** The secrets `--mint` names: the preview shows what the act with the same options does. */
   mint: string[];
   /** What the act would be refused for, in words. */
@@ -179,7 +180,7 @@ function planTake(
   node: string,
   module: string,
   holdings: Holdings,
-  specs: Record<string, { bytes: number; match?: string }>,
+  specs: Record<string, { bytes: number; match?: string } & Ownership>,
   kept: ReadonlySet<string>,
   mint: readonly string[],
 ): TakePlan {
@@ -189,6 +190,9 @@ function planTake(
     origin: (secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint') as Origin,
     bytes: specs[name]?.bytes ?? 32,
     ...(specs[name]?.match === undefined ? {} : { match: specs[name]?.match }),
+    owner: specs[name]?.owner,
+    group: specs[name]?.group,
+    mode: specs[name]?.mode,
   }));
   const refusals: string[] = [];
   for (const name of mint) {
@@ -268,7 +272,38 @@ async function actOnTake(
   const key = await store.vault.fingerprintKey();
 
   // The account may be minutes old: what is read into the vault must be what it saw.
-  const facts = await machine.survey(plan.secrets.map(({ path }) => ({ path, read: true })));
+  const named = (pick: (secret: Ownership) => string | number | undefined) => [
+    ...new Set(plan.secrets.map(pick).filter((name): name is string => typeof name === 'string')),
+  ];
+  const facts = await machine.survey(
+    plan.secrets.map(({ path }) => ({ path, read: true })),
+    { users: named((secret) => secret.owner), groups: named((secret) => secret.group) },
+  );
+  // A secret file berth writes gets the owner its definition names: a name the machine
+  // does not know is refused before anything is written.
+  const writeOptions = new Map<string, WriteOptions>();
+  for (const secret of plan.secrets) {
+    const id = (kind: 'user' | 'group', account: string | number | undefined) => {
+      if (account === undefined || typeof account === 'number') return account;
+      return (kind === 'user' ? facts.accounts?.users : facts.accounts?.groups)?.get(account);
+    };
+    const uid = id('user', secret.owner);
+    const gid = id('group', secret.group);
+    const writes = secret.origin !== 'found' && secret.match === undefined;
+    if (writes && secret.owner !== undefined && uid === undefined)
+      return refuse(
+        `${module} names owner ${secret.owner} for ${secret.path}, but ${node} has no user ${secret.owner}`,
+      );
+    if (writes && secret.group !== undefined && gid === undefined)
+      return refuse(
+        `${module} names group ${secret.group} for ${secret.path}, but ${node} has no group ${secret.group}`,
+      );
+    writeOptions.set(secret.name, {
+      mode: secret.mode === undefined ? SECRET_MODE : Number.parseInt(secret.mode, 8),
+      ...(uid === undefined ? {} : { uid }),
+      ...(gid === undefined ? {} : { gid }),
+    });
+  }
   const found = new Map<string, Uint8Array>();
   for (const secret of plan.secrets) {
     const fact = facts.get(secret.path);
@@ -313,7 +348,7 @@ async function actOnTake(
           );
           continue;
         }
-        await machine.write(secret.path, kept.value, { mode: SECRET_MODE });
+        await machine.write(secret.path, kept.value, writeOptions.get(secret.name) as WriteOptions);
         said.push(`secret ${secret.name}: restored from the vault to ${secret.path}`);
       } else {
         const value = mintSecret(secret.bytes);
@@ -324,7 +359,7 @@ async function actOnTake(
           );
           continue;
         }
-        await machine.write(secret.path, value, { mode: SECRET_MODE });
+        await machine.write(secret.path, value, writeOptions.get(secret.name) as WriteOptions);
         said.push(`secret ${secret.name}: minted by berth and written to ${secret.path}`);
       }
     }

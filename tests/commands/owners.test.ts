@@ -115,6 +115,53 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.deepEqual(await snapshot(world.root), before);
   });
 
+  it('a take writes a secret it mints with the owner and mode its definition names, and refuses a name the box lacks', async () => {
+    assert.equal((await world.berth('unassign', 'box', 'svc')).code, 0);
+    await world.onBox('/var/lib/svc/db', 'rows');
+    await world.onBox('/etc/svc/plain-secret', 'hand-made-secret');
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+    const preview = await world.berth('take', 'box', 'svc', '--mint', 'token');
+    const done = await world.berth(
+      'take',
+      'box',
+      'svc',
+      '--mint',
+      'token',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal(await owned(world, '/etc/svc/token'), '1234:0 0400');
+
+    const other = await makeWorld({
+      svc: { data: ['/var/lib/svc'], secrets: { key: { path: '/etc/svc/key', owner: 'ghost' } } },
+    });
+    try {
+      await other.onBox('/var/lib/svc/db', 'rows');
+      assert.equal((await other.berth('adopt', 'box')).code, 0);
+      const look = await other.berth('take', 'box', 'svc', '--mint', 'key');
+      const refused = await other.berth(
+        'take',
+        'box',
+        'svc',
+        '--mint',
+        'key',
+        '--yes',
+        '--digest',
+        digestOf(look.stdout),
+      );
+      assert.equal(refused.code, 1);
+      assert.match(
+        refused.stderr,
+        /svc names owner ghost for \/etc\/svc\/key, but box has no user ghost/,
+      );
+      assert.equal(((await other.readState()).managed as Record<string, unknown>).box, undefined);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
   it('takes a number as it is, with no name to resolve', async () => {
     await world.writeModule('svc', {
       files: { '/etc/svc/n.conf': { owner: 4321, group: '4322', content: 'n\n' } },
