@@ -4,6 +4,7 @@ import type { CheckOutcome } from '../commands/converge-plan.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { describeAge } from '../duration.ts';
+import { MachineError } from '../machines/machine.ts';
 import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
@@ -174,6 +175,11 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
 }
 
 function failed(error: unknown, io: Io): number {
+  if (error instanceof MachineError) {
+    // Only status --check reaches a machine: what stopped it is the machine, not the stores.
+    io.err(`a check could not be run: ${error.message}`);
+    return EXIT.refused;
+  }
   if (error instanceof ConfigError) {
     io.err(error.message);
     return EXIT.refused;

@@ -113,6 +113,11 @@ describe('reload and check', () => {
     assert.deepEqual(json.nodes[0].checks, { svc: { code: 3, last: 'not running at all' } });
     const without = await world.berth('status', 'box');
     assert.doesNotMatch(without.stdout, /check svc/);
+    await world.writeSettings({ nodes: { box: { root: join(world.root, 'gone') } } });
+    const unreachable = await world.berth('status', 'box', '--check');
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^a check could not be run: its root \S+ does not exist\n$/);
+    await world.writeSettings({ nodes: { box: { root: world.root } } });
     const all = await world.berth('status', '--check');
     assert.equal(all.code, 1);
     assert.match(all.stderr, /berth status NODE --check/);
