@@ -3,22 +3,24 @@ import { isName } from './names.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
+const MACHINE_PATH =
+  'a machine path must be absolute and normalised (no "..", ".", "//" or trailing "/")';
+
 /** A machine path: absolute and normalised, so it cannot climb out of a root. */
-const MachinePath = v.pipe(
-  v.string(),
-  v.check(
-    (path) =>
-      path.startsWith('/') &&
-      path.length > 1 &&
-      !path.endsWith('/') &&
-      !path.includes('\0') &&
-      path
-        .slice(1)
-        .split('/')
-        .every((part) => part !== '' && part !== '.' && part !== '..'),
-    'a machine path must be absolute and normalised (no "..", ".", "//" or trailing "/")',
-  ),
-);
+const MachinePath = v.pipe(v.string(), v.check(isMachinePath, MACHINE_PATH));
+
+function isMachinePath(path: string): boolean {
+  return (
+    path.startsWith('/') &&
+    path.length > 1 &&
+    !path.endsWith('/') &&
+    !path.includes('\0') &&
+    path
+      .slice(1)
+      .split('/')
+      .every((part) => part !== '' && part !== '.' && part !== '..')
+  );
+}
 
 const SecretName = v.pipe(
   v.string(),
@@ -32,50 +34,183 @@ const ModuleName = v.pipe(
 
 const SECRET_BYTES = 'a whole number from 8 to 512';
 
-/**
- * Every object of a definition is strict: a field berth does not know is refused, never
- * dropped (a `mdoe` dropped would leave the file at the default mode).
- */
-const SecretSpec = strictJsonObject({
-  path: MachinePath,
-  bytes: v.optional(
-    v.pipe(
-      v.number(),
-      v.integer(SECRET_BYTES),
-      v.minValue(8, SECRET_BYTES),
-      v.maxValue(512, SECRET_BYTES),
-    ),
-    32,
-  ),
-});
+const ACCOUNT = 'an owner or group is a name on the machine (like "www-data") or a number';
 
-const FileSpec = strictJsonObject({
-  mode: v.optional(
-    v.pipe(v.string(), v.regex(/^0?[0-7]{3}$/, 'a mode is octal, like "0640"')),
-    '0644',
+/** A user or group: a name resolved on the machine, or a number (a string of digits is one). */
+const Account = v.pipe(
+  v.union(
+    [
+      v.pipe(v.number(), v.integer(ACCOUNT), v.minValue(0, ACCOUNT)),
+      v.pipe(v.string(), v.regex(/^(?:[0-9]+|[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?)$/, ACCOUNT)),
+    ],
+    ACCOUNT,
   ),
-  content: v.string(),
-});
-
-export const ModuleDefinitionSchema = v.pipe(
-  strictJsonObject({
-    description: v.optional(v.string(), ''),
-    needs: v.optional(v.array(ModuleName), []),
-    data: v.optional(v.array(MachinePath), []),
-    secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
-    files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
-    start: v.optional(v.string()),
-    stop: v.optional(v.string()),
-  }),
-  v.check((definition) => {
-    const used = Object.values(definition.files).flatMap((file) =>
-      [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string),
-    );
-    return used.every((name) => name in definition.secrets);
-  }, 'a file names a secret, with {{secret NAME}}, that the module does not declare'),
+  v.transform((account) =>
+    typeof account === 'string' && /^[0-9]+$/.test(account) ? Number(account) : account,
+  ),
 );
 
-export type ModuleDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;
+const Mode = v.pipe(v.string(), v.regex(/^0?[0-7]{3}$/, 'a mode is octal, like "0640"'));
+
+/** Who owns a file, secret or data directory, and its mode: what is not named is kept. */
+const ownership = {
+  owner: v.optional(Account),
+  group: v.optional(Account),
+  mode: v.optional(Mode),
+};
+
+const MATCH = 'match is a regular expression with exactly one capture group (the secret)';
+
+/** The number of capture groups of a regular expression, or undefined when it is none. */
+function captureGroups(source: string): number | undefined {
+  try {
+    return (new RegExp(`${source}|`).exec('')?.length ?? 1) - 1;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every object of a definition is strict: a field berth does not know is refused, never
+ * dropped (a `mdoe` dropped would leave the file at the default mode). A secret is a file
+ * of its own (`path`) or lives inside a file of the module (`in` and `match`); once
+ * parsed, `path` is where it is either way, and `match` says it is inside.
+ */
+const SecretSpec = v.pipe(
+  strictJsonObject({
+    path: v.optional(MachinePath),
+    in: v.optional(MachinePath),
+    match: v.optional(
+      v.pipe(
+        v.string(),
+        v.check((match) => captureGroups(match) === 1, MATCH),
+      ),
+    ),
+    ...ownership,
+    bytes: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer(SECRET_BYTES),
+        v.minValue(8, SECRET_BYTES),
+        v.maxValue(512, SECRET_BYTES),
+      ),
+      32,
+    ),
+  }),
+  v.check(
+    (secret) => (secret.path === undefined) !== (secret.in === undefined),
+    'a secret has either path (a file of its own) or in and match (inside a file), not both nor neither',
+  ),
+  v.check(
+    (secret) => (secret.in === undefined) === (secret.match === undefined),
+    'a secret inside a file names both in (the file) and match (where in it)',
+  ),
+  v.check(
+    (secret) =>
+      secret.in === undefined ||
+      (secret.owner === undefined && secret.group === undefined && secret.mode === undefined),
+    'a secret inside a file has the owner, group and mode of that file: name them on the file',
+  ),
+  v.transform(({ in: inside, path, ...rest }) => ({ ...rest, path: (path ?? inside) as string })),
+);
+
+/** A file's text: `content` itself, or `source`, a template under the catalog directory. */
+const FileSpec = v.pipe(
+  strictJsonObject({
+    ...ownership,
+    content: v.optional(v.string()),
+    source: v.optional(
+      v.pipe(
+        v.string(),
+        v.check(
+          (source) =>
+            source.length > 0 &&
+            !source.startsWith('/') &&
+            !source.includes('\0') &&
+            source.split('/').every((part) => part !== '' && part !== '.' && part !== '..'),
+          'a source is a path under the catalog directory, like "gitea/app.ini"',
+        ),
+      ),
+    ),
+  }),
+  v.check(
+    (file) => (file.content === undefined) !== (file.source === undefined),
+    'a file has either content or source (a template under the catalog directory), exactly one',
+  ),
+);
+
+/**
+ * A data path, alone or with its owner, group and mode; always an object once parsed. A
+ * path alone is made the object first, so a wrong field gets the strict object's words.
+ */
+const DataSpec = v.pipe(
+  v.unknown(),
+  v.check((data) => typeof data !== 'string' || isMachinePath(data), MACHINE_PATH),
+  v.transform((data) => (typeof data === 'string' ? { path: data } : data)),
+  strictJsonObject({ path: MachinePath, ...ownership }),
+);
+
+export const ModuleDefinitionSchema = strictJsonObject({
+  description: v.optional(v.string(), ''),
+  needs: v.optional(v.array(ModuleName), []),
+  data: v.optional(v.array(DataSpec), []),
+  secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
+  files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
+  start: v.optional(v.string()),
+  stop: v.optional(v.string()),
+  reload: v.optional(v.string()),
+  check: v.optional(v.string()),
+});
+
+type ParsedDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;
+
+/** A definition as berth uses it: every file's text at hand (a source read in). */
+export type ModuleDefinition = Omit<ParsedDefinition, 'files'> & {
+  files: Record<string, ParsedDefinition['files'][string] & { content: string }>;
+};
+
+/** What a definition says across its fields, once its files' texts are known: words, or none. */
+function crossCheck(definition: ModuleDefinition): string | undefined {
+  for (const [path, file] of Object.entries(definition.files)) {
+    for (const match of file.content.matchAll(SECRET_PLACEHOLDER)) {
+      const name = match[1] as string;
+      if (!(name in definition.secrets))
+        return `${path} names a secret, {{secret ${name}}}, that the module does not declare`;
+    }
+  }
+  for (const [name, secret] of Object.entries(definition.secrets)) {
+    if (secret.match === undefined) continue;
+    const file = definition.files[secret.path];
+    if (!file?.content.includes(`{{secret ${name}}}`))
+      return `secrets.${name} is inside ${secret.path}, so the module needs a file ${secret.path} whose content places it with {{secret ${name}}}`;
+  }
+  return undefined;
+}
+
+/** The paths (under the catalog directory) of the templates a definition's files come from. */
+export function sourcesOf(json: unknown): string[] {
+  const files = (json as { files?: Record<string, { source?: unknown }> })?.files;
+  if (!files || typeof files !== 'object') return [];
+  return Object.values(files).flatMap((file) =>
+    typeof file?.source === 'string' ? [file.source] : [],
+  );
+}
+
+/** Owner, group and mode as a definition names them (any of them may be left out). */
+export type Ownership = { owner?: string | number; group?: string | number; mode?: string };
+
+/** Every user and group name a definition names, to be resolved on the machine. */
+export function accountNames(definition: ModuleDefinition): { users: string[]; groups: string[] } {
+  const all: Ownership[] = [
+    ...definition.data,
+    ...Object.values(definition.secrets),
+    ...Object.values(definition.files),
+  ];
+  const names = (pick: (item: Ownership) => string | number | undefined) => [
+    ...new Set(all.map(pick).filter((name): name is string => typeof name === 'string')),
+  ];
+  return { users: names((item) => item.owner), groups: names((item) => item.group) };
+}
 
 export const SECRET_PLACEHOLDER = /\{\{secret ([a-z][a-z0-9_]*)\}\}/g;
 
@@ -92,8 +227,18 @@ export interface Catalog {
   entry(name: string): Promise<CatalogEntry>;
 }
 
-/** Checks a definition read as JSON text, with the words a user needs to mend it. */
-export function parseDefinition(name: string, where: string, text: string): CatalogEntry {
+/**
+ * Checks a definition read as JSON text, with the words a user needs to mend it; each
+ * file's `source` is read through `readSource` (a template under the catalog directory).
+ */
+export async function parseDefinition(
+  name: string,
+  where: string,
+  text: string,
+  readSource: (source: string) => Promise<string> = async (source) => {
+    throw new Error(`no catalog directory to read ${source} from`);
+  },
+): Promise<CatalogEntry> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -101,11 +246,31 @@ export function parseDefinition(name: string, where: string, text: string): Cata
     return { name, problem: `${where} is not valid JSON: ${(error as Error).message}` };
   }
   const result = v.safeParse(ModuleDefinitionSchema, json);
-  if (result.success) return { name, definition: result.output };
-  return {
-    name,
-    problem: `${where} is not valid: ${describeIssues(result.issues, ModuleDefinitionSchema)}`,
-  };
+  if (!result.success)
+    return {
+      name,
+      problem: `${where} is not valid: ${describeIssues(result.issues, ModuleDefinitionSchema)}`,
+    };
+  const files: ModuleDefinition['files'] = {};
+  for (const [path, file] of Object.entries(result.output.files)) {
+    if (file.content !== undefined) {
+      files[path] = { ...file, content: file.content };
+      continue;
+    }
+    const source = file.source as string;
+    try {
+      files[path] = { ...file, content: await readSource(source) };
+    } catch (error) {
+      return {
+        name,
+        problem: `${where} is not valid: files.${path}.source ${source} cannot be read: ${(error as Error).message}`,
+      };
+    }
+  }
+  const definition: ModuleDefinition = { ...result.output, files };
+  const problem = crossCheck(definition);
+  if (problem) return { name, problem: `${where} is not valid: ${problem}` };
+  return { name, definition };
 }
 
 /** Puts the module's secrets into its file contents. */

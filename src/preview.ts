@@ -14,6 +14,8 @@ export interface Basis {
   definitions: Record<string, unknown>;
   survey: Record<string, unknown>;
   desired?: Record<string, unknown>;
+  /** What each module's check said, by module: `{code, last}`. */
+  checks?: Record<string, unknown>;
 }
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -86,6 +88,16 @@ function describeChanges(before: Basis, after: Basis): string[] {
     for (const [path] of changedKeys(asRecord(then), asRecord(now))) {
       said.add(`what berth writes to ${path} for ${module} changed`);
     }
+  }
+  for (const [module, , now] of changedKeys(before.checks ?? {}, after.checks ?? {})) {
+    const code = (now as { code?: number } | undefined)?.code;
+    said.add(
+      code === undefined
+        ? `the check of ${module} is no longer run`
+        : code === 0
+          ? `the check of ${module} now passes`
+          : `the check of ${module} now fails (exit ${code})`,
+    );
   }
   return [...said];
 }

@@ -1,6 +1,12 @@
-import type { ModuleDefinition } from './catalog.ts';
+import { accountNames, type ModuleDefinition } from './catalog.ts';
 import { fingerprintWith } from './digest.ts';
-import { type Machine, MachineError, type PathFacts, type SurveyPath } from './machines/machine.ts';
+import {
+  type Accounts,
+  type Machine,
+  MachineError,
+  type PathFacts,
+  type SurveyPath,
+} from './machines/machine.ts';
 import type { Holdings } from './state.ts';
 
 /**
@@ -12,12 +18,14 @@ export interface ModuleSurvey {
   holdings: Holdings;
   /** Every path the module names, as the machine answered. */
   facts: ReadonlyMap<string, PathFacts>;
+  /** The ids of the user and group names the definitions name, as the machine knows them. */
+  accounts: Accounts;
 }
 
 /** The paths a module's definition names: data to look at, secrets and files to read. */
 function pathsOf(definition: ModuleDefinition): SurveyPath[] {
   return [
-    ...definition.data.map((path) => ({ path })),
+    ...definition.data.map(({ path }) => ({ path })),
     ...Object.values(definition.secrets).map((secret) => ({ path: secret.path, read: true })),
     ...Object.keys(definition.files).map((path) => ({ path, read: true })),
   ];
@@ -41,7 +49,18 @@ export async function surveyModules(
       wanted.set(asked.path, { path: asked.path, read: Boolean(before?.read || asked.read) });
     }
   }
-  const answer = await machine.survey([...wanted.values()]);
+  const users = new Set<string>();
+  const groups = new Set<string>();
+  for (const definition of definitions.values()) {
+    const names = accountNames(definition);
+    for (const name of names.users) users.add(name);
+    for (const name of names.groups) groups.add(name);
+  }
+  const answer = await machine.survey([...wanted.values()], {
+    users: [...users].sort(),
+    groups: [...groups].sort(),
+  });
+  const accounts = answer.accounts ?? { users: new Map(), groups: new Map() };
   const surveys = new Map<string, ModuleSurvey>();
   for (const [module, definition] of definitions) {
     const facts = new Map<string, PathFacts>();
@@ -51,7 +70,7 @@ export async function surveyModules(
         throw new MachineError('denied', `${path} cannot be read: ${fact.reason}`);
       facts.set(path, fact);
     }
-    surveys.set(module, { holdings: await holdingsOf(definition, facts, key), facts });
+    surveys.set(module, { holdings: await holdingsOf(definition, facts, key), facts, accounts });
   }
   return surveys;
 }
@@ -62,7 +81,7 @@ async function holdingsOf(
   key: Uint8Array,
 ): Promise<Holdings> {
   const holdings: Holdings = { data: [], secrets: {}, files: {} };
-  for (const path of definition.data) {
+  for (const { path } of definition.data) {
     const fact = facts.get(path);
     const found =
       fact?.kind === 'other' ||
@@ -71,7 +90,7 @@ async function holdingsOf(
     holdings.data.push({ path, found });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
-    const value = bytesAt(facts, spec.path);
+    const value = secretHeld(facts, spec);
     holdings.secrets[name] = value?.length
       ? { path: spec.path, found: true, fingerprint: await fingerprintWith(key, value) }
       : { path: spec.path, found: false };
@@ -98,4 +117,24 @@ export function bytesAt(
 ): Uint8Array | undefined {
   const fact = facts.get(path);
   return fact?.kind === 'file' ? fact.bytes : undefined;
+}
+
+/**
+ * A secret's value as the machine holds it: its file's bytes, or for a secret inside a
+ * file (`match`) the capture of its expression, multi-line; undefined when not there.
+ */
+export function secretHeld(
+  facts: ReadonlyMap<string, PathFacts>,
+  spec: { path: string; match?: string },
+): Uint8Array | undefined {
+  const bytes = bytesAt(facts, spec.path);
+  if (!bytes || spec.match === undefined) return bytes;
+  return secretInside(bytes, spec.match);
+}
+
+/** The capture of `match` in a file's text, as bytes; undefined when it does not match. */
+export function secretInside(bytes: Uint8Array, match: string): Uint8Array | undefined {
+  const found = new RegExp(match, 'm').exec(new TextDecoder().decode(bytes));
+  const value = found?.[1];
+  return value ? new TextEncoder().encode(value) : undefined;
 }

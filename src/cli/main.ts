@@ -1,6 +1,6 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
-import { type Command, commands } from '../commands/table.ts';
+import { type CommandShape as Command, commandLineOnly, commands } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
 import { runFromCli } from './run-command.ts';
@@ -26,7 +26,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
   let exit: Promise<number> | undefined;
   const location = () => locateState(optionValues(argv, 'state').at(-1), io.env);
 
-  for (const command of commands) {
+  for (const command of [...commands, ...commandLineOnly]) {
     const args = command.needs.map((field) => `<${field}>`).join(' ');
     const entry = cli.command(`${command.name} ${args}`, command.summary);
     // Required, as the help says; but berth itself says what is missing, in the API's
@@ -71,6 +71,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
 
   cli
     .command('status [node]', 'Show what each node is to run, what berth manages, and its account')
+    .option('--check', 'Run the check of each module berth manages on the node, and show it')
     .action((node: unknown, flags: Flags) => {
       exit = import('./reading.ts').then(({ showStatus }) =>
         showStatus(
@@ -78,6 +79,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
           location(),
           Boolean(flags.json),
           io,
+          Boolean(flags.check),
         ),
       );
     });

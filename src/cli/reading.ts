@@ -1,9 +1,15 @@
+import type { Catalog } from '../catalog.ts';
+import type { ActDeps } from '../commands/act.ts';
+import { runCheck } from '../commands/converge.ts';
+import type { CheckOutcome } from '../commands/converge-plan.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { describeAge } from '../duration.ts';
+import { MachineError } from '../machines/machine.ts';
 import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
+import type { NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
@@ -14,12 +20,17 @@ export async function showStatus(
   location: StateLocation,
   json: boolean,
   io: Io,
+  check = false,
 ) {
   const deps = stateDeps(location, io.env);
   const { stores } = deps;
   try {
     await stores.open();
     const { settings, catalog } = await deps.loadConfig();
+    if (check && node === undefined) {
+      io.err('berth status --check runs checks on one node: berth status NODE --check');
+      return EXIT.refused;
+    }
     if (node !== undefined) {
       const refusal = checkNodeIn(settings, node);
       if (refusal) {
@@ -53,6 +64,7 @@ export async function showStatus(
         account: record.account ? { takenAt: record.account.takenAt } : null,
         unresolved,
         lock: holders.get(name) ?? null,
+        ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
       });
     }
     if (json) {
@@ -83,6 +95,15 @@ export async function showStatus(
           `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
         );
       for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
+      for (const [module, outcome] of Object.entries(item.checks ?? {})) {
+        lines.push(
+          outcome === null
+            ? `  check ${module}: none in its definition`
+            : outcome.code === 0
+              ? `  check ${module}: passes`
+              : `  check ${module}: fails (exit ${outcome.code}${outcome.last ? `: ${outcome.last}` : ''})`,
+        );
+      }
     }
     io.out(lines.join('\n'));
     return EXIT.done;
@@ -90,6 +111,36 @@ export async function showStatus(
     return failed(error, io);
   } finally {
     await stores.close().catch(() => {});
+  }
+}
+
+/**
+ * Runs the check of every module berth manages on the node, as it is now; under the
+ * node's lock like a preview, so the vault's values can clear its output of secrets.
+ */
+async function runChecksNow(
+  node: string,
+  record: NodeRecord,
+  catalog: Catalog,
+  deps: ActDeps,
+): Promise<Record<string, CheckOutcome | null>> {
+  const modules = Object.keys(record.managed).sort();
+  const entries = await loadEntries(catalog, modules);
+  const { settings } = await deps.loadConfig();
+  const machine = deps.machines(settings)(node);
+  const store = await deps.stores.openNode(node, 'status --check');
+  try {
+    const secrets = await store.vault.all();
+    const checks: Record<string, CheckOutcome | null> = {};
+    for (const module of modules) {
+      const entry = entries.get(module);
+      const script = entry && 'definition' in entry ? entry.definition.check : undefined;
+      checks[module] = script ? await runCheck(node, module, script, secrets, { machine }) : null;
+    }
+    return checks;
+  } finally {
+    await store.close();
+    await machine.close();
   }
 }
 
@@ -129,6 +180,11 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
 }
 
 function failed(error: unknown, io: Io): number {
+  if (error instanceof MachineError) {
+    // Only status --check reaches a machine: what stopped it is the machine, not the stores.
+    io.err(`a check could not be run: ${error.message}`);
+    return EXIT.refused;
+  }
   if (error instanceof ConfigError) {
     io.err(error.message);
     return EXIT.refused;

@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { missingFields, openAct } from '../commands/act.ts';
-import type { Command } from '../commands/table.ts';
+import { HOOK_LINE } from '../commands/context.ts';
+import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
 import { stateDeps } from './deps.ts';
@@ -57,9 +58,11 @@ export async function runFromCli(
       progress: options.json
         ? undefined
         : (line) => {
-            io.out(line);
+            // A hook's own lines were streamed as it wrote them: said keeps its last ones.
+            if (!line.startsWith(HOOK_LINE)) io.out(line);
             shown.push(line);
           },
+      output: options.json ? undefined : (line) => io.out(line),
     });
     if (opened.kind === 'missing') {
       refuseBefore(opened.refused);

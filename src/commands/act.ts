@@ -5,7 +5,7 @@ import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
-import type { Command } from './table.ts';
+import type { CommandShape as Command } from './table.ts';
 
 /** What both faces give the act runner: where things are, and who is asking. */
 export interface ActDeps {
@@ -14,7 +14,10 @@ export interface ActDeps {
   machines: (settings: Settings) => ReachMachine;
 }
 
-export type Face = Pick<CommandContext, 'actor' | 'via' | 'mint' | 'progress' | 'signal'> & {
+export type Face = Pick<
+  CommandContext,
+  'actor' | 'via' | 'mint' | 'progress' | 'output' | 'signal'
+> & {
   now?: () => Date;
 };
 
@@ -133,6 +136,7 @@ export async function openAct(
     now,
     mint: face.mint,
     progress: face.progress,
+    output: face.output,
     signal: face.signal,
   };
   return {

@@ -24,6 +24,12 @@ export interface CommandContext {
    */
   progress?: (line: string) => void;
   /**
+   * Told, as it comes, that a hook runs ("running start of gitea …") and each line it
+   * writes, cleared of secrets: the command line shows them. Not part of `said`, which
+   * keeps a hook's last lines, each starting with HOOK_LINE, after the step's own line.
+   */
+  output?: (line: string) => void;
+  /**
    * Aborts when the act must stop now (berth api's close deadline, or Ctrl-C on the
    * command line): a running hook is stopped, and the act ends with what it did.
    */
@@ -38,3 +44,6 @@ export type CommandFunction = (
 export function refuse(error: string, said = ''): Outcome {
   return { said, error };
 }
+
+/** How `said` marks a line a hook wrote (the command line has streamed it already). */
+export const HOOK_LINE = '  > ';

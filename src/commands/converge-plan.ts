@@ -1,17 +1,62 @@
-import { type ModuleDefinition, renderFile, SECRET_PLACEHOLDER } from '../catalog.ts';
+import {
+  type ModuleDefinition,
+  type Ownership,
+  renderFile,
+  SECRET_PLACEHOLDER,
+} from '../catalog.ts';
+import { hideSecrets, unifiedDiff } from '../diff.ts';
+import type { Accounts, PathFacts } from '../machines/machine.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, type NodeRecord } from '../state.ts';
-import { bytesAt, type ModuleSurvey } from '../survey.ts';
+import { bytesAt, type ModuleSurvey, secretHeld } from '../survey.ts';
+
+/**
+ * The mode and owner a file is written with: what the definition names, else what the
+ * file has (kept as it was), else for a new file the writer's own user and group (uid and
+ * gid left out) and 0644 (0600 for a secret).
+ */
+export interface Attributes {
+  mode: string;
+  uid?: number;
+  gid?: number;
+}
+
+/** An owner, group or mode a path has that its definition does not want: drift. */
+export interface Drift {
+  what: 'mode' | 'owner' | 'group';
+  was: string;
+  want: string;
+}
 
 /** One thing a converge does to a machine or to berth's own record. */
 export type Step =
-  | { do: 'create'; module: string; path: string }
-  | { do: 'mint'; module: string; secret: string; path: string; bytes: number }
-  | { do: 'restore'; module: string; secret: string; path: string }
-  | { do: 'keep'; module: string; secret: string; path: string }
-  | { do: 'write'; module: string; path: string; mode: string; why: WriteReason }
-  | { do: 'start'; module: string; script: string }
+  | {
+      do: 'create';
+      module: string;
+      path: string;
+      /** What the definition names (and only that): a directory keeps what it is not told. */
+      mode?: string;
+      uid?: number;
+      gid?: number;
+      /** The directory is there; its owner, group or mode is mended. */
+      drift?: Drift[];
+    }
+  | ({
+      do: 'mint';
+      module: string;
+      secret: string;
+      path: string;
+      bytes: number;
+      /** A secret inside a file: minted into the vault only; the file's write places it. */
+      inside?: true;
+    } & Attributes)
+  | ({ do: 'restore'; module: string; secret: string; path: string; drift?: Drift[] } & Attributes)
+  | { do: 'keep'; module: string; secret: string; path: string; match?: string }
+  | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
+  | { do: 'start'; module: string; script: string; check?: CheckOutcome }
+  /** After an update's writes to a module berth runs; without `script`, there is none to run. */
+  | { do: 'reload'; module: string; script?: string }
   | { do: 'stop'; module: string; script: string }
   | { do: 'manage'; module: string; started: boolean }
   | { do: 'release'; module: string };
@@ -20,16 +65,30 @@ export type Step =
 export type WriteReason =
   | { because: 'install' }
   | { because: 'missing' }
-  | { because: 'differs' }
-  | { because: 'mode'; was: string }
+  | { because: 'differs'; diff: string[] }
+  | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
+
+/** What a module's `check` said when the preview ran it: exit 0 is running. */
+export interface CheckOutcome {
+  code: number;
+  /** The last line it wrote, cleared of secrets. */
+  last: string;
+}
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
 export type Blocker =
   | { because: 'does-not-resolve'; module: string; unresolved: Unresolved }
   | { because: 'needs-not-running'; module: string; needs: string[] }
   | { because: 'held-not-managed'; module: string; held: Held }
-  | { because: 'secret-differs'; module: string; secret: string; path: string };
+  | { because: 'secret-differs'; module: string; secret: string; path: string }
+  | {
+      because: 'no-such-account';
+      module: string;
+      kind: 'user' | 'group';
+      name: string;
+      path: string;
+    };
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -57,6 +116,8 @@ export interface ConvergeInput {
   surveys: ReadonlyMap<string, ModuleSurvey>;
   /** The vault's values for the node, by `module/secret`. */
   vault: ReadonlyMap<string, Uint8Array>;
+  /** The checks run for started modules that have one, by module. */
+  checks?: ReadonlyMap<string, CheckOutcome>;
 }
 
 /** The modules a converge looks at: assigned or managed, and within the filter. */
@@ -139,11 +200,9 @@ export function planConverge(input: ConvergeInput): {
         plan.blockers.push({ because: 'held-not-managed', module, held: heldOf(survey) });
         continue;
       }
-      plan.modules.push({
-        module,
-        action: 'install',
-        steps: installSteps(input, module, definition),
-      });
+      const install = installSteps(input, module, definition, survey);
+      plan.blockers.push(...install.blockers);
+      plan.modules.push({ module, action: 'install', steps: install.steps });
       continue;
     }
     const update = updateSteps(input, module, definition, survey, managed.started);
@@ -161,14 +220,35 @@ export function planConverge(input: ConvergeInput): {
  * released, and its files removed) is restored, never minted over: something else may
  * still use it, and the vault's copy may be the only one.
  */
-function installSteps(input: ConvergeInput, module: string, definition: ModuleDefinition): Step[] {
+function installSteps(
+  input: ConvergeInput,
+  module: string,
+  definition: ModuleDefinition,
+  survey: ModuleSurvey,
+) {
+  const owners = new Owners(module, survey);
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }];
-  for (const path of definition.data) steps.push({ do: 'create', module, path });
+  for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
+    if (spec.match !== undefined) {
+      // Inside a file: the vault's value, or a fresh one, is placed by the file's write.
+      if (!input.vault.has(`${module}/${secret}`))
+        steps.push({
+          do: 'mint',
+          module,
+          secret,
+          path: spec.path,
+          bytes: spec.bytes,
+          mode: SECRET_FILE_MODE,
+          inside: true,
+        });
+      continue;
+    }
+    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     steps.push(
       input.vault.has(`${module}/${secret}`)
-        ? { do: 'restore', module, secret, path: spec.path }
-        : { do: 'mint', module, secret, path: spec.path, bytes: spec.bytes },
+        ? { do: 'restore', module, secret, path: spec.path, ...attributes }
+        : { do: 'mint', module, secret, path: spec.path, bytes: spec.bytes, ...attributes },
     );
   }
   for (const [path, file] of Object.entries(definition.files)) {
@@ -176,12 +256,109 @@ function installSteps(input: ConvergeInput, module: string, definition: ModuleDe
       do: 'write',
       module,
       path,
-      mode: normalMode(file.mode),
+      ...owners.file(path, file, FILE_MODE),
       why: { because: 'install' },
     });
   }
   if (definition.start) steps.push({ do: 'start', module, script: definition.start });
-  return steps;
+  return { steps, blockers: owners.blockers };
+}
+
+const FILE_MODE = '0644';
+const SECRET_FILE_MODE = '0600';
+
+/**
+ * Resolves the owners a module's definition names against the machine's accounts, and
+ * works out what each path is written with; a name the machine does not know is a blocker.
+ */
+class Owners {
+  readonly blockers: Blocker[] = [];
+  constructor(
+    private readonly module: string,
+    private readonly survey: ModuleSurvey,
+  ) {}
+
+  /** The uid and gid a definition names for `path`, as numbers (undefined: not named). */
+  ids(path: string, spec: Ownership): { uid?: number; gid?: number } {
+    return {
+      uid: this.id(path, 'user', spec.owner, this.survey.accounts.users),
+      gid: this.id(path, 'group', spec.group, this.survey.accounts.groups),
+    };
+  }
+
+  private id(
+    path: string,
+    kind: 'user' | 'group',
+    named: string | number | undefined,
+    known: Accounts['users'],
+  ): number | undefined {
+    if (named === undefined || typeof named === 'number') return named;
+    const id = known.get(named);
+    const told = this.blockers.some(
+      (blocker) =>
+        blocker.because === 'no-such-account' &&
+        blocker.kind === kind &&
+        blocker.name === named &&
+        blocker.path === path,
+    );
+    if (id === undefined && !told)
+      this.blockers.push({
+        because: 'no-such-account',
+        module: this.module,
+        kind,
+        name: named,
+        path,
+      });
+    return id;
+  }
+
+  /** What a file is written with: named, else as it was, else a new file's defaults. */
+  file(path: string, spec: Ownership, newMode: string): Attributes {
+    const fact = this.survey.facts.get(path);
+    const { uid, gid } = this.ids(path, spec);
+    const was = fact?.kind === 'file' ? fact : undefined;
+    const attributes: Attributes = { mode: normalMode(spec.mode ?? was?.mode ?? newMode) };
+    const owner = uid ?? was?.uid;
+    const group = gid ?? was?.gid;
+    if (owner !== undefined) attributes.uid = owner;
+    if (group !== undefined) attributes.gid = group;
+    return attributes;
+  }
+
+  /** How a path that is there differs from what its definition names (unnamed is kept). */
+  drift(path: string, spec: Ownership): Drift[] {
+    const fact = this.survey.facts.get(path);
+    if (fact?.kind !== 'file' && fact?.kind !== 'directory') return [];
+    const { uid, gid } = this.ids(path, spec);
+    const drift: Drift[] = [];
+    if (spec.mode !== undefined && normalMode(spec.mode) !== fact.mode)
+      drift.push({ what: 'mode', was: fact.mode, want: normalMode(spec.mode) });
+    if (uid !== undefined && uid !== fact.uid)
+      drift.push({ what: 'owner', was: String(fact.uid), want: named(spec.owner, uid) });
+    if (gid !== undefined && gid !== fact.gid)
+      drift.push({ what: 'group', was: String(fact.gid), want: named(spec.group, gid) });
+    return drift;
+  }
+
+  /** A data directory: made when missing, mended when its named owner or mode drifted. */
+  directory(data: Ownership & { path: string }): Step & { do: 'create' } {
+    const { uid, gid } = this.ids(data.path, data);
+    const step: Step & { do: 'create' } = { do: 'create', module: this.module, path: data.path };
+    if (data.mode !== undefined) step.mode = normalMode(data.mode);
+    if (uid !== undefined) step.uid = uid;
+    if (gid !== undefined) step.gid = gid;
+    return step;
+  }
+
+  /** The fact the survey holds for a path. */
+  fact(path: string): PathFacts | undefined {
+    return this.survey.facts.get(path);
+  }
+}
+
+/** An owner as the preview names it: "git (1001)", or the number alone. */
+function named(name: string | number | undefined, id: number): string {
+  return typeof name === 'string' ? `${name} (${id})` : String(id);
 }
 
 function updateSteps(
@@ -196,45 +373,119 @@ function updateSteps(
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
+  const owners = new Owners(module, survey);
 
-  for (const path of definition.data) {
-    if (survey.facts.get(path)?.kind === 'missing') steps.push({ do: 'create', module, path });
+  for (const data of definition.data) {
+    const fact = owners.fact(data.path);
+    if (fact?.kind === 'missing') steps.push(owners.directory(data));
+    else {
+      const drift = owners.drift(data.path, data);
+      if (drift.length > 0) steps.push({ ...owners.directory(data), drift });
+    }
   }
   for (const [secret, spec] of Object.entries(definition.secrets)) {
-    const held = bytesAt(survey.facts, spec.path);
+    const held = secretHeld(survey.facts, spec);
     const kept = input.vault.get(`${module}/${secret}`);
     if (kept) values[secret] = secretText(kept);
+    if (spec.match !== undefined) {
+      // Inside a file: its owner and mode are the file's, and the file's write places it.
+      if (!held?.length && !kept) {
+        steps.push({
+          do: 'mint',
+          module,
+          secret,
+          path: spec.path,
+          bytes: spec.bytes,
+          mode: SECRET_FILE_MODE,
+          inside: true,
+        });
+        toMint.add(secret);
+      } else if (held?.length && !kept) {
+        steps.push({ do: 'keep', module, secret, path: spec.path, match: spec.match });
+        values[secret] = secretText(held);
+      } else if (held?.length && kept && !sameBytes(held, kept)) {
+        blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
+      }
+      continue;
+    }
+    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     if (!held?.length) {
-      if (kept) steps.push({ do: 'restore', module, secret, path: spec.path });
+      if (kept) steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes });
       else {
-        steps.push({ do: 'mint', module, secret, path: spec.path, bytes: spec.bytes });
+        steps.push({
+          do: 'mint',
+          module,
+          secret,
+          path: spec.path,
+          bytes: spec.bytes,
+          ...attributes,
+        });
         toMint.add(secret);
       }
-    } else if (!kept) {
+      continue;
+    }
+    if (!kept) {
       steps.push({ do: 'keep', module, secret, path: spec.path });
       values[secret] = secretText(held);
     } else if (!sameBytes(held, kept)) {
       blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
+      continue;
     }
+    // The value is the vault's (or read into it first): rewritten as it is, to mend its owner.
+    const drift = owners.drift(spec.path, spec);
+    if (drift.length > 0)
+      steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
+  }
+  // What a diff shows in place of each secret value, held or kept.
+  const placeholders: Record<string, string> = {};
+  const hidden: [string, string][] = [];
+  for (const [secret, spec] of Object.entries(definition.secrets)) {
+    placeholders[secret] = `[secret ${secret}]`;
+    const held = secretHeld(survey.facts, spec);
+    const kept = input.vault.get(`${module}/${secret}`);
+    for (const value of [held, kept]) if (value?.length) hidden.push([secret, secretText(value)]);
   }
   for (const [path, file] of Object.entries(definition.files)) {
-    const mode = normalMode(file.mode);
+    const attributes = owners.file(path, file, FILE_MODE);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
     if (names.some((name) => toMint.has(name))) {
-      steps.push({ do: 'write', module, path, mode, why: { because: 'carries-minted-secret' } });
+      steps.push({
+        do: 'write',
+        module,
+        path,
+        ...attributes,
+        why: { because: 'carries-minted-secret' },
+      });
       continue;
     }
     const wanted = new TextEncoder().encode(renderFile(file.content, values));
     desired.set(path, wanted);
     const fact = survey.facts.get(path);
     const held = bytesAt(survey.facts, path);
+    const drift = owners.drift(path, file);
     if (fact?.kind !== 'file')
-      steps.push({ do: 'write', module, path, mode, why: { because: 'missing' } });
-    else if (!held || !sameBytes(held, wanted))
-      steps.push({ do: 'write', module, path, mode, why: { because: 'differs' } });
-    else if (fact.mode !== mode)
-      steps.push({ do: 'write', module, path, mode, why: { because: 'mode', was: fact.mode } });
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'missing' } });
+    else if (!held || !sameBytes(held, wanted)) {
+      const diff = held
+        ? unifiedDiff(
+            hideSecrets(new TextDecoder().decode(held), hidden),
+            renderFile(file.content, placeholders),
+            { held: `${path} on ${input.node}`, wanted: `${path} as berth writes it` },
+          )
+        : [`(over ${fact.size} bytes: too long to read)`];
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'differs', diff } });
+    } else if (drift.length > 0)
+      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });
   }
+  blockers.push(...owners.blockers);
+  const check = input.checks?.get(module);
+  const failing = started && check !== undefined && check.code !== 0;
+  const rewrote = steps.some(
+    (step) => step.do === 'write' || step.do === 'restore' || (step.do === 'mint' && !step.inside),
+  );
+  if (failing && definition.start)
+    steps.push({ do: 'start', module, script: definition.start, check });
+  else if (started && rewrote) steps.push({ do: 'reload', module, script: definition.reload });
   if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };

@@ -1,16 +1,21 @@
+import type { ModuleDefinition } from '../catalog.ts';
 import { renderFile } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
+import type { WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
-import { mintSecret, redactSecrets, SECRET_MODE, secretText } from '../secrets.ts';
+import { mintSecret, redactSecrets, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
-import { surveyModules } from '../survey.ts';
-import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { secretInside, surveyModules } from '../survey.ts';
+import { type CommandContext, type CommandFunction, HOOK_LINE, refuse } from './context.ts';
 import {
+  type Attributes,
   type Blocker,
+  type CheckOutcome,
   type ConvergePlan,
+  type Drift,
   modulesInScope,
   modulesToSurvey,
   planConverge,
@@ -64,7 +69,16 @@ async function gatherAndPlan(node: string, filter: string | undefined, context: 
   const vault = new Map(
     (await store.vault.all()).map((item) => [`${item.module}/${item.secret}`, item.value]),
   );
-  const { plan, desired } = planConverge({ node, filter, record, entries, surveys, vault });
+  const checks = await runChecks(node, record, modulesToSurvey(record, entries, filter), context);
+  const { plan, desired } = planConverge({
+    node,
+    filter,
+    record,
+    entries,
+    surveys,
+    vault,
+    checks,
+  });
 
   const fingerprints: Record<string, Record<string, string>> = {};
   for (const [module, files] of desired) {
@@ -90,8 +104,49 @@ async function gatherAndPlan(node: string, filter: string | undefined, context: 
     ),
     survey: Object.fromEntries([...surveys].map(([module, survey]) => [module, survey.holdings])),
     desired: fingerprints,
+    checks: Object.fromEntries(checks),
   };
   return { plan, basis };
+}
+
+/**
+ * Runs the `check` of every module berth runs (managed, started, assigned and resolving)
+ * in scope: it says whether the module runs, and changes nothing. Its outcome is planned
+ * on and covered by the digest; its last line is cleared of secrets.
+ */
+async function runChecks(
+  node: string,
+  record: Awaited<ReturnType<CommandContext['store']['record']>>,
+  definitions: ReadonlyMap<string, ModuleDefinition>,
+  context: CommandContext,
+): Promise<Map<string, CheckOutcome>> {
+  const checks = new Map<string, CheckOutcome>();
+  const running = [...definitions].filter(
+    ([module, definition]) => definition.check && record.managed[module]?.started,
+  );
+  if (running.length === 0) return checks;
+  const secrets = await context.store.vault.all();
+  for (const [module, definition] of running) {
+    checks.set(module, await runCheck(node, module, definition.check as string, secrets, context));
+  }
+  return checks;
+}
+
+/** One module's check, as an outcome: its exit and its last line, cleared of secrets. */
+export async function runCheck(
+  node: string,
+  module: string,
+  script: string,
+  secrets: Parameters<typeof redactSecrets>[1],
+  context: Pick<CommandContext, 'machine' | 'signal'>,
+): Promise<CheckOutcome> {
+  const result = await context.machine.run(
+    script,
+    { BERTH_NODE: node, BERTH_MODULE: module },
+    { signal: context.signal },
+  );
+  const last = redactSecrets(result.output, secrets).trim().split('\n').at(-1) ?? '';
+  return { code: result.code, last };
 }
 
 function describePreview(
@@ -131,6 +186,8 @@ function describeBlocker(blocker: Blocker, node: string): string {
     }
     case 'secret-differs':
       return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
+    case 'no-such-account':
+      return `${blocker.module} names ${blocker.kind === 'user' ? 'owner' : 'group'} ${blocker.name} for ${blocker.path}, but ${node} has no ${blocker.kind} ${blocker.name}: add it on ${node}, or name another in the definition`;
   }
 }
 
@@ -148,33 +205,68 @@ function previewStep(step: Step, node: string): string {
         ? 'record that berth manages it'
         : 'record that berth manages it, not yet started';
     case 'create':
-      return `create ${step.path}`;
+      return step.drift
+        ? `mend ${step.path}: ${describeDrift(step.drift)}`
+        : `create ${step.path}${describeNamed(step)}`;
     case 'mint':
-      return `mint ${step.secret} into the vault and write it to ${step.path}`;
+      return step.inside
+        ? `mint ${step.secret} into the vault, to be placed in ${step.path}`
+        : `mint ${step.secret} into the vault and write it to ${step.path}`;
     case 'restore':
-      return `restore ${step.secret} from the vault to ${step.path}`;
+      return step.drift
+        ? `rewrite ${step.secret} from the vault to ${step.path} (${describeAttributes(step)}): ${describeDrift(step.drift)}`
+        : `restore ${step.secret} from the vault to ${step.path}`;
     case 'keep':
-      return `read ${step.secret} into the vault from ${step.path}`;
+      return `read ${step.secret} into the vault from ${step.path}${step.match === undefined ? '' : ' (inside it)'}`;
     case 'write': {
       const why =
         step.why.because === 'missing'
           ? ': it is missing'
           : step.why.because === 'differs'
             ? ': it differs from what berth writes'
-            : step.why.because === 'mode'
-              ? `: its mode is ${step.why.was}`
+            : step.why.because === 'drift'
+              ? `: ${describeDrift(step.why.drift)}`
               : step.why.because === 'carries-minted-secret'
                 ? ': it carries a secret berth is to mint'
                 : '';
-      return `write ${step.path} (mode ${step.mode})${why}`;
+      const diff = step.why.because === 'differs' ? step.why.diff : [];
+      return [
+        `write ${step.path} (${describeAttributes(step)})${why}`,
+        ...diff.map((line) => `    ${line}`),
+      ].join('\n');
     }
     case 'start':
-      return `run start: ${step.script}`;
+      return step.check
+        ? `start ${step.module}: its check fails (exit ${step.check.code}${step.check.last ? `: ${step.check.last}` : ''}); run start: ${step.script}`
+        : `run start: ${step.script}`;
+    case 'reload':
+      return step.script === undefined
+        ? 'no reload: the change is live at the next start'
+        : `run reload: ${step.script}`;
     case 'stop':
       return `run stop: ${step.script}`;
     case 'release':
       return `stop managing it; its data, secrets and files stay on ${node}`;
   }
+}
+
+/** The mode a file is written with; an owner that drifted is named by describeDrift. */
+function describeAttributes(step: Attributes): string {
+  return `mode ${step.mode}`;
+}
+
+/** A new directory's named mode and owner, when the definition names any. */
+function describeNamed(step: { mode?: string; uid?: number; gid?: number }): string {
+  const parts: string[] = [];
+  if (step.mode !== undefined) parts.push(`mode ${step.mode}`);
+  if (step.uid !== undefined) parts.push(`owner ${step.uid}`);
+  if (step.gid !== undefined) parts.push(`group ${step.gid}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** "its owner is 0, not git (1001); its mode is 0644, not 0640". */
+function describeDrift(drift: readonly Drift[]): string {
+  return drift.map((item) => `its ${item.what} is ${item.was}, not ${item.want}`).join('; ');
 }
 
 /** Carries out the plan in order; the first failing step stops it, with what was done said. */
@@ -190,8 +282,10 @@ async function carryOut(plan: ConvergePlan, node: string, context: CommandContex
       }
       try {
         const done = await doStep(step, node, context);
-        said.push(done);
-        context.progress?.(done);
+        for (const line of done.split('\n')) {
+          said.push(line);
+          context.progress?.(line);
+        }
       } catch (error) {
         if (error instanceof StoreError) throw error;
         return refuse(
@@ -225,25 +319,33 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
       await record(step.started);
       return `berth manages ${module} on ${node}`;
     case 'create':
-      await machine.makeDirectory(step.path);
-      return `created ${step.path}`;
+      await machine.makeDirectory(step.path, {
+        ...(step.mode === undefined ? {} : { mode: Number.parseInt(step.mode, 8) }),
+        ...(step.uid === undefined ? {} : { uid: step.uid }),
+        ...(step.gid === undefined ? {} : { gid: step.gid }),
+      });
+      return step.drift ? `mended ${step.path}` : `created ${step.path}`;
     case 'mint': {
       const value = mintSecret(step.bytes);
       await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at: at() });
-      await machine.write(step.path, value, { mode: SECRET_MODE });
+      if (step.inside) return `minted ${step.secret} into the vault, for ${step.path}`;
+      await machine.write(step.path, value, writeOptions(step));
       return `minted ${step.secret} into the vault and wrote it to ${step.path}`;
     }
     case 'restore': {
       const kept = await store.vault.get(module, step.secret);
       if (!kept) throw new Error(`the vault no longer holds ${step.secret}`);
-      await machine.write(step.path, kept.value, { mode: SECRET_MODE });
-      return `restored ${step.secret} from the vault to ${step.path}`;
+      await machine.write(step.path, kept.value, writeOptions(step));
+      return step.drift
+        ? `rewrote ${step.secret} to ${step.path}, mending its owner and mode`
+        : `restored ${step.secret} from the vault to ${step.path}`;
     }
     case 'keep': {
       const facts = await machine.survey([{ path: step.path, read: true }]);
       const fact = facts.get(step.path);
-      const value = fact?.kind === 'file' ? fact.bytes : undefined;
-      if (!value?.length) throw new Error(`${step.path} is gone from ${node}`);
+      const bytes = fact?.kind === 'file' ? fact.bytes : undefined;
+      const value = bytes && step.match !== undefined ? secretInside(bytes, step.match) : bytes;
+      if (!value?.length) throw new Error(`${step.secret} is gone from ${step.path} on ${node}`);
       await store.vault.put(module, step.secret, {
         value,
         origin: `found on ${node} at ${step.path}`,
@@ -262,31 +364,75 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
         if (kept) values[secret] = secretText(kept.value);
       }
       const content = new TextEncoder().encode(renderFile(file.content, values));
-      await machine.write(step.path, content, { mode: Number.parseInt(step.mode, 8) });
+      await machine.write(step.path, content, writeOptions(step));
       return `wrote ${step.path}`;
     }
+    case 'reload':
+      if (step.script === undefined)
+        return `no reload for ${module}: the change is live at its next start`;
+      return runStep(node, module, 'reload', step.script, context);
     case 'start':
     case 'stop': {
-      const result = await machine.run(
-        step.script,
-        { BERTH_NODE: node, BERTH_MODULE: module },
-        { signal: context.signal },
-      );
-      if (context.signal?.aborted) {
-        throw new Error(`${step.do} of ${module} was stopped: ${stopReason(context.signal)}`);
-      }
-      if (result.code !== 0) {
-        const shown = redactSecrets(result.output, await store.vault.all());
-        const output = shown ? `: ${shown}` : '';
-        throw new Error(`${step.do} of ${module} failed (exit ${result.code})${output}`);
-      }
+      const done = await runStep(node, module, step.do, step.script, context);
       if (step.do === 'start') await record(true);
-      return `ran ${step.do} of ${module}`;
+      return done;
     }
     case 'release':
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
   }
+}
+
+/** Runs a module's start, stop or reload; a failure or a stop by berth throws, in words. */
+async function runStep(
+  node: string,
+  module: string,
+  hook: 'start' | 'stop' | 'reload',
+  script: string,
+  context: CommandContext,
+): Promise<string> {
+  const secrets = await context.store.vault.all();
+  const tell = context.output;
+  tell?.(`running ${hook} of ${module} …`);
+  // Whole lines only: a secret cut in two by a chunk would pass the redaction.
+  let pending = '';
+  const stream = (text: string) => {
+    const lines = (pending + text).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) tell?.(`  ${redactSecrets(line, secrets)}`);
+  };
+  const result = await context.machine.run(
+    script,
+    { BERTH_NODE: node, BERTH_MODULE: module },
+    { signal: context.signal, ...(tell ? { output: stream } : {}) },
+  );
+  if (pending) tell?.(`  ${redactSecrets(pending, secrets)}`);
+  if (context.signal?.aborted) {
+    throw new Error(`${hook} of ${module} was stopped: ${stopReason(context.signal)}`);
+  }
+  const shown = redactSecrets(result.output, secrets).trim();
+  if (result.code !== 0) {
+    const output = shown ? `: ${shown}` : '';
+    throw new Error(`${hook} of ${module} failed (exit ${result.code})${output}`);
+  }
+  // Its last lines stay in said, so in the journal: cleared of secrets.
+  const last = shown
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(-HOOK_LINES_KEPT);
+  return [`ran ${hook} of ${module}`, ...last.map((line) => `${HOOK_LINE}${line}`)].join('\n');
+}
+
+/** How many of a hook's last lines said (and so the journal) keeps. */
+const HOOK_LINES_KEPT = 5;
+
+/** A step's attributes as a machine write takes them. */
+function writeOptions(step: Attributes): WriteOptions {
+  return {
+    mode: Number.parseInt(step.mode, 8),
+    ...(step.uid === undefined ? {} : { uid: step.uid }),
+    ...(step.gid === undefined ? {} : { gid: step.gid }),
+  };
 }
 
 /** Why an act was told to stop, in words (the abort reason, when it is text). */

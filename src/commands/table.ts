@@ -2,20 +2,25 @@ import { adopt } from './adopt.ts';
 import { assign } from './assign.ts';
 import type { CommandFunction } from './context.ts';
 import { converge } from './converge.ts';
+import { forget } from './forget.ts';
 import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
 export type Option = 'yes' | 'digest' | 'filter' | 'mint';
 
-/** One command, described once: the command line and the Command API are both made from it. */
-export interface Command {
+/** A command as the act runner runs it, whichever face it has. */
+export interface CommandShape {
   name: string;
-  route: `/${string}`;
   /** Required request fields: both faces check them with the same words. */
   needs: readonly ('node' | 'module')[];
   summary: string;
   options: readonly Option[];
   run: CommandFunction;
+}
+
+/** One command, described once: the command line and the Command API are both made from it. */
+export interface Command extends CommandShape {
+  route: `/${string}`;
 }
 
 export const commands: readonly Command[] = [
@@ -58,5 +63,17 @@ export const commands: readonly Command[] = [
     summary: "Survey a node's machine and record what it holds, module by module",
     options: [],
     run: adopt,
+  },
+];
+
+/** Commands of the command line alone: the API answers the five, and has no route for these. */
+export const commandLineOnly: readonly CommandShape[] = [
+  {
+    name: 'forget',
+    needs: ['node', 'module'],
+    summary:
+      'Stop managing a module no longer assigned, without running its stop (its data, files and secrets stay)',
+    options: [],
+    run: forget,
   },
 ];

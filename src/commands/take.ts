@@ -1,25 +1,91 @@
+import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
+import { hideSecrets, unifiedDiff } from '../diff.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
+import type { WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
-import { mintSecret, SECRET_MODE } from '../secrets.ts';
+import { mintSecret, SECRET_MODE, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state.ts';
 import { StoreError } from '../stores/stores.ts';
-import { bytesAt } from '../survey.ts';
+import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { runCheck } from './converge.ts';
+import type { CheckOutcome } from './converge-plan.ts';
 
 /** Where a secret comes from when a module is taken. */
 type Origin = 'found' | 'vault' | 'mint';
 
 interface TakePlan {
   data: { path: string; found: boolean }[];
-  secrets: { name: string; path: string; origin: Origin; bytes: number }[];
+  secrets: ({
+    name: string;
+    path: string;
+    origin: Origin;
+    bytes: number;
+    /** A secret inside its file: read out with this expression; placed by the file's write. */
+    match?: string;
+  } & Ownership)[];
   /** The secrets `--mint` names: the preview shows what the act with the same options does. */
   mint: string[];
   /** What the act would be refused for, in words. */
   refusals: string[];
+  /** What the module's check said, when it has one and the machine holds something. */
+  check?: CheckOutcome;
+  /** The files that differ from what berth would write (the next converge rewrites them). */
+  files?: { path: string; missing: boolean; diff: string[] }[];
+}
+
+/**
+ * The module's files as the machine holds them now against what berth would write, with
+ * the secrets as the take would keep them (found, else the vault's); diffs show no value.
+ */
+async function filesThatDiffer(
+  node: string,
+  module: string,
+  definition: ModuleDefinition,
+  context: CommandContext,
+): Promise<NonNullable<TakePlan['files']>> {
+  const paths = new Set([
+    ...Object.keys(definition.files),
+    ...Object.values(definition.secrets).map((spec) => spec.path),
+  ]);
+  const facts = await context.machine.survey([...paths].map((path) => ({ path, read: true })));
+  const values: Record<string, string> = {};
+  const placeholders: Record<string, string> = {};
+  const hidden: [string, string][] = [];
+  for (const [name, spec] of Object.entries(definition.secrets)) {
+    placeholders[name] = `[secret ${name}]`;
+    const held = secretHeld(facts, spec);
+    const kept = (await context.store.vault.get(module, name))?.value;
+    const value = held?.length ? held : kept;
+    if (value) values[name] = secretText(value);
+    for (const each of [held, kept]) if (each?.length) hidden.push([name, secretText(each)]);
+  }
+  const differ: NonNullable<TakePlan['files']> = [];
+  for (const [path, file] of Object.entries(definition.files)) {
+    const fact = facts.get(path);
+    if (fact?.kind !== 'file') {
+      differ.push({ path, missing: true, diff: [] });
+      continue;
+    }
+    const wanted = renderFile(file.content, values);
+    const held = fact.bytes ? new TextDecoder().decode(fact.bytes) : undefined;
+    if (held === wanted) continue;
+    differ.push({
+      path,
+      missing: false,
+      diff: held
+        ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
+            held: `${path} on ${node}`,
+            wanted: `${path} as berth writes it`,
+          })
+        : [`(over ${fact.size} bytes: too long to read)`],
+    });
+  }
+  return differ;
 }
 
 /**
@@ -50,6 +116,14 @@ export const take: CommandFunction = async (request, context) => {
   for (const name of Object.keys(holdings.secrets))
     if (await store.vault.get(module, name)) kept.add(name);
   const plan = planTake(node, module, holdings, entry.definition.secrets, kept, context.mint);
+  // What the machine holds may not run: a failing check takes it as not started.
+  const check =
+    entry.definition.check && !holdsNothing(holdings)
+      ? await runCheck(node, module, entry.definition.check, await store.vault.all(), context)
+      : undefined;
+  if (check) plan.check = check;
+  if (!holdsNothing(holdings))
+    plan.files = await filesThatDiffer(node, module, entry.definition, context);
   const basis: Basis = {
     node,
     scope: `take ${node} ${module}`,
@@ -57,6 +131,7 @@ export const take: CommandFunction = async (request, context) => {
     managed: {},
     definitions: { [module]: entry.definition },
     survey: { [module]: holdings },
+    ...(check ? { checks: { [module]: check } } : {}),
   };
   const now = context.now();
   const digest = await sealPreview(store, 'take', plan, basis, now);
@@ -105,7 +180,7 @@ function planTake(
   node: string,
   module: string,
   holdings: Holdings,
-  specs: Record<string, { bytes: number }>,
+  specs: Record<string, { bytes: number; match?: string } & Ownership>,
   kept: ReadonlySet<string>,
   mint: readonly string[],
 ): TakePlan {
@@ -114,6 +189,10 @@ function planTake(
     path: secret.path,
     origin: (secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint') as Origin,
     bytes: specs[name]?.bytes ?? 32,
+    ...(specs[name]?.match === undefined ? {} : { match: specs[name]?.match }),
+    owner: specs[name]?.owner,
+    group: specs[name]?.group,
+    mode: specs[name]?.mode,
   }));
   const refusals: string[] = [];
   for (const name of mint) {
@@ -153,11 +232,25 @@ function describeTakePreview(
   for (const secret of plan.secrets) {
     const origin =
       secret.origin === 'found'
-        ? `found on ${node} at ${secret.path}`
+        ? `found on ${node} ${secret.match === undefined ? 'at' : 'inside'} ${secret.path}`
         : secret.origin === 'vault'
           ? `kept in the vault: restored to ${secret.path}`
           : `to be minted by berth, at ${secret.path}`;
     lines.push(`secret ${secret.name}: ${origin}`);
+  }
+  if (plan.check)
+    lines.push(
+      plan.check.code === 0
+        ? `check: passes, so ${module} is taken as running`
+        : `check: fails (exit ${plan.check.code}${plan.check.last ? `: ${plan.check.last}` : ''}), so ${module} is taken as not started: the next converge runs its start`,
+    );
+  for (const file of plan.files ?? []) {
+    lines.push(
+      file.missing
+        ? `file ${file.path}: missing on ${node}; the next converge writes it`
+        : `file ${file.path}: differs from what berth writes; the next converge rewrites it`,
+    );
+    for (const line of file.diff) lines.push(`    ${line}`);
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
@@ -179,7 +272,38 @@ async function actOnTake(
   const key = await store.vault.fingerprintKey();
 
   // The account may be minutes old: what is read into the vault must be what it saw.
-  const facts = await machine.survey(plan.secrets.map(({ path }) => ({ path, read: true })));
+  const named = (pick: (secret: Ownership) => string | number | undefined) => [
+    ...new Set(plan.secrets.map(pick).filter((name): name is string => typeof name === 'string')),
+  ];
+  const facts = await machine.survey(
+    plan.secrets.map(({ path }) => ({ path, read: true })),
+    { users: named((secret) => secret.owner), groups: named((secret) => secret.group) },
+  );
+  // A secret file berth writes gets the owner its definition names: a name the machine
+  // does not know is refused before anything is written.
+  const writeOptions = new Map<string, WriteOptions>();
+  for (const secret of plan.secrets) {
+    const id = (kind: 'user' | 'group', account: string | number | undefined) => {
+      if (account === undefined || typeof account === 'number') return account;
+      return (kind === 'user' ? facts.accounts?.users : facts.accounts?.groups)?.get(account);
+    };
+    const uid = id('user', secret.owner);
+    const gid = id('group', secret.group);
+    const writes = secret.origin !== 'found' && secret.match === undefined;
+    if (writes && secret.owner !== undefined && uid === undefined)
+      return refuse(
+        `${module} names owner ${secret.owner} for ${secret.path}, but ${node} has no user ${secret.owner}`,
+      );
+    if (writes && secret.group !== undefined && gid === undefined)
+      return refuse(
+        `${module} names group ${secret.group} for ${secret.path}, but ${node} has no group ${secret.group}`,
+      );
+    writeOptions.set(secret.name, {
+      mode: secret.mode === undefined ? SECRET_MODE : Number.parseInt(secret.mode, 8),
+      ...(uid === undefined ? {} : { uid }),
+      ...(gid === undefined ? {} : { gid }),
+    });
+  }
   const found = new Map<string, Uint8Array>();
   for (const secret of plan.secrets) {
     const fact = facts.get(secret.path);
@@ -195,7 +319,7 @@ async function actOnTake(
       return refuse(
         `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${unreadable}`,
       );
-    const value = bytesAt(facts, secret.path);
+    const value = secretHeld(facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
     if (now !== holdings.secrets[secret.name]?.fingerprint)
       return refuse(
@@ -218,12 +342,24 @@ async function actOnTake(
       } else if (secret.origin === 'vault') {
         const kept = await store.vault.get(module, secret.name);
         if (!kept) throw new Error(`the vault no longer holds ${secret.name}`);
-        await machine.write(secret.path, kept.value, { mode: SECRET_MODE });
+        if (secret.match !== undefined) {
+          said.push(
+            `secret ${secret.name}: kept in the vault; the next converge places it in ${secret.path}`,
+          );
+          continue;
+        }
+        await machine.write(secret.path, kept.value, writeOptions.get(secret.name) as WriteOptions);
         said.push(`secret ${secret.name}: restored from the vault to ${secret.path}`);
       } else {
         const value = mintSecret(secret.bytes);
         await store.vault.put(module, secret.name, { value, origin: 'minted by berth', at });
-        await machine.write(secret.path, value, { mode: SECRET_MODE });
+        if (secret.match !== undefined) {
+          said.push(
+            `secret ${secret.name}: minted by berth; the next converge places it in ${secret.path}`,
+          );
+          continue;
+        }
+        await machine.write(secret.path, value, writeOptions.get(secret.name) as WriteOptions);
         said.push(`secret ${secret.name}: minted by berth and written to ${secret.path}`);
       }
     }
@@ -237,7 +373,7 @@ async function actOnTake(
   const record = await store.record();
   // What held something was installed by hand and runs; what held nothing is not
   // running, so the next converge writes its files and runs its start.
-  const started = !nothingHeld;
+  const started = !nothingHeld && (plan.check === undefined || plan.check.code === 0);
   const managed = withManaged(record, module, { since: at, via: 'take', started });
   await store.saveRecord(withAssigned(managed, [...record.assigned, module]));
   said.push(

@@ -1,10 +1,19 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Catalog, type CatalogEntry, parseDefinition } from '../catalog.ts';
+import { type Catalog, type CatalogEntry, parseDefinition, sourcesOf } from '../catalog.ts';
 import { isName } from '../names.ts';
 
 /** Definitions read before, by name, with the stamp of the file they were read from. */
-export type DefinitionCache = Map<string, { stamp: string; entry: CatalogEntry }>;
+export type DefinitionCache = Map<
+  string,
+  { stamp: string; entry: CatalogEntry; sources: string[] }
+>;
+
+/** What changes when a file is rewritten; a file not there has its own stamp. */
+async function stampOf(path: string): Promise<string> {
+  const info = await stat(path).catch(() => undefined);
+  return info ? `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}` : 'none';
+}
 
 /**
  * The catalog as a directory of `<name>.json` files, for one act: each definition is
@@ -40,11 +49,25 @@ async function readEntry(dir: string, name: string, cache: DefinitionCache): Pro
   const path = join(dir, `${name}.json`);
   try {
     const info = await stat(path);
-    const stamp = `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
+    const own = `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
+    // A definition read before is good while neither it nor a template it reads changed.
     const kept = cache.get(name);
-    if (kept?.stamp === stamp) return kept.entry;
-    const entry = parseDefinition(name, path, await readFile(path, 'utf8'));
-    cache.set(name, { stamp, entry });
+    if (kept) {
+      const stamps = await Promise.all(kept.sources.map((source) => stampOf(join(dir, source))));
+      if (kept.stamp === [own, ...stamps].join(' ')) return kept.entry;
+    }
+    const text = await readFile(path, 'utf8');
+    let sources: string[] = [];
+    try {
+      sources = sourcesOf(JSON.parse(text));
+    } catch {
+      // Not JSON: parseDefinition says so.
+    }
+    const stamps = await Promise.all(sources.map((source) => stampOf(join(dir, source))));
+    const entry = await parseDefinition(name, path, text, (source) =>
+      readFile(join(dir, source), 'utf8'),
+    );
+    cache.set(name, { stamp: [own, ...stamps].join(' '), entry, sources });
     return entry;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

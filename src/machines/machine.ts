@@ -31,8 +31,27 @@ export type PathFacts =
   /** The path exists but berth may not look (permission denied). */
   | { kind: 'unreadable'; reason: string };
 
-/** A survey's answer, path by path. */
-export type Survey = ReadonlyMap<string, PathFacts>;
+/** User and group names a survey is to resolve on the machine, alongside its paths. */
+export interface AccountNames {
+  users: readonly string[];
+  groups: readonly string[];
+}
+
+/** The ids of the names asked for that exist on the machine; a name not there is absent. */
+export interface Accounts {
+  users: ReadonlyMap<string, number>;
+  groups: ReadonlyMap<string, number>;
+}
+
+/** A survey's answer, path by path; `accounts` when names were asked for. */
+export type Survey = ReadonlyMap<string, PathFacts> & { accounts?: Accounts };
+
+/** A directory's owner and mode, set when given (whether it was just made or not). */
+export interface DirectoryOptions {
+  mode?: number;
+  uid?: number;
+  gid?: number;
+}
 
 export interface WriteOptions {
   /** Permission bits, set before the file takes its name. */
@@ -77,16 +96,20 @@ export interface Machine {
   /**
    * Reaches the machine and answers for every path at once: what an ssh machine does
    * in one round trip. An empty list only checks that the machine can be reached.
+   * `names` are resolved in the same round trip (the machine's own passwd and group).
    */
-  survey(paths: readonly SurveyPath[]): Promise<Survey>;
+  survey(paths: readonly SurveyPath[], names?: AccountNames): Promise<Survey>;
   /**
    * Writes a whole file atomically: a temporary file beside the target, given its mode
    * and owner, then renamed. Its directory is made first. A dead write's temporary
    * files beside the target are removed.
    */
   write(path: string, data: Uint8Array, options: WriteOptions): Promise<void>;
-  /** Makes a directory and its parents; an existing directory is left as it is. */
-  makeDirectory(path: string): Promise<void>;
+  /**
+   * Makes a directory and its parents; an existing directory is left as it is, but for
+   * the owner, group and mode `options` names, which the directory itself is given.
+   */
+  makeDirectory(path: string, options?: DirectoryOptions): Promise<void>;
   /**
    * Runs a hook with `sh -c` in a process group of its own, its environment extended
    * by `env` and `BERTH_ROOT`. It is done when its shell exits.

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
-import { type lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, chown, type lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import {
+  type AccountNames,
+  type Accounts,
   HOOK_TIMEOUT_MS,
   KEPT_OUTPUT,
   type Machine,
@@ -36,13 +38,14 @@ export function rootedMachine(root: string): Machine {
   };
 
   return {
-    async survey(paths) {
+    async survey(paths, names) {
       await reach();
       const facts = new Map<string, PathFacts>();
       await Promise.all(
         paths.map(async (asked) => facts.set(asked.path, await pathFacts(at(asked.path), asked))),
       );
-      return facts;
+      if (!names) return facts;
+      return Object.assign(facts, { accounts: await accountsUnder(top, names) });
     },
     async write(path, data, options) {
       const full = at(path);
@@ -55,10 +58,15 @@ export function rootedMachine(root: string): Machine {
         await writeFileAtomic(full, data, options);
       });
     },
-    async makeDirectory(path) {
+    async makeDirectory(path, options = {}) {
       const full = at(path);
       await reach();
-      await failAs(`create ${path}`, () => mkdir(full, { recursive: true }));
+      await failAs(`create ${path}`, async () => {
+        await mkdir(full, { recursive: true });
+        if (options.uid !== undefined || options.gid !== undefined)
+          await chown(full, options.uid ?? -1, options.gid ?? -1);
+        if (options.mode !== undefined) await chmod(full, options.mode);
+      });
     },
     async run(script, env, options) {
       await reach();
@@ -66,6 +74,28 @@ export function rootedMachine(root: string): Machine {
     },
     close: async () => {},
   };
+}
+
+/**
+ * The names asked for, as the root's own `/etc/passwd` and `/etc/group` give them: the
+ * machine under a root is the one whose accounts count (a missing file holds no names).
+ */
+async function accountsUnder(top: string, names: AccountNames): Promise<Accounts> {
+  const table = async (file: string, wanted: readonly string[]) => {
+    const ids = new Map<string, number>();
+    if (wanted.length === 0) return ids;
+    const text = await readFile(join(top, 'etc', file), 'utf8').catch((error) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+      throw new MachineError('denied', `/etc/${file} cannot be read: ${reasonOf(error)}`);
+    });
+    for (const line of text.split('\n')) {
+      const [name, , id] = line.split(':');
+      if (name && wanted.includes(name) && !ids.has(name) && /^[0-9]+$/.test(id ?? ''))
+        ids.set(name, Number(id));
+    }
+    return ids;
+  };
+  return { users: await table('passwd', names.users), groups: await table('group', names.groups) };
 }
 
 async function pathFacts(full: string, asked: SurveyPath): Promise<PathFacts> {

@@ -4,6 +4,7 @@ import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
 import {
+  type AccountNames,
   HOOK_TIMEOUT_MS,
   KEPT_OUTPUT,
   type Machine,
@@ -12,6 +13,7 @@ import {
   READ_LIMIT,
   type RunOptions,
   type RunResult,
+  type Survey,
   type SurveyPath,
 } from './machine.ts';
 
@@ -183,16 +185,30 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   };
 
   return {
-    async survey(paths) {
-      const answer = await act('survey', surveyScript(paths));
-      return parseSurvey(paths, answer.stdout);
+    async survey(paths, names) {
+      const answer = await act('survey', surveyScript(paths, names));
+      return parseSurvey(paths, answer.stdout, names);
     },
     async write(path, data, writeOptions) {
       await act(`write ${path}`, writeScript(path, data, writeOptions));
     },
-    async makeDirectory(path) {
+    async makeDirectory(path, directory = {}) {
       checkPath(path);
-      await act(`create ${path}`, `set -e\nprintf '${REACHED}\\n'\nmkdir -p -- ${quote(path)}\n`);
+      const ids = [directory.uid, directory.gid, directory.mode];
+      if (ids.some((id) => id !== undefined && !(Number.isInteger(id) && id >= 0)))
+        throw new MachineError('failed', `create ${path}: mode, uid and gid are whole numbers`);
+      const owner =
+        directory.uid === undefined && directory.gid === undefined
+          ? ''
+          : `chown -- ${directory.uid ?? ''}${directory.gid === undefined ? '' : `:${directory.gid}`} ${quote(path)}\n`;
+      const mode =
+        directory.mode === undefined
+          ? ''
+          : `chmod -- ${directory.mode.toString(8).padStart(4, '0')} ${quote(path)}\n`;
+      await act(
+        `create ${path}`,
+        `set -e\nprintf '${REACHED}\\n'\nmkdir -p -- ${quote(path)}\n${owner}${mode}`,
+      );
     },
     async run(script, env, runOptions) {
       const hook = runScript(script, { ...env, BERTH_ROOT: '/' });
@@ -350,9 +366,11 @@ function keyscanArgs(host: string): string {
  * The survey script: one record a path, in order, each line `<index> <what> ...`:
  * `missing`, `other`, `unreadable <reason>`, `dir <rawmode hex> <size> <uid> <gid> <empty 0|1>`,
  * `file <rawmode hex> <size> <uid> <gid>`, or `read ...` the same followed by the bytes in
- * base64 and a line `.` (or `!` when they could not be read). Then `berth end`.
+ * base64 and a line `.` (or `!` when they could not be read). Then, for each name asked,
+ * `user <name> <uid>` or `group <name> <gid>` (`-` for a name the machine does not know,
+ * as `getent` answers it). Then `berth end`.
  */
-function surveyScript(paths: readonly SurveyPath[]): string {
+function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
   const asks = paths.map((asked, index) => {
     checkPath(asked.path);
     return `q ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
@@ -391,11 +409,31 @@ q() {
   fi
 }
 ${asks.join('\n')}
+a() {
+  if command -v getent >/dev/null 2>&1; then i=$(getent "$1" "$2" 2>/dev/null | cut -d: -f3)
+  else i=$(awk -F: -v n="$2" '$1 == n { print $3; exit }' "/etc/$1" 2>/dev/null); fi
+  case $i in ''|*[!0-9]*) i=- ;; esac
+  printf '%s %s %s\\n' "$3" "$2" "$i"
+}
+${accountAsks(names).join('\n')}
 printf 'berth end\\n'
 `;
 }
 
-function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer): Map<string, PathFacts> {
+/** A name is asked for only as a name can be spelled: it is quoted besides. */
+const ACCOUNT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
+
+function accountAsks(names?: AccountNames): string[] {
+  if (!names) return [];
+  const ask = (database: string, kind: string) => (name: string) => {
+    if (!ACCOUNT_NAME.test(name))
+      throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
+    return `a ${database} ${quote(name)} ${kind}`;
+  };
+  return [...names.users.map(ask('passwd', 'user')), ...names.groups.map(ask('group', 'group'))];
+}
+
+function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer, names?: AccountNames): Survey {
   const text = stdout.toString('latin1').split('\n');
   const broken = (why: string) =>
     new MachineError('failed', `the survey's answer could not be read: ${why}`);
@@ -453,8 +491,23 @@ function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer): Map<string, 
       facts.set(asked.path, bytes.length > READ_LIMIT ? file : { ...file, bytes });
     }
   }
+  if (!names) {
+    if (text[at] !== 'berth end') throw broken('it ended early');
+    return facts;
+  }
+  const accounts = { users: new Map<string, number>(), groups: new Map<string, number>() };
+  const asked = [
+    ...names.users.map((name) => ['user', name] as const),
+    ...names.groups.map((name) => ['group', name] as const),
+  ];
+  for (const [kind, name] of asked) {
+    const [said, saidName, id] = text[at++]?.split(' ') ?? [];
+    if (said !== kind || saidName !== name || id === undefined)
+      throw broken(`no answer for the ${kind} ${name}`);
+    if (id !== '-') (kind === 'user' ? accounts.users : accounts.groups).set(name, Number(id));
+  }
   if (text[at] !== 'berth end') throw broken('it ended early');
-  return facts;
+  return Object.assign(facts, { accounts });
 }
 
 /**

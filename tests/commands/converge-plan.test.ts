@@ -16,8 +16,16 @@ import type { ModuleSurvey } from '../../src/survey.ts';
 const bytes = (text: string) => new TextEncoder().encode(text);
 const SINCE = '2026-01-01T00:00:00.000Z';
 
+/** A catalog entry as the catalog gives it: checked, each file's text at hand. */
 function entry(name: string, definition: unknown): [string, CatalogEntry] {
-  return [name, { name, definition: v.parse(ModuleDefinitionSchema, definition) }];
+  const parsed = v.parse(ModuleDefinitionSchema, definition);
+  const files = Object.fromEntries(
+    Object.entries(parsed.files).map(([path, file]) => [
+      path,
+      { ...file, content: file.content ?? '' },
+    ]),
+  );
+  return [name, { name, definition: { ...parsed, files } }];
 }
 
 const DB = entry('db', {
@@ -80,7 +88,8 @@ function survey(
     else if (fact.kind === 'missing' && path.startsWith('/etc')) holdings.files[path] = { found };
     else holdings.data.push({ path, found: found && !(fact.kind === 'directory' && fact.empty) });
   }
-  return { holdings, facts: map };
+  // No owner or group is named in these definitions: no ids to know.
+  return { holdings, facts: map, accounts: { users: new Map(), groups: new Map() } };
 }
 
 const EMPTY_DB = survey(
@@ -119,7 +128,14 @@ describe('planConverge', () => {
       assert.deepEqual(result.modules[0]?.steps, [
         { do: 'manage', module: 'db', started: false },
         { do: 'create', module: 'db', path: '/var/lib/db' },
-        { do: 'mint', module: 'db', secret: 'password', path: '/etc/db/password', bytes: 16 },
+        {
+          do: 'mint',
+          module: 'db',
+          secret: 'password',
+          path: '/etc/db/password',
+          bytes: 16,
+          mode: '0600',
+        },
         {
           do: 'write',
           module: 'db',
@@ -140,7 +156,15 @@ describe('planConverge', () => {
       const steps = result.modules[0]?.steps ?? [];
       assert.deepEqual(
         steps.filter((step) => step.do === 'restore' || step.do === 'mint'),
-        [{ do: 'restore', module: 'db', secret: 'password', path: '/etc/db/password' }],
+        [
+          {
+            do: 'restore',
+            module: 'db',
+            secret: 'password',
+            path: '/etc/db/password',
+            mode: '0600',
+          },
+        ],
       );
     });
 
@@ -202,14 +226,29 @@ describe('planConverge', () => {
               module: 'db',
               path: '/etc/db/db.conf',
               mode: '0640',
-              why: { because: 'differs' },
+              // What the definition does not name is kept from the file as found.
+              uid: 0,
+              gid: 0,
+              why: {
+                because: 'differs',
+                // The secret's value is never shown, on either side.
+                diff: [
+                  '--- /etc/db/db.conf on box',
+                  '+++ /etc/db/db.conf as berth writes it',
+                  '@@ -1,1 +1,1 @@',
+                  '-password=edited',
+                  '+password=[secret password]',
+                ],
+              },
             },
+            // A module berth runs is told of the change; this one has no reload to run.
+            { do: 'reload', module: 'db', script: undefined },
           ],
         },
       ]);
     });
 
-    it('writes a file whose mode drifted, saying what it was', () => {
+    it('writes a file whose mode drifted, saying what it was and what it is to be', () => {
       const facts = { ...HEALTHY_DB, '/etc/db/db.conf': file('password=s3cret\n', '0666') };
       const result = plan({
         record: managedDb,
@@ -222,8 +261,11 @@ describe('planConverge', () => {
           module: 'db',
           path: '/etc/db/db.conf',
           mode: '0640',
-          why: { because: 'mode', was: '0666' },
+          uid: 0,
+          gid: 0,
+          why: { because: 'drift', drift: [{ what: 'mode', was: '0666', want: '0640' }] },
         },
+        { do: 'reload', module: 'db', script: undefined },
       ]);
     });
 
@@ -243,6 +285,7 @@ describe('planConverge', () => {
           mode: '0640',
           why: { because: 'missing' },
         },
+        { do: 'reload', module: 'db', script: undefined },
       ]);
     });
 
@@ -255,7 +298,14 @@ describe('planConverge', () => {
       });
       assert.deepEqual(result.blockers, []);
       assert.deepEqual(result.modules[0]?.steps, [
-        { do: 'restore', module: 'db', secret: 'password', path: '/etc/db/password' },
+        {
+          do: 'restore',
+          module: 'db',
+          secret: 'password',
+          path: '/etc/db/password',
+          mode: '0600',
+        },
+        { do: 'reload', module: 'db', script: undefined },
       ]);
     });
 
@@ -266,14 +316,24 @@ describe('planConverge', () => {
         surveys: new Map([['db', survey(facts, { password: '/etc/db/password' })]]),
       });
       assert.deepEqual(result.modules[0]?.steps, [
-        { do: 'mint', module: 'db', secret: 'password', path: '/etc/db/password', bytes: 16 },
+        {
+          do: 'mint',
+          module: 'db',
+          secret: 'password',
+          path: '/etc/db/password',
+          bytes: 16,
+          mode: '0600',
+        },
         {
           do: 'write',
           module: 'db',
           path: '/etc/db/db.conf',
           mode: '0640',
+          uid: 0,
+          gid: 0,
           why: { because: 'carries-minted-secret' },
         },
+        { do: 'reload', module: 'db', script: undefined },
       ]);
     });
 

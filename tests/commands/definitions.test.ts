@@ -38,11 +38,15 @@ describe('a module definition', () => {
       { ...POSTGRES, secrets: { password: { path: '/etc/postgres/password', bites: 16 } } },
       'unknown field secrets.password.bites; did you mean bytes?',
     ],
-    // A data entry is a plain path today, so its element's type is what can be wrong.
     [
-      'an object where a data path belongs',
-      { ...POSTGRES, data: [{ path: '/var/lib/postgresql' }] },
-      'data.0: expected a string, got an object',
+      'an unknown field in a data entry',
+      { ...POSTGRES, data: [{ path: '/var/lib/postgresql', ownr: 'postgres' }] },
+      'unknown field data.0.ownr; did you mean owner?',
+    ],
+    [
+      'an owner that is no name',
+      { ...POSTGRES, files: { [PG_CONF]: { content: 'x\n', owner: 'no body' } } },
+      `files.${PG_CONF}.owner: an owner or group is a name on the machine (like "www-data") or a number`,
     ],
     [
       'a string where a list belongs',
@@ -55,9 +59,9 @@ describe('a module definition', () => {
       'files: expected an object, got a list',
     ],
     [
-      'a file without content',
+      'a file without content or source',
       { ...POSTGRES, files: { [PG_CONF]: { mode: '0640' } } },
-      `missing field files.${PG_CONF}.content`,
+      `files.${PG_CONF}: a file has either content or source (a template under the catalog directory), exactly one`,
     ],
     [
       'a mode that is not octal',

@@ -72,6 +72,7 @@ describe('berth take', () => {
       'data /var/lib/gitea: found',
       'secret db_password: found on box at /etc/gitea/db_password',
       'secret admin_token: to be minted by berth, at /etc/gitea/admin_token',
+      'file /etc/gitea/app.ini: missing on box; the next converge writes it',
       "the act would be refused: admin_token is to be minted, but gitea's data was found on box: berth will not mint it unless named with --mint admin_token (a command-line option)",
     ]);
     assert.match(lines.at(-1) ?? '', /^digest [0-9a-f]{64}$/);

@@ -92,6 +92,40 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         assert.deepEqual([...survey.keys()].sort(), [...paths].sort());
       });
 
+      it('resolves user and group names through the machine, in the same survey', async () => {
+        if (subject.root !== '/') {
+          // A rooted machine's accounts are its root's own /etc/passwd and /etc/group.
+          await exec(
+            `mkdir -p ${at('/etc')} && printf 'root:x:0:0::/root:/bin/sh\\nnobody:x:65534:65534::/:/bin/false\\n' > ${at('/etc/passwd')} && printf 'root:x:0:\\nnogroup:x:65534:\\n' > ${at('/etc/group')}`,
+          );
+        }
+        const dir = fresh();
+        const survey = await machine.survey([{ path: dir }], {
+          users: ['root', 'berth-no-such-user'],
+          groups: ['root', 'berth-no-such-group'],
+        });
+        assert.deepEqual(survey.get(dir), { kind: 'missing' });
+        assert.deepEqual(survey.accounts, {
+          users: new Map([['root', 0]]),
+          groups: new Map([['root', 0]]),
+        });
+      });
+
+      it('makeDirectory gives the directory the owner and mode asked for, made or not', async () => {
+        const dir = fresh();
+        await machine.makeDirectory(`${dir}/made`, { mode: 0o750, ...owner });
+        await exec(`mkdir -p ${at(`${dir}/there`)} && chmod 0755 ${at(`${dir}/there`)}`);
+        await machine.makeDirectory(`${dir}/there`, { mode: 0o700, ...owner });
+        for (const made of [`${dir}/made`, `${dir}/there`]) {
+          const facts = await one(made);
+          assert.equal(facts.kind, 'directory');
+          assert.equal('uid' in facts && facts.uid, owner.uid);
+          assert.equal('gid' in facts && facts.gid, owner.gid);
+        }
+        assert.equal(((await one(`${dir}/made`)) as { mode: string }).mode, '0750');
+        assert.equal(((await one(`${dir}/there`)) as { mode: string }).mode, '0700');
+      });
+
       it('an empty survey only checks that the machine can be reached', async () => {
         const survey = await machine.survey([]);
         assert.equal(survey.size, 0);

@@ -1,0 +1,24 @@
+import { checkName } from '../names.ts';
+import { withManaged } from '../state.ts';
+import { type CommandFunction, refuse } from './context.ts';
+
+/**
+ * Stops managing a module that is no longer assigned, without running its `stop` (for a
+ * release whose stop keeps failing). It touches no machine: data, files and secrets stay
+ * on the machine, and the secrets in the vault. Command line only; journaled as an act.
+ */
+export const forget: CommandFunction = async ({ node, module }, { store }) => {
+  const refusal = checkName('module', module);
+  if (refusal) return refuse(refusal);
+  const record = await store.record();
+  if (!(module in record.managed))
+    return refuse(`berth does not manage ${module} on ${node}; there is nothing to forget`);
+  if (record.assigned.includes(module))
+    return refuse(
+      `${node} is to run ${module}; berth forgets only what is no longer assigned: unassign it first (berth unassign ${node} ${module})`,
+    );
+  await store.saveRecord(withManaged(record, module, undefined));
+  return {
+    said: `berth no longer manages ${module} on ${node}; its stop was not run, and its data, files and secrets stay on ${node} and in the vault`,
+  };
+};

@@ -1,0 +1,129 @@
+/**
+ * A real service: Debian 12's nginx, with a site set up by hand (its own page and a
+ * header in the site file), driven through berth on this machine (a node whose root is
+ * `/`). There is no systemd here: the module is examples/modules/nginx.json with start,
+ * stop and reload that run the daemon directly (`nginx`, `nginx -s quit`, `nginx -s
+ * reload`), as its unit would. Needs root and the nginx package; skipped otherwise.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+
+const SITE = '/etc/nginx/sites-available/default';
+const PAGE = '/var/www/html/admin.html';
+const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
+const unavailable =
+  process.getuid?.() !== 0
+    ? 'needs root'
+    : !existsSync('/usr/sbin/nginx') || !existsSync(SITE)
+      ? 'needs the nginx package (.ci/run installs it)'
+      : false;
+
+const START = 'nginx';
+const STOP =
+  'p=$(cat /run/nginx.pid 2>/dev/null) || exit 0; nginx -s quit; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done';
+const RELOAD = 'nginx -t -q && nginx -s reload';
+
+function sh(script: string) {
+  execFileSync('sh', ['-c', script], { stdio: 'ignore' });
+}
+
+/** The response to GET path, headers and body, or undefined when nginx does not answer. */
+async function get(path: string): Promise<string | undefined> {
+  for (let i = 0; i < 30; i++) {
+    try {
+      return execFileSync('curl', ['-fsS', '-i', `http://127.0.0.1${path}`], { encoding: 'utf8' });
+    } catch {
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  return undefined;
+}
+
+describe('nginx, set up by hand, driven through berth', { skip: unavailable }, () => {
+  let world: World;
+  let original: Buffer;
+  let adminSite: string;
+
+  before(async () => {
+    original = readFileSync(SITE);
+    sh(STOP);
+    // The admin: a page of their own, and the site says who serves it.
+    adminSite = original
+      .toString('utf8')
+      .replace('server_name _;', 'server_name _;\n\tadd_header X-Served-By admin;');
+    await writeFile(SITE, adminSite);
+    await writeFile(PAGE, 'made by the admin\n');
+    sh(START);
+    assert.match((await get('/admin.html')) ?? '', /X-Served-By: admin/);
+
+    world = await makeWorld();
+    await world.writeSettings({ nodes: { host: { root: '/' } } });
+    const example = JSON.parse(readFileSync(join(EXAMPLES, 'nginx.json'), 'utf8'));
+    await world.writeModule('nginx', { ...example, start: START, stop: STOP, reload: RELOAD });
+    await mkdir(join(world.state, 'modules', 'nginx'), { recursive: true });
+    copyFileSync(
+      join(EXAMPLES, 'nginx', 'default'),
+      join(world.state, 'modules', 'nginx', 'default'),
+    );
+  });
+
+  after(async () => {
+    try {
+      sh(STOP);
+    } finally {
+      if (original) await writeFile(SITE, original);
+      await rm(PAGE, { force: true });
+      await world?.cleanup();
+    }
+  });
+
+  async function act(...args: string[]) {
+    const preview = await world.berth(...args);
+    assert.equal(preview.code, 0, preview.stderr);
+    const done = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
+    assert.equal(done.code, 0, `${done.stderr}\n${done.stdout}`);
+    return { preview: preview.stdout, said: done.stdout };
+  }
+
+  it('take shows the site berth would write, with its diff; converge writes it and reload makes it live', async () => {
+    assert.equal((await world.berth('adopt', 'host')).code, 0);
+    const take = await act('take', 'host', 'nginx');
+    assert.match(take.preview, /check: passes, so nginx is taken as running/);
+    assert.match(take.preview, /file \/etc\/nginx\/sites-available\/default: differs/);
+    // The package's site file is mostly comments: the diff's first 40 lines are those.
+    assert.match(take.preview, /\n {4}--- \/etc\/nginx\/sites-available\/default on host\n/);
+    assert.match(take.preview, /\n {4}… \d+ more lines of diff\n/);
+    const converge = await act('converge', 'host');
+    assert.match(converge.said, /ran reload of nginx/);
+    // nginx -s reload signals the master: new workers take the site a moment later.
+    let response = '';
+    for (let i = 0; i < 30; i++) {
+      response = (await get('/admin.html')) ?? '';
+      if (!/X-Served-By/.test(response)) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    assert.match(response, /made by the admin/);
+    assert.doesNotMatch(response, /X-Served-By/, 'the site berth wrote is live');
+    const info = statSync(SITE);
+    assert.deepEqual([info.uid, info.gid, info.mode & 0o777], [0, 0, 0o644]);
+  });
+
+  it('the check fails when nginx is stopped, and converge starts it again', async () => {
+    sh(STOP);
+    const { preview } = await act('converge', 'host');
+    assert.match(preview, /start nginx: its check fails \(exit \d+: /);
+    assert.match((await get('/admin.html')) ?? '', /made by the admin/);
+  });
+
+  it("release stops it; the admin's page stays", async () => {
+    assert.equal((await world.berth('unassign', 'host', 'nginx')).code, 0);
+    const { said } = await act('converge', 'host');
+    assert.match(said, /ran stop of nginx/);
+    assert.equal(await readFile(PAGE, 'utf8'), 'made by the admin\n');
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * A real service: Debian 12's redis-server, set up by hand as an admin would (a password
+ * in redis.conf, keys in its data), then driven through berth on this machine (a node
+ * whose root is `/`): adopt, take, converge, a changed setting going live, the owner
+ * kept, a check that fails when the daemon is down, release, forget. There is no
+ * systemd here: the module is examples/modules/redis-server.json with start, stop and
+ * reload that run the daemon directly (runuser as redis), as its unit would.
+ *
+ * Needs root and the redis-server package (.ci/run installs it); skipped otherwise.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { vaultValues } from '../commands/support.ts';
+import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+
+const CONF = '/etc/redis/redis.conf';
+const PASSWORD = 'Admin-made-redis-password-4711';
+const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
+const unavailable =
+  process.getuid?.() !== 0
+    ? 'needs root'
+    : !existsSync('/usr/bin/redis-server') || !existsSync(CONF)
+      ? 'needs the redis-server package (.ci/run installs it)'
+      : false;
+
+/** The daemon, run directly: what systemd's redis-server.service does, without systemd. */
+const START =
+  'mkdir -p /run/redis && chown redis:redis /run/redis && runuser -u redis -- redis-server /etc/redis/redis.conf';
+const STOP =
+  'p=$(cat /run/redis/redis-server.pid 2>/dev/null) || exit 0; kill "$p" 2>/dev/null || exit 0; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done';
+
+function redis(...args: string[]): string {
+  return execFileSync('redis-cli', ['--no-auth-warning', '-a', PASSWORD, ...args], {
+    encoding: 'utf8',
+  }).trim();
+}
+
+function sh(script: string) {
+  execFileSync('sh', ['-c', script], { stdio: 'ignore' });
+}
+
+/** Waits until the daemon answers (or the time is up). */
+async function answering(): Promise<boolean> {
+  for (let i = 0; i < 50; i++) {
+    try {
+      if (redis('ping') === 'PONG') return true;
+    } catch {
+      // Not yet.
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return false;
+}
+
+describe('redis-server, set up by hand, driven through berth', { skip: unavailable }, () => {
+  let world: World;
+  let original: Buffer;
+
+  before(async () => {
+    original = readFileSync(CONF);
+    sh(STOP);
+    // The admin: a password inside redis.conf (owner and mode as the package made them),
+    // the daemon started, keys written and saved.
+    await writeFile(CONF, `${original.toString('utf8')}\nrequirepass ${PASSWORD}\n`);
+    await chown(CONF, uid('redis'), gid('redis'));
+    await chmod(CONF, 0o640);
+    sh(START);
+    assert.ok(await answering(), 'the admin started redis');
+    redis('FLUSHALL');
+    redis('SET', 'greeting', 'hello from the admin');
+    redis('RPUSH', 'rows', 'one', 'two', 'three');
+    redis('SAVE');
+
+    world = await makeWorld();
+    await world.writeSettings({ nodes: { host: { root: '/' } } });
+    const example = JSON.parse(readFileSync(join(EXAMPLES, 'redis-server.json'), 'utf8'));
+    await world.writeModule('redis-server', {
+      ...example,
+      start: START,
+      stop: STOP,
+      reload: `${STOP}; ${START}`,
+    });
+    await mkdir(join(world.state, 'modules', 'redis-server'), { recursive: true });
+    copyFileSync(
+      join(EXAMPLES, 'redis-server', 'redis.conf'),
+      join(world.state, 'modules', 'redis-server', 'redis.conf'),
+    );
+  });
+
+  after(async () => {
+    try {
+      sh(STOP);
+    } finally {
+      if (original) await writeFile(CONF, original);
+      // The package left /var/lib/redis empty; the keys were this suite's.
+      sh('rm -f /var/lib/redis/dump.rdb');
+      await chown(CONF, uid('redis'), gid('redis')).catch(() => {});
+      await world?.cleanup();
+    }
+  });
+
+  async function act(...args: string[]) {
+    const preview = await world.berth(...args);
+    assert.equal(preview.code, 0, preview.stderr);
+    const done = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
+    assert.equal(done.code, 0, `${done.stderr}\n${done.stdout}`);
+    return { preview: preview.stdout, said: done.stdout };
+  }
+
+  it('adopt and take: the password read out of redis.conf, none minted', async () => {
+    const adopt = await world.berth('adopt', 'host');
+    assert.equal(adopt.code, 0, adopt.stderr);
+    const take = await act('take', 'host', 'redis-server');
+    assert.match(take.preview, /secret password: found on host inside \/etc\/redis\/redis\.conf/);
+    assert.match(take.preview, /check: passes, so redis-server is taken as running/);
+    assert.match(take.preview, /file \/etc\/redis\/redis\.conf: differs from what berth writes/);
+    // The package's redis.conf is long: the diff shows its first 40 lines, and says so.
+    assert.match(take.preview, /\n {4}… \d+ more lines of diff\n/);
+    assert.doesNotMatch(take.preview + take.said, new RegExp(PASSWORD));
+    assert.doesNotMatch(take.said, /minted/);
+    assert.deepEqual(await vaultValues(world), { 'host/redis-server/password': PASSWORD });
+    const status = await world.berth('status', 'host', '--check');
+    assert.match(status.stdout, /check redis-server: passes/);
+  });
+
+  it("converge writes berth's redis.conf, keeping the password and the owner; the restart keeps the data", async () => {
+    const { preview } = await act('converge', 'host');
+    assert.match(preview, /write \/etc\/redis\/redis\.conf \(mode 0640\): it differs/);
+    assert.match(preview, /run reload: /);
+    const conf = await readFile(CONF, 'utf8');
+    assert.match(conf, new RegExp(`^requirepass ${PASSWORD}$`, 'm'));
+    const info = statSync(CONF);
+    assert.deepEqual([info.uid, info.gid, info.mode & 0o777], [uid('redis'), gid('redis'), 0o640]);
+    assert.ok(await answering(), 'redis runs again, as redis, reading its config');
+    assert.equal(redis('GET', 'greeting'), 'hello from the admin');
+  });
+
+  it('a changed setting goes live through reload', async () => {
+    const template = join(world.state, 'modules', 'redis-server', 'redis.conf');
+    const text = await readFile(template, 'utf8');
+    await writeFile(template, text.replace(/^timeout 0$/m, 'timeout 300'));
+    const { preview } = await act('converge', 'host');
+    assert.match(preview, /-timeout 0\n {4}\+timeout 300/);
+    assert.ok(await answering());
+    assert.deepEqual(redis('CONFIG', 'GET', 'timeout').split('\n'), ['timeout', '300']);
+  });
+
+  it('the check fails when the daemon is stopped, and converge starts it again', async () => {
+    sh(STOP);
+    const { preview } = await act('converge', 'host');
+    assert.match(preview, /start redis-server: its check fails \(exit 1/);
+    assert.ok(await answering());
+    assert.equal(redis('LRANGE', 'rows', '0', '-1'), 'one\ntwo\nthree');
+  });
+
+  it('unassign and release run stop, keeping data and the password', async () => {
+    assert.equal((await world.berth('unassign', 'host', 'redis-server')).code, 0);
+    const { said } = await act('converge', 'host');
+    assert.match(said, /ran stop of redis-server/);
+    assert.throws(() => redis('ping'), 'stop stopped the daemon');
+    assert.match(await readFile(CONF, 'utf8'), new RegExp(`^requirepass ${PASSWORD}$`, 'm'));
+    assert.ok(existsSync('/var/lib/redis/dump.rdb'));
+  });
+
+  it("taken again and forgotten: stop is not run, and the data and password are the admin's", async () => {
+    assert.equal((await world.berth('adopt', 'host')).code, 0);
+    const take = await act('take', 'host', 'redis-server');
+    assert.match(take.preview, /check: fails \(exit 1/);
+    await act('converge', 'host');
+    assert.ok(await answering());
+    assert.equal((await world.berth('unassign', 'host', 'redis-server')).code, 0);
+    const forget = await world.berth('forget', 'host', 'redis-server');
+    assert.equal(forget.code, 0, forget.stderr);
+    assert.equal(redis('ping'), 'PONG', 'forget ran no stop');
+    assert.equal(redis('GET', 'greeting'), 'hello from the admin');
+    assert.equal(redis('LRANGE', 'rows', '0', '-1'), 'one\ntwo\nthree');
+    assert.deepEqual(await vaultValues(world), { 'host/redis-server/password': PASSWORD });
+    assert.match(await readFile(CONF, 'utf8'), new RegExp(`^requirepass ${PASSWORD}$`, 'm'));
+  });
+});
+
+function uid(name: string): number {
+  return Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
+}
+
+function gid(name: string): number {
+  return Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
+}
