@@ -14,7 +14,7 @@ export interface HttpOptions {
 
 interface Target {
   path: string;
-  server: 'node:http' | 'Fastify' | 'berth';
+  server: 'node:http' | 'Fastify' | 'berth' | 'berth before';
   running: Running;
   method: 'POST';
   route: string;
@@ -58,6 +58,13 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
   try {
     const berth = await startBerthApi('berth api', world.state, issuer.url);
     servers.push(berth);
+    // Another build's dist/berth.mjs (BENCH_BERTH_BEFORE), measured beside this one in the
+    // same rounds on the 404 and 401 paths: what a change cost, in one run.
+    const beforeBinary = process.env.BENCH_BERTH_BEFORE;
+    const before = beforeBinary
+      ? await startBerthApi('berth api (before)', world.state, issuer.url, beforeBinary)
+      : undefined;
+    if (before) servers.push(before);
     const accept = await startScript('berth app (test authenticator)', 'berth-accept.ts', {
       BENCH_STATE: world.state,
     });
@@ -86,11 +93,13 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
       status: number,
     ) => targets.push({ path, server, running, method: 'POST', route, headers, body, status });
     const json = { 'Content-Type': 'application/json' };
-    for (const [server, running] of [
+    const refusing: [Target['server'], Running][] = [
       ['node:http', plain],
       ['Fastify', fastify],
       ['berth', berth],
-    ] as const) {
+    ];
+    if (before) refusing.push(['berth before', before]);
+    for (const [server, running] of refusing) {
       add('404 (no route)', server, running, '/nope', {}, undefined, 404);
       add('401 (no token)', server, running, '/assign', json, ASSIGN, 401);
     }

@@ -27,10 +27,15 @@ export function startScript(
   return waitFor(name, child, /^listening (\d+)$/m, (match) => `http://127.0.0.1:${match[1]}`);
 }
 
-/** Starts the built binary's `berth api` on a free loopback port. */
-export function startBerthApi(name: string, state: string, issuer: string): Promise<Running> {
+/** Starts the built binary's `berth api` (or another build's: `binary`) on a free loopback port. */
+export function startBerthApi(
+  name: string,
+  state: string,
+  issuer: string,
+  binary = BERTH,
+): Promise<Running> {
   const node = onServerCore([
-    BERTH,
+    binary,
     'api',
     '--state',
     state,
