@@ -3,6 +3,7 @@ import type { ActDeps } from '../commands/act.ts';
 import { commands } from '../commands/table.ts';
 import { type ApiEnv, answer } from './answer.ts';
 import type { Authenticator } from './authenticator.ts';
+import { chain } from './chain.ts';
 import { ExactRouter } from './exact-router.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { openStores } from './middleware/open-stores.ts';
@@ -33,10 +34,12 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
   for (const command of commands)
     app.post(
       command.route,
-      authenticate(options.authenticator),
-      validateRequest(command),
-      openStores(command, options, options),
-      runCommand,
+      chain(
+        authenticate(options.authenticator),
+        validateRequest(command),
+        openStores(command, options, options),
+        runCommand,
+      ),
     );
   app.all('*', (c) => answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)) }));
   app.onError((error, c) => {

@@ -1,17 +1,27 @@
-import { createMiddleware } from 'hono/factory';
+import type { Context } from 'hono';
 import { type ApiEnv, answer } from '../answer.ts';
 import type { Authentication, Authenticator } from '../authenticator.ts';
+import type { Step } from '../chain.ts';
 
 /**
  * Step 1 of the seed's order: who is asking. A refusal is a 401 with its RFC 6750
- * challenge, before anything else of the request is read.
+ * challenge, before anything else of the request is read; one the authenticator decides
+ * at once (no token at all) is answered at once.
  */
-export function authenticate(authenticator: Authenticator) {
-  return createMiddleware<ApiEnv>(async (c, next) => {
-    const who: Authentication = await authenticator.authenticate(c.req.raw);
+export function authenticate(authenticator: Authenticator): Step<ApiEnv> {
+  const decide = (
+    c: Context<ApiEnv>,
+    next: () => Promise<void>,
+    who: Authentication,
+  ): Response | Promise<void> => {
     if (!who.ok)
       return answer(401, { refused: who.refused }, { 'WWW-Authenticate': who.challenge });
     c.set('actor', who.subject);
-    await next();
-  });
+    return next();
+  };
+  return (c, next) => {
+    const who = authenticator.authenticate(c.req.raw);
+    if (!(who instanceof Promise)) return decide(c, next, who);
+    return who.then<Response | void>((known) => decide(c, next, known));
+  };
 }
