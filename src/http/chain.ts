@@ -7,6 +7,7 @@ import type { Context, Env, Handler } from 'hono';
 export type Step<E extends Env> = (
   c: Context<E>,
   next: () => Promise<void>,
+  // biome-ignore lint/suspicious/noConfusingVoidType: Hono's middleware resolves to void, not undefined
 ) => Response | void | Promise<Response | void>;
 
 /**
@@ -23,6 +24,7 @@ export function chain<E extends Env>(...steps: Step<E>[]): Handler<E> {
     const next = async () => {
       answered = await run(c, index + 1);
     };
+    // biome-ignore lint/suspicious/noConfusingVoidType: what a Step resolves to, as Hono's middleware
     const settle = (response: Response | void): Response => {
       const final = response ?? answered;
       if (!final) throw new TypeError('a step of a chain neither answered nor went on');

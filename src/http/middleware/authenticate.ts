@@ -22,6 +22,7 @@ export function authenticate(authenticator: Authenticator): Step<ApiEnv> {
   return (c, next) => {
     const who = authenticator.authenticate(c.req.raw);
     if (!(who instanceof Promise)) return decide(c, next, who);
+    // biome-ignore lint/suspicious/noConfusingVoidType: a Step resolves as Hono's middleware does
     return who.then<Response | void>((known) => decide(c, next, known));
   };
 }
