@@ -11,7 +11,8 @@ import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
+import { previewThenAct } from './support.ts';
 
 const SITE = '/etc/nginx/sites-available/default';
 const PAGE = '/var/www/html/admin.html';
@@ -82,13 +83,7 @@ describe('nginx, set up by hand, driven through berth', { skip: unavailable }, (
     }
   });
 
-  async function act(...args: string[]) {
-    const preview = await world.berth(...args);
-    assert.equal(preview.code, 0, preview.stderr);
-    const done = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
-    assert.equal(done.code, 0, `${done.stderr}\n${done.stdout}`);
-    return { preview: preview.stdout, said: done.stdout };
-  }
+  const act = (...args: string[]) => previewThenAct(world, ...args);
 
   it('take shows the site berth would write, with its diff; converge writes it and reload makes it live', async () => {
     assert.equal((await world.berth('adopt', 'host')).code, 0);

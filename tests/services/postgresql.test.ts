@@ -12,7 +12,8 @@ import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
+import { previewThenAct } from './support.ts';
 
 const PGPASS = '/var/lib/postgresql/.pgpass';
 const BERTH_CONF = '/etc/postgresql/15/main/conf.d/berth.conf';
@@ -107,13 +108,7 @@ describe('postgresql, set up by hand, driven through berth', { skip: unavailable
     }
   });
 
-  async function act(...args: string[]) {
-    const preview = await world.berth(...args);
-    assert.equal(preview.code, 0, preview.stderr);
-    const done = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
-    assert.equal(done.code, 0, `${done.stderr}\n${done.stdout}`);
-    return { preview: preview.stdout, said: done.stdout };
-  }
+  const act = (...args: string[]) => previewThenAct(world, ...args);
 
   it('take reads the app password out of .pgpass, mints none; converge adds its settings and reloads', async () => {
     assert.equal((await world.berth('adopt', 'host')).code, 0);

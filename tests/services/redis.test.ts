@@ -15,7 +15,8 @@ import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
+import { previewThenAct } from './support.ts';
 
 const CONF = '/etc/redis/redis.conf';
 const PASSWORD = 'Admin-made-redis-password-4711';
@@ -103,13 +104,7 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     }
   });
 
-  async function act(...args: string[]) {
-    const preview = await world.berth(...args);
-    assert.equal(preview.code, 0, preview.stderr);
-    const done = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
-    assert.equal(done.code, 0, `${done.stderr}\n${done.stdout}`);
-    return { preview: preview.stdout, said: done.stdout };
-  }
+  const act = (...args: string[]) => previewThenAct(world, ...args);
 
   it('adopt and take: the password read out of redis.conf, none minted', async () => {
     const adopt = await world.berth('adopt', 'host');
