@@ -232,16 +232,7 @@ function installSteps(
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     if (spec.match !== undefined) {
       // Inside a file: the vault's value, or a fresh one, is placed by the file's write.
-      if (!input.vault.has(`${module}/${secret}`))
-        steps.push({
-          do: 'mint',
-          module,
-          secret,
-          path: spec.path,
-          bytes: spec.bytes,
-          mode: SECRET_FILE_MODE,
-          inside: true,
-        });
+      if (!input.vault.has(`${module}/${secret}`)) steps.push(mintInside(module, secret, spec));
       continue;
     }
     const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
@@ -390,15 +381,7 @@ function updateSteps(
     if (spec.match !== undefined) {
       // Inside a file: its owner and mode are the file's, and the file's write places it.
       if (!held?.length && !kept) {
-        steps.push({
-          do: 'mint',
-          module,
-          secret,
-          path: spec.path,
-          bytes: spec.bytes,
-          mode: SECRET_FILE_MODE,
-          inside: true,
-        });
+        steps.push(mintInside(module, secret, spec));
         toMint.add(secret);
       } else if (held?.length && !kept) {
         steps.push({ do: 'keep', module, secret, path: spec.path, match: spec.match });
@@ -539,4 +522,17 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 /** Modes as four octal digits, the way a survey reports them. */
 function normalMode(mode: string): string {
   return mode.padStart(4, '0');
+}
+
+/** A secret inside a file, minted into the vault only: the file's write places it. */
+function mintInside(module: string, secret: string, spec: { path: string; bytes: number }): Step {
+  return {
+    do: 'mint',
+    module,
+    secret,
+    path: spec.path,
+    bytes: spec.bytes,
+    mode: SECRET_FILE_MODE,
+    inside: true,
+  };
 }
