@@ -425,6 +425,11 @@ function anchorScript(state: HostState): string {
     `printf '127.0.1.1\\t%s\\n' ${q(name)} >> /etc/hosts`,
     'ip link set lo up',
     'mkdir -p /etc/berth-test /var/lib/berth-test /srv',
+    // root's dotfiles as Debian ships them: this machine's own may run anything at each
+    // login (this one's starts a Python version manager), which no host of a fleet would.
+    'for f in bashrc profile; do',
+    '  if [ -f /usr/share/base-files/dot.$f ]; then cp /usr/share/base-files/dot.$f /root/.$f; fi',
+    'done',
   ];
   if (user !== 'root') {
     lines.push(
