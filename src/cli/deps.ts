@@ -54,6 +54,7 @@ export function chosenStores(
   location: StateLocation,
   loadConfig: LoadConfig,
   env: Record<string, string | undefined> = process.env,
+  fileOptions: Parameters<typeof fileStores>[1] = {},
 ): Stores {
   let chosen: Promise<{ choice: Choice; stores: Stores }> | undefined;
 
@@ -64,7 +65,7 @@ export function chosenStores(
       if (refused) throw new StoreError(`$BERTH_STORE is refused: ${refused}`);
       return { kind: 'postgresql', url: named, from: 'env' };
     }
-    const { settings } = await loadConfig().catch(async (error) => {
+    const { settings } = await loadConfig([]).catch(async (error) => {
       // A state directory that cannot be used is said as such (503, exit 3), as the
       // state directory's stores say it, rather than as a berth.json that cannot be read.
       if (error instanceof ConfigError) await fileStores(location).open();
@@ -76,7 +77,7 @@ export function chosenStores(
   };
 
   const build = async (choice: Choice): Promise<Stores> => {
-    if (choice.kind === 'files') return fileStores(location);
+    if (choice.kind === 'files') return fileStores(location, fileOptions);
     const { postgresStores } = await import('../stores/postgres-store.ts');
     return postgresStores(choice.url);
   };
@@ -95,7 +96,7 @@ export function chosenStores(
   /** The same store as chosen, still: berth.json may have been edited since. */
   const stillChosen = async ({ choice }: { choice: Choice }) => {
     if (choice.kind === 'postgresql' && choice.from === 'env') return;
-    const { settings } = await loadConfig();
+    const { settings } = await loadConfig([]);
     const now = settings.store;
     const was = choice.kind === 'postgresql' ? choice.url : undefined;
     if (now !== was)
@@ -115,7 +116,7 @@ export function chosenStores(
     listNodes: async () => (await resolved()).stores.listNodes(),
     readNode: async (node) => (await resolved()).stores.readNode(node),
     readJournal: async () => (await resolved()).stores.readJournal(),
-    lockHolders: async () => (await resolved()).stores.lockHolders(),
+    lockHolders: async (nodes) => (await resolved()).stores.lockHolders(nodes),
     async close() {
       const made = await chosen?.catch(() => undefined);
       await made?.stores.close();
