@@ -26,7 +26,7 @@ export async function showStatus(
   const { stores } = deps;
   try {
     await stores.open();
-    const { settings, catalog } = await deps.loadConfig();
+    const { settings, catalog } = await deps.loadConfig(node === undefined ? undefined : [node]);
     if (check && node === undefined) {
       io.err('berth status --check runs checks on one node: berth status NODE --check');
       return EXIT.refused;
@@ -126,7 +126,7 @@ async function runChecksNow(
 ): Promise<Record<string, CheckOutcome | null>> {
   const modules = Object.keys(record.managed).sort();
   const entries = await loadEntries(catalog, modules);
-  const { settings } = await deps.loadConfig();
+  const { settings } = await deps.loadConfig([node]);
   const machine = deps.machines(settings)(node);
   const store = await deps.stores.openNode(node, 'status --check');
   try {

@@ -103,7 +103,7 @@ export async function openAct(
   }
   let config: Awaited<ReturnType<LoadConfig>>;
   try {
-    config = await deps.loadConfig();
+    config = await deps.loadConfig([request.node]);
   } catch (error) {
     if (error instanceof ConfigError)
       return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };

@@ -16,4 +16,10 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export type LoadConfig = () => Promise<Config>;
+/**
+ * Reads the configuration. `nodes` names the inventory entries the caller needs (none
+ * for `[]`): the settings' `nodes` then holds at least those of them that are in the
+ * inventory, and may hold no others, so that one node's act never reads 100,000. Without
+ * `nodes`, the whole inventory.
+ */
+export type LoadConfig = (nodes?: readonly string[]) => Promise<Config>;

@@ -5,31 +5,44 @@ import { describeIssues } from '../schema-issues.ts';
 import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
 import { type Config, ConfigError, type LoadConfig } from './config.ts';
 import { type DefinitionCache, fileCatalog } from './file-catalog.ts';
+import { INDEXED_FROM, readIndexed, SETTLED_MS, writeIndex } from './inventory-index.ts';
 
 /**
  * Reads berth.json and the catalog of a state directory. What was read is kept and read
- * again only when the file changed (its size or time of change), so that a berth api
- * serving many acts does not parse its settings for each.
+ * again only when the file changed (its stamp: device, inode, size, times of modification
+ * and change), so that a berth api serving many acts does not parse its settings for
+ * each. A large berth.json is indexed (`inventory-index.ts`), so that a command on one
+ * node reads that node's entry, not the whole inventory.
  */
 export function fileConfig(dir: string): LoadConfig {
   const path = join(dir, 'berth.json');
+  const cacheDir = join(dir, 'cache', 'inventory');
   let kept: { stamp: string; settings: Settings } | undefined;
   const definitions: DefinitionCache = new Map();
-  return async (): Promise<Config> => {
-    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+  const configOf = (read: Settings): Config => {
+    // The ssh config is named relative to the state directory, as the catalog is.
+    const settings =
+      read.sshConfig === undefined ? read : { ...read, sshConfig: resolve(dir, read.sshConfig) };
+    return { settings, catalog: fileCatalog(resolve(dir, settings.catalog), definitions) };
+  };
+  return async (nodes) => {
+    const info = await stat(path, { bigint: true }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
       throw new ConfigError(`${path} cannot be read: ${reasonOf(error)}`);
     });
-    const stamp = info ? `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}` : 'none';
-    if (kept?.stamp !== stamp) {
-      const read = info ? await readSettings(path) : defaultSettings();
-      // The ssh config is named relative to the state directory, as the catalog is.
-      const settings =
-        read.sshConfig === undefined ? read : { ...read, sshConfig: resolve(dir, read.sshConfig) };
-      kept = { stamp, settings };
+    if (!info) return configOf(defaultSettings());
+    const stamp = [info.dev, info.ino, info.size, info.mtimeNs, info.ctimeNs].join('-');
+    if (kept?.stamp === stamp) return configOf(kept.settings);
+    const indexed = info.size >= INDEXED_FROM;
+    if (indexed && nodes !== undefined) {
+      const found = await readIndexed(cacheDir, stamp, nodes);
+      if (found) return configOf(found);
     }
-    const { settings } = kept;
-    return { settings, catalog: fileCatalog(resolve(dir, settings.catalog), definitions) };
+    const settings = await readSettings(path);
+    kept = { stamp, settings };
+    const changedAt = Number(info.ctimeMs > info.mtimeMs ? info.ctimeMs : info.mtimeMs);
+    if (indexed && Date.now() - changedAt > SETTLED_MS) await writeIndex(cacheDir, stamp, settings);
+    return configOf(settings);
   };
 }
 
