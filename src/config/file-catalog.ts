@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Catalog, type CatalogEntry, parseDefinition, sourcesOf } from '../catalog.ts';
@@ -48,7 +49,8 @@ async function readEntry(dir: string, name: string, cache: DefinitionCache): Pro
   if (!isName(name)) return { name, problem: `${JSON.stringify(name)} is not a module name` };
   const path = join(dir, `${name}.json`);
   try {
-    const info = await stat(path);
+    // Once an act: made in place, as the stores' small calls are (see syncToDisk).
+    const info = statSync(path);
     const own = `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
     // A definition read before is good while neither it nor a template it reads changed.
     const kept = cache.get(name);

@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { type BigIntStats, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeIssues } from '../schema-issues.ts';
@@ -26,10 +27,13 @@ export function fileConfig(dir: string): LoadConfig {
     return { settings, catalog: fileCatalog(resolve(dir, settings.catalog), definitions) };
   };
   return async (nodes) => {
-    const info = await stat(path, { bigint: true }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
+    let info: BigIntStats | undefined;
+    try {
+      // Once an act: made in place, as the stores' small calls are (see syncToDisk).
+      info = statSync(path, { bigint: true, throwIfNoEntry: false });
+    } catch (error) {
       throw new ConfigError(`${path} cannot be read: ${reasonOf(error)}`);
-    });
+    }
     if (!info) return configOf(defaultSettings());
     const stamp = [info.dev, info.ino, info.size, info.mtimeNs, info.ctimeNs].join('-');
     if (kept?.stamp === stamp) return configOf(kept.settings);

@@ -1,12 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import { open, readdir, rename, unlink } from 'node:fs/promises';
+import {
+  closeSync,
+  fchmodSync,
+  fchownSync,
+  fsync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 
 export interface AtomicWriteOptions {
   mode?: number;
   uid?: number;
   gid?: number;
 }
+
+/**
+ * Waits until what was written to `fd` is on the disk. Only this goes to the thread pool:
+ * berth's files are small and local, so an open, a write, a rename or a close is made in
+ * place, in microseconds, where a trip through the pool would cost more than the call.
+ */
+export const syncToDisk: (fd: number) => Promise<void> = promisify(fsync);
 
 /**
  * Replaces a file so that a reader, or a crash at any moment, sees either the old
@@ -19,34 +37,41 @@ export async function writeFileAtomic(
   { mode = 0o644, uid, gid }: AtomicWriteOptions = {},
 ) {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const file = await open(temporary, 'wx', mode);
+  const fd = openSync(temporary, 'wx', mode);
   try {
-    await file.writeFile(data);
-    if (uid !== undefined || gid !== undefined) await file.chown(uid ?? -1, gid ?? -1);
-    // After a chown, which clears set-id bits, and past the umask.
-    await file.chmod(mode);
-    await file.sync();
+    try {
+      writeAll(fd, data);
+      if (uid !== undefined || gid !== undefined) fchownSync(fd, uid ?? -1, gid ?? -1);
+      // After a chown, which clears set-id bits, and past the umask.
+      fchmodSync(fd, mode);
+      await syncToDisk(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
   } catch (error) {
-    await file.close();
-    await unlink(temporary).catch(() => {});
-    throw error;
-  }
-  await file.close();
-  try {
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Renamed, or never made: nothing to remove.
+    }
     throw error;
   }
   await syncDirectory(dirname(path));
 }
 
+/** Writes the whole of `data` at the file's position (a short write is carried on). */
+export function writeAll(fd: number, data: string | Uint8Array) {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+}
+
 export async function syncDirectory(dir: string) {
-  const handle = await open(dir, 'r');
+  const fd = openSync(dir, 'r');
   try {
-    await handle.sync();
+    await syncToDisk(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -82,7 +83,7 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
       const here = nodeDir(node);
       let lock: Lock;
       try {
-        await makeNodeDir(here);
+        makeNodeDir(here);
         lock = await takeLock(join(here, FILES.lock), { node, act }, lockWaitMs);
       } catch (error) {
         throw storeErrorOf(error, `the lock of node ${node} in ${dir} cannot be had`);
@@ -259,12 +260,14 @@ function fileVault(
 }
 
 /** A node's directory: one mkdir when it is there already, as it is for every act but the first. */
-async function makeNodeDir(here: string) {
-  await mkdir(here, { mode: 0o700 }).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST') return;
-    if (error.code === 'ENOENT') await mkdir(here, { recursive: true, mode: 0o700 });
-    else throw error;
-  });
+function makeNodeDir(here: string) {
+  try {
+    mkdirSync(here, { mode: 0o700 });
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') mkdirSync(here, { recursive: true, mode: 0o700 });
+    else if (code !== 'EEXIST') throw error;
+  }
 }
 
 async function listNodes(dir: string): Promise<string[]> {

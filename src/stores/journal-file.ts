@@ -1,17 +1,18 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync } from 'node:fs';
+import { syncToDisk, writeAll } from '../fs/atomic-file.ts';
 
 /**
  * Appends one line and makes it durable before the act is acknowledged. With `mend`, a
  * cut last line is dropped first (see `mend`), through the same open file.
  */
 export async function appendLine(path: string, line: string, { mend = false } = {}) {
-  const file = await open(path, 'a+', 0o600);
+  const fd = openSync(path, 'a+', 0o600);
   try {
-    if (mend) await mendOpen(file);
-    await file.appendFile(`${line}\n`);
-    await file.sync();
+    if (mend) mendOpen(fd);
+    writeAll(fd, `${line}\n`);
+    await syncToDisk(fd);
   } finally {
-    await file.close();
+    closeSync(fd);
   }
 }
 
@@ -20,14 +21,14 @@ export async function appendLine(path: string, line: string, { mend = false } = 
  * acknowledged. The cut line is dropped, however long it is. Only the holder of the
  * journal's lock may mend it.
  */
-async function mendOpen(file: FileHandle) {
-  const { size } = await file.stat();
+function mendOpen(fd: number) {
+  const { size } = fstatSync(fd);
   if (size === 0) return;
   const chunk = Buffer.alloc(Math.min(size, 1 << 16));
   let end = size;
   for (let first = true; end > 0; first = false) {
     const start = Math.max(0, end - chunk.length);
-    await file.read(chunk, 0, end - start, start);
+    readSync(fd, chunk, 0, end - start, start);
     const seen = chunk.subarray(0, end - start);
     if (first && seen[seen.length - 1] === 0x0a) return;
     const lastNewline = seen.lastIndexOf(0x0a);
@@ -37,5 +38,5 @@ async function mendOpen(file: FileHandle) {
     }
     end = start;
   }
-  await file.truncate(end);
+  ftruncateSync(fd, end);
 }

@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import * as v from 'valibot';
 import { describeIssues } from '../schema-issues.ts';
 import { StoreError } from './stores.ts';
@@ -17,7 +18,8 @@ export async function readJson<S extends v.GenericSchema, M>(
 ): Promise<v.InferOutput<S> | M> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // A state file is small and local: read in place (see syncToDisk).
+    text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return missing();
     throw storeErrorOf(error, `${path} cannot be read`);

@@ -1,12 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import type { BigIntStats } from 'node:fs';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import {
+  type BigIntStats,
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
+import { writeAll } from '../fs/atomic-file.ts';
 import { type LockHolder, LockHolderSchema, lockNotHad, StoreError } from './stores.ts';
 import { type Lines, waitTurn } from './turns.ts';
 
 export const LOCK_WAIT_MS = 10_000;
+
+/** This machine's name, as every lock taken here names it: asked once, not at each act. */
+const HOST = hostname();
 
 /**
  * What a lock file holds: its holder, and a nonce that tells this taking from another.
@@ -70,7 +81,7 @@ async function takeFileLock(
 ): Promise<Lock> {
   const me: Owner = {
     pid: process.pid,
-    host: hostname(),
+    host: HOST,
     act: purpose.act,
     node: purpose.node,
     since: new Date().toISOString(),
@@ -81,25 +92,26 @@ async function takeFileLock(
   let tookOver = false;
   for (let attempt = 0; ; attempt++) {
     try {
-      const file = await open(path, 'wx', 0o600);
+      // Made in place, as every call on a lock is: see syncToDisk.
+      const fd = openSync(path, 'wx', 0o600);
       let made: string;
       try {
-        await file.writeFile(mine);
-        made = identityOf(await file.stat({ bigint: true }));
+        writeAll(fd, mine);
+        made = identityOf(fstatSync(fd, { bigint: true }));
       } finally {
-        await file.close();
+        closeSync(fd);
       }
       // The very file this taking made: a lock taken over is another file, even one
       // that reuses the inode. One stat, not a read of the file, before every write.
-      const isMine = async () => {
-        const now = await stat(path, { bigint: true }).catch(() => undefined);
+      const isMine = () => {
+        const now = statSync(path, { bigint: true, throwIfNoEntry: false });
         return now !== undefined && identityOf(now) === made;
       };
       return {
         tookOver,
-        stillHeld: isMine,
+        stillHeld: async () => isMine(),
         release: async () => {
-          if (await isMine()) await unlink(path);
+          if (isMine()) unlinkSync(path);
         },
       };
     } catch (error) {
@@ -107,10 +119,10 @@ async function takeFileLock(
         throw new StoreError(`the lock ${path} cannot be made: ${(error as Error).message}`);
       }
     }
-    const seen = await readFile(path, 'utf8').catch(() => undefined);
+    const seen = readText(path);
     holder = parseOwner(seen);
-    if (seen !== undefined && (await isAbandoned(path, holder))) {
-      await takeOver(path, seen);
+    if (seen !== undefined && isAbandoned(path, holder)) {
+      takeOver(path, seen);
       tookOver = true;
       continue;
     }
@@ -122,6 +134,15 @@ async function takeFileLock(
 /** What tells one lock file from another at the same path: nothing writes a lock once made. */
 function identityOf(info: BigIntStats): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+}
+
+/** A lock file's text; undefined when it is gone (or cannot be read: then no owner is known). */
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 function parseOwner(text: string | undefined): Owner | undefined {
@@ -136,22 +157,30 @@ function parseOwner(text: string | undefined): Owner | undefined {
 
 /** Who holds the lock at `path` now, if anyone does. */
 export async function lockHolder(path: string): Promise<LockHolder | undefined> {
-  const owner = parseOwner(await readFile(path, 'utf8').catch(() => undefined));
+  const owner = parseOwner(readText(path));
   if (!owner) return undefined;
   const { nonce: _, ...holder } = owner;
   return holder;
 }
 
-async function isAbandoned(path: string, owner: Owner | undefined): Promise<boolean> {
-  if (!owner) {
-    // A lock file without a readable owner: its writer died between create and write.
-    const age = await stat(path).then(
-      (info) => Date.now() - info.mtimeMs,
-      () => 0,
-    );
-    return age > 2_000;
+/** How long ago a file was last written; 0 when it is gone. */
+function ageOf(path: string): number {
+  const info = statSync(path, { throwIfNoEntry: false });
+  return info ? Date.now() - info.mtimeMs : 0;
+}
+
+function removeIfThere(path: string) {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
   }
-  if (owner.host !== hostname()) return false;
+}
+
+function isAbandoned(path: string, owner: Owner | undefined): boolean {
+  // A lock file without a readable owner: its writer died between create and write.
+  if (!owner) return ageOf(path) > 2_000;
+  if (owner.host !== HOST) return false;
   try {
     process.kill(owner.pid, 0);
     return false;
@@ -169,25 +198,20 @@ const GUARD_STALE_MS = 5_000;
  * so a live lock is never moved, not even for a moment: two processes that both saw
  * the same dead owner cannot take the lock from the one of them that got it first.
  */
-async function takeOver(path: string, seen: string) {
+function takeOver(path: string, seen: string) {
   const guard = `${path}.takeover`;
   try {
-    await (await open(guard, 'wx', 0o600)).close();
+    closeSync(openSync(guard, 'wx', 0o600));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      const age = await stat(guard).then(
-        (info) => Date.now() - info.mtimeMs,
-        () => 0,
-      );
-      if (age > GUARD_STALE_MS) await unlink(guard).catch(() => {});
-    }
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST' && ageOf(guard) > GUARD_STALE_MS)
+      removeIfThere(guard);
     return;
   }
   try {
-    const now = await readFile(path, 'utf8').catch(() => undefined);
-    if (now === seen && (await isAbandoned(path, parseOwner(now)))) await unlink(path);
+    const now = readText(path);
+    if (now === seen && isAbandoned(path, parseOwner(now))) unlinkSync(path);
   } finally {
-    await unlink(guard).catch(() => {});
+    removeIfThere(guard);
   }
 }
 
