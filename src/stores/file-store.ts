@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -259,15 +259,9 @@ function fileVault(
   };
 }
 
-/** A node's directory: one mkdir when it is there already, as it is for every act but the first. */
+/** A node's directory: one stat when it is there already, as it is for every act but the first. */
 function makeNodeDir(here: string) {
-  try {
-    mkdirSync(here, { mode: 0o700 });
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT') mkdirSync(here, { recursive: true, mode: 0o700 });
-    else if (code !== 'EEXIST') throw error;
-  }
+  if (!statSync(here, { throwIfNoEntry: false })) mkdirSync(here, { recursive: true, mode: 0o700 });
 }
 
 async function listNodes(dir: string): Promise<string[]> {

@@ -24,13 +24,16 @@ export async function appendLine(path: string, line: string, { mend = false } = 
 function mendOpen(fd: number) {
   const { size } = fstatSync(fd);
   if (size === 0) return;
-  const chunk = Buffer.alloc(Math.min(size, 1 << 16));
+  // Almost always whole: its last byte says so, without reading more.
+  const last = Buffer.allocUnsafe(1);
+  readSync(fd, last, 0, 1, size - 1);
+  if (last[0] === 0x0a) return;
+  const chunk = Buffer.allocUnsafe(Math.min(size, 1 << 16));
   let end = size;
-  for (let first = true; end > 0; first = false) {
+  while (end > 0) {
     const start = Math.max(0, end - chunk.length);
     readSync(fd, chunk, 0, end - start, start);
     const seen = chunk.subarray(0, end - start);
-    if (first && seen[seen.length - 1] === 0x0a) return;
     const lastNewline = seen.lastIndexOf(0x0a);
     if (lastNewline >= 0) {
       end = start + lastNewline + 1;
