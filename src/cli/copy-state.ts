@@ -1,12 +1,13 @@
 import type { StateLocation } from '../config/state-dir.ts';
 import { copyStateTo } from '../stores/copy-state.ts';
+import { checkStoreUrl } from '../stores/store-url.ts';
 import { storesCannotOpen } from '../stores/stores.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
 /**
  * `berth copy-state --to URL`: the state directory's records into an empty PostgreSQL
- * store. Exits 0 once copied, 1 when the store is not empty, 3 when either side cannot
- * be opened.
+ * store. Exits 0 once copied, 1 when the store is not empty, 2 for a URL that is not a
+ * store's (or carries a password), 3 when either side cannot be opened.
  */
 export async function runCopyState(
   to: string | undefined,
@@ -18,6 +19,9 @@ export async function runCopyState(
     throw new UsageError(
       'berth copy-state needs --to URL: the PostgreSQL store to copy into, postgresql://USER@HOST[:PORT]/DATABASE',
     );
+  // A URL berth cannot take is the caller's to mend, like a missing --to; never said back.
+  const refused = checkStoreUrl(to);
+  if (refused) throw new UsageError(`berth copy-state --to: ${refused}`);
   try {
     const outcome = await copyStateTo(location, to);
     if (json) io.out(JSON.stringify(outcome));

@@ -18,6 +18,23 @@ describe('the command line: usage, exit codes and --json', () => {
     assert.equal(run.stderr, 'berth has no command "frob"; see berth --help\n');
   });
 
+  it('exits 2 for copy-state to a URL that is no PostgreSQL store, or that holds a password', async () => {
+    const mysql = await world.berth('copy-state', '--to', 'mysql://berth@db.lan/berth');
+    assert.equal(mysql.code, 2);
+    assert.equal(
+      mysql.stderr,
+      'berth copy-state --to: a store is a PostgreSQL URL: postgresql://USER@HOST[:PORT]/DATABASE\n',
+    );
+    const secret = await world.berth(
+      'copy-state',
+      '--to',
+      'postgresql://berth:hunter2@db.lan/berth',
+    );
+    assert.equal(secret.code, 2);
+    assert.match(secret.stderr, /^berth copy-state --to: the store URL carries a password/);
+    assert.doesNotMatch(secret.stderr + secret.stdout, /hunter2/);
+  });
+
   it('exits 2 and shows the commands when given none', async () => {
     const run = await world.berth();
     assert.equal(run.code, 2);
