@@ -283,21 +283,16 @@ async function carryOut(plan: ConvergePlan, node: string, context: CommandContex
     }
   };
   for (const { module, steps } of plan.modules) {
-    let next = 0;
-    while (next < steps.length) {
+    for (const turn of turnsOf(steps)) {
       if (context.signal?.aborted) {
         return refuse(
           `converge of ${node} stopped before ${module}'s next step: ${stopReason(context.signal)}`,
           said.join('\n'),
         );
       }
-      const step = steps[next] as Step;
-      let end = next + 1;
-      if (changesFiles(step)) while (end < steps.length && changesFiles(steps[end] as Step)) end++;
       try {
-        if (changesFiles(step))
-          await doChanges(steps.slice(next, end) as FileStep[], context, tell);
-        else tell(await doStep(step, node, context));
+        if (Array.isArray(turn)) await doChanges(turn, context, tell);
+        else tell(await doStep(turn, node, context));
       } catch (error) {
         if (error instanceof StoreError) throw error;
         return refuse(
@@ -305,18 +300,29 @@ async function carryOut(plan: ConvergePlan, node: string, context: CommandContex
           said.join('\n'),
         );
       }
-      next = end;
     }
   }
   said.push(`${node} is as assigned`);
   return { said: said.join('\n') };
 }
 
-/** A step that changes files on the machine: a directory, or a file written. */
+/** A step of a module's files: a directory, a secret minted or restored, a file written. */
 type FileStep = Step & { do: 'create' | 'mint' | 'restore' | 'write' };
 
 function changesFiles(step: Step): step is FileStep {
   return step.do === 'create' || step.do === 'mint' || step.do === 'restore' || step.do === 'write';
+}
+
+/** A module's steps in turns: a step alone, or a run of steps that change files. */
+function turnsOf(steps: readonly Step[]): (Exclude<Step, FileStep> | FileStep[])[] {
+  const turns: (Exclude<Step, FileStep> | FileStep[])[] = [];
+  for (const step of steps) {
+    const last = turns.at(-1);
+    if (!changesFiles(step)) turns.push(step);
+    else if (Array.isArray(last)) last.push(step);
+    else turns.push([step]);
+  }
+  return turns;
 }
 
 /**

@@ -193,17 +193,12 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
         if (answer instanceof MachineError) return { done: 0, failure: answer };
         if (!reached(answer)) return { done: 0, failure: await notReached(answer) };
         const done = doneIn(answer.stdout, shipped.length);
-        if (answer.code !== 0) {
-          return { done, failure: failedAs(whatOf(shipped[done] as Change), answer) };
-        }
         if (done < shipped.length) {
-          return {
-            done,
-            failure: new MachineError(
-              'failed',
-              `the batch's answer could not be read: it ended early`,
-            ),
-          };
+          const failure =
+            answer.code === 0
+              ? new MachineError('failed', `the batch's answer could not be read: it ended early`)
+              : failedAs(whatOf(shipped[done] as Change), answer);
+          return { done, failure };
         }
       }
       if (refused === -1) return { done: changes.length };
