@@ -336,8 +336,12 @@ async function againstAnsible(bench: Bench): Promise<string[]> {
   log('fleet: Ansible and berth, first run and no-change re-run');
   const ansibleFirst = await ansibleRun();
   const ansibleAgain = await ansibleRun();
+  const alpha = bench.fleet.host('alpha');
+  const sessionsBefore = await alpha.sessionsOpened();
   const berthFirst = await berthRun();
+  const sessionsFirst = (await alpha.sessionsOpened()) - sessionsBefore;
   const berthAgain = await berthRun();
+  const sessionsAgain = (await alpha.sessionsOpened()) - sessionsBefore - sessionsFirst;
   const secretModes = await bench.fleet
     .host('bravo')
     .exec('stat -c %a /etc/berth-test/app/s1 /etc/berth-test/ans/s1');
@@ -352,6 +356,7 @@ async function againstAnsible(bench: Bench): Promise<string[]> {
       ],
     ),
     '',
+    `berth's sshd sessions on alpha, preview and act: first run ${sessionsFirst} (the preview's survey; the act's survey, one batch of two directories and ten files, the start hook), no change ${sessionsAgain}`,
     `secret file modes on bravo, berth then Ansible: ${secretModes.stdout.trim().split('\n').join(', ')}`,
   ];
 }

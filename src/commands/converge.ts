@@ -1,7 +1,7 @@
 import type { ModuleDefinition } from '../catalog.ts';
 import { renderFile } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
-import type { WriteOptions } from '../machines/machine.ts';
+import type { Change, Machine, WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
@@ -269,11 +269,21 @@ function describeDrift(drift: readonly Drift[]): string {
   return drift.map((item) => `its ${item.what} is ${item.was}, not ${item.want}`).join('; ');
 }
 
-/** Carries out the plan in order; the first failing step stops it, with what was done said. */
+/**
+ * Carries out the plan in order; the first failing step stops it, with what was done said.
+ * A module's consecutive steps that change files on the machine go as one batch (one round
+ * trip over ssh): a stop asked for is heeded before a batch, not within it.
+ */
 async function carryOut(plan: ConvergePlan, node: string, context: CommandContext) {
   const said: string[] = [];
+  const tell = (done: string) => {
+    for (const line of done.split('\n')) {
+      said.push(line);
+      context.progress?.(line);
+    }
+  };
   for (const { module, steps } of plan.modules) {
-    for (const step of steps) {
+    for (const turn of turnsOf(steps)) {
       if (context.signal?.aborted) {
         return refuse(
           `converge of ${node} stopped before ${module}'s next step: ${stopReason(context.signal)}`,
@@ -281,11 +291,8 @@ async function carryOut(plan: ConvergePlan, node: string, context: CommandContex
         );
       }
       try {
-        const done = await doStep(step, node, context);
-        for (const line of done.split('\n')) {
-          said.push(line);
-          context.progress?.(line);
-        }
+        if (Array.isArray(turn)) await doChanges(turn, context, tell);
+        else tell(await doStep(turn, node, context));
       } catch (error) {
         if (error instanceof StoreError) throw error;
         return refuse(
@@ -299,8 +306,139 @@ async function carryOut(plan: ConvergePlan, node: string, context: CommandContex
   return { said: said.join('\n') };
 }
 
-async function doStep(step: Step, node: string, context: CommandContext): Promise<string> {
-  const { store, machine, catalog } = context;
+/** A step of a module's files: a directory, a secret minted or restored, a file written. */
+type FileStep = Step & { do: 'create' | 'mint' | 'restore' | 'write' };
+
+function changesFiles(step: Step): step is FileStep {
+  return step.do === 'create' || step.do === 'mint' || step.do === 'restore' || step.do === 'write';
+}
+
+/** A module's steps in turns: a step alone, or a run of steps that change files. */
+function turnsOf(steps: readonly Step[]): (Exclude<Step, FileStep> | FileStep[])[] {
+  const turns: (Exclude<Step, FileStep> | FileStep[])[] = [];
+  for (const step of steps) {
+    const last = turns.at(-1);
+    if (!changesFiles(step)) turns.push(step);
+    else if (Array.isArray(last)) last.push(step);
+    else turns.push([step]);
+  }
+  return turns;
+}
+
+/**
+ * Steps that change files, as one batch: each made ready in order (a minted secret put
+ * into the vault first, so that a file carrying it is rendered with it), then all made on
+ * the machine at once. Each step done is told; the first that was not throws. A batch that
+ * stops leaves the secrets minted for its later files in the vault, as a mint whose write
+ * failed does: the next converge restores them rather than minting anew.
+ */
+async function doChanges(
+  steps: readonly FileStep[],
+  context: CommandContext,
+  tell: (done: string) => void,
+): Promise<void> {
+  const ready: Ready[] = [];
+  let unready: unknown;
+  for (const step of steps) {
+    try {
+      ready.push(await makeReady(step, context));
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      unready = error;
+      break;
+    }
+  }
+  await applyReady(context.machine, ready, tell);
+  if (unready !== undefined) throw unready;
+}
+
+/** A step made ready: the change it makes on the machine, if any, and its words once done. */
+export interface Ready {
+  change?: Change;
+  done: string;
+}
+
+/**
+ * Makes the ready steps' changes on the machine in one batch, then tells each step done,
+ * in order, up to the first whose change was not made: its failure throws.
+ */
+export async function applyReady(
+  machine: Machine,
+  ready: readonly Ready[],
+  tell: (done: string) => void,
+): Promise<void> {
+  const applied = await machine.apply(ready.flatMap(({ change }) => (change ? [change] : [])));
+  let made = 0;
+  for (const { change, done } of ready) {
+    if (change) {
+      if (made === applied.done) throw applied.failure;
+      made++;
+    }
+    tell(done);
+  }
+}
+
+async function makeReady(step: FileStep, context: CommandContext): Promise<Ready> {
+  const { store, catalog } = context;
+  const { module } = step;
+  switch (step.do) {
+    case 'create': {
+      const options = {
+        ...(step.mode === undefined ? {} : { mode: Number.parseInt(step.mode, 8) }),
+        ...(step.uid === undefined ? {} : { uid: step.uid }),
+        ...(step.gid === undefined ? {} : { gid: step.gid }),
+      };
+      return {
+        change: { kind: 'directory', path: step.path, options },
+        done: step.drift ? `mended ${step.path}` : `created ${step.path}`,
+      };
+    }
+    case 'mint': {
+      const value = mintSecret(step.bytes);
+      const at = context.now().toISOString();
+      await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at });
+      if (step.inside) return { done: `minted ${step.secret} into the vault, for ${step.path}` };
+      return {
+        change: { kind: 'file', path: step.path, data: value, options: writeOptions(step) },
+        done: `minted ${step.secret} into the vault and wrote it to ${step.path}`,
+      };
+    }
+    case 'restore': {
+      const kept = await store.vault.get(module, step.secret);
+      if (!kept) throw new Error(`the vault no longer holds ${step.secret}`);
+      return {
+        change: { kind: 'file', path: step.path, data: kept.value, options: writeOptions(step) },
+        done: step.drift
+          ? `rewrote ${step.secret} to ${step.path}, mending its owner and mode`
+          : `restored ${step.secret} from the vault to ${step.path}`,
+      };
+    }
+    case 'write': {
+      const entry = await catalog.entry(module);
+      if (!('definition' in entry)) throw new Error(`the definition of ${module} is gone`);
+      const file = entry.definition.files[step.path];
+      if (!file) throw new Error(`the definition of ${module} no longer has ${step.path}`);
+      const values: Record<string, string> = {};
+      for (const secret of Object.keys(entry.definition.secrets)) {
+        const kept = await store.vault.get(module, secret);
+        if (kept) values[secret] = secretText(kept.value);
+      }
+      const data = new TextEncoder().encode(renderFile(file.content, values));
+      return {
+        change: { kind: 'file', path: step.path, data, options: writeOptions(step) },
+        done: `wrote ${step.path}`,
+      };
+    }
+  }
+}
+
+/** A step that changes nothing on the machine's files: the record, the vault, a hook. */
+async function doStep(
+  step: Exclude<Step, FileStep>,
+  node: string,
+  context: CommandContext,
+): Promise<string> {
+  const { store, machine } = context;
   const { module } = step;
   const at = () => context.now().toISOString();
   const record = async (started: boolean) => {
@@ -318,28 +456,6 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
     case 'manage':
       await record(step.started);
       return `berth manages ${module} on ${node}`;
-    case 'create':
-      await machine.makeDirectory(step.path, {
-        ...(step.mode === undefined ? {} : { mode: Number.parseInt(step.mode, 8) }),
-        ...(step.uid === undefined ? {} : { uid: step.uid }),
-        ...(step.gid === undefined ? {} : { gid: step.gid }),
-      });
-      return step.drift ? `mended ${step.path}` : `created ${step.path}`;
-    case 'mint': {
-      const value = mintSecret(step.bytes);
-      await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at: at() });
-      if (step.inside) return `minted ${step.secret} into the vault, for ${step.path}`;
-      await machine.write(step.path, value, writeOptions(step));
-      return `minted ${step.secret} into the vault and wrote it to ${step.path}`;
-    }
-    case 'restore': {
-      const kept = await store.vault.get(module, step.secret);
-      if (!kept) throw new Error(`the vault no longer holds ${step.secret}`);
-      await machine.write(step.path, kept.value, writeOptions(step));
-      return step.drift
-        ? `rewrote ${step.secret} to ${step.path}, mending its owner and mode`
-        : `restored ${step.secret} from the vault to ${step.path}`;
-    }
     case 'keep': {
       const facts = await machine.survey([{ path: step.path, read: true }]);
       const fact = facts.get(step.path);
@@ -352,20 +468,6 @@ async function doStep(step: Step, node: string, context: CommandContext): Promis
         at: at(),
       });
       return `read ${step.secret} into the vault from ${step.path}`;
-    }
-    case 'write': {
-      const entry = await catalog.entry(module);
-      if (!('definition' in entry)) throw new Error(`the definition of ${module} is gone`);
-      const file = entry.definition.files[step.path];
-      if (!file) throw new Error(`the definition of ${module} no longer has ${step.path}`);
-      const values: Record<string, string> = {};
-      for (const secret of Object.keys(entry.definition.secrets)) {
-        const kept = await store.vault.get(module, secret);
-        if (kept) values[secret] = secretText(kept.value);
-      }
-      const content = new TextEncoder().encode(renderFile(file.content, values));
-      await machine.write(step.path, content, writeOptions(step));
-      return `wrote ${step.path}`;
     }
     case 'reload':
       if (step.script === undefined)

@@ -12,7 +12,7 @@ import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state
 import { StoreError } from '../stores/stores.ts';
 import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
-import { runCheck } from './converge.ts';
+import { applyReady, type Ready, runCheck } from './converge.ts';
 import type { CheckOutcome } from './converge-plan.ts';
 
 /** Where a secret comes from when a module is taken. */
@@ -330,41 +330,55 @@ async function actOnTake(
 
   const at = context.now().toISOString();
   const said: string[] = [];
+  // Every secret into the vault first, in order; then the files berth writes, in one batch.
+  const ready: Ready[] = [];
+  let unready: unknown;
   try {
     for (const secret of plan.secrets) {
+      const options = writeOptions.get(secret.name) as WriteOptions;
       if (secret.origin === 'found') {
         await store.vault.put(module, secret.name, {
           value: found.get(secret.name) as Uint8Array,
           origin: `found on ${node} at ${secret.path}`,
           at,
         });
-        said.push(`secret ${secret.name}: read into the vault from ${secret.path}`);
+        ready.push({ done: `secret ${secret.name}: read into the vault from ${secret.path}` });
       } else if (secret.origin === 'vault') {
         const kept = await store.vault.get(module, secret.name);
         if (!kept) throw new Error(`the vault no longer holds ${secret.name}`);
-        if (secret.match !== undefined) {
-          said.push(
-            `secret ${secret.name}: kept in the vault; the next converge places it in ${secret.path}`,
-          );
-          continue;
-        }
-        await machine.write(secret.path, kept.value, writeOptions.get(secret.name) as WriteOptions);
-        said.push(`secret ${secret.name}: restored from the vault to ${secret.path}`);
+        ready.push(
+          secret.match === undefined
+            ? {
+                change: { kind: 'file', path: secret.path, data: kept.value, options },
+                done: `secret ${secret.name}: restored from the vault to ${secret.path}`,
+              }
+            : {
+                done: `secret ${secret.name}: kept in the vault; the next converge places it in ${secret.path}`,
+              },
+        );
       } else {
         const value = mintSecret(secret.bytes);
         await store.vault.put(module, secret.name, { value, origin: 'minted by berth', at });
-        if (secret.match !== undefined) {
-          said.push(
-            `secret ${secret.name}: minted by berth; the next converge places it in ${secret.path}`,
-          );
-          continue;
-        }
-        await machine.write(secret.path, value, writeOptions.get(secret.name) as WriteOptions);
-        said.push(`secret ${secret.name}: minted by berth and written to ${secret.path}`);
+        ready.push(
+          secret.match === undefined
+            ? {
+                change: { kind: 'file', path: secret.path, data: value, options },
+                done: `secret ${secret.name}: minted by berth and written to ${secret.path}`,
+              }
+            : {
+                done: `secret ${secret.name}: minted by berth; the next converge places it in ${secret.path}`,
+              },
+        );
       }
     }
   } catch (error) {
     if (error instanceof StoreError) throw error;
+    unready = error;
+  }
+  try {
+    await applyReady(machine, ready, (done) => said.push(done));
+    if (unready !== undefined) throw unready;
+  } catch (error) {
     return refuse(
       `the take of ${module} on ${node} stopped: ${(error as Error).message}`,
       said.join('\n'),

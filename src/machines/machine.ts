@@ -60,6 +60,23 @@ export interface WriteOptions {
   gid?: number;
 }
 
+/**
+ * One change a batch makes: a directory made (as `mkdir -p`; an existing one is left as it
+ * is but for the owner, group and mode `options` names, which the directory itself is
+ * given), or a whole file written atomically (a temporary file beside the target, given its
+ * mode and owner, then renamed; its directory made first; a dead write's temporary files
+ * beside the target removed).
+ */
+export type Change =
+  | { kind: 'directory'; path: string; options?: DirectoryOptions }
+  | { kind: 'file'; path: string; data: Uint8Array; options: WriteOptions };
+
+/** What a batch did: its first `done` changes, in order; `failure` why the next was not. */
+export interface Applied {
+  done: number;
+  failure?: MachineError;
+}
+
 export interface RunOptions {
   /** Aborting stops the hook and everything it started. */
   signal?: AbortSignal;
@@ -89,7 +106,8 @@ export class MachineError extends Error {
 /**
  * A machine berth acts on. Paths are machine paths (absolute, normalised); a rooted
  * machine takes them under its root, an ssh machine on the far side. Every method
- * fails with a MachineError: `unreachable` when the machine cannot be reached at all.
+ * fails with a MachineError (`apply` answers with one): `unreachable` when the machine
+ * cannot be reached at all.
  * `machines/contract.ts` in the tests is its specification.
  */
 export interface Machine {
@@ -100,16 +118,11 @@ export interface Machine {
    */
   survey(paths: readonly SurveyPath[], names?: AccountNames): Promise<Survey>;
   /**
-   * Writes a whole file atomically: a temporary file beside the target, given its mode
-   * and owner, then renamed. Its directory is made first. A dead write's temporary
-   * files beside the target are removed.
+   * Makes the changes in order, stopping at the first that fails: what an ssh machine
+   * does in one round trip. It answers rather than rejects: how many were done, and the
+   * failure of the one that was not (`unreachable` when none could be tried).
    */
-  write(path: string, data: Uint8Array, options: WriteOptions): Promise<void>;
-  /**
-   * Makes a directory and its parents; an existing directory is left as it is, but for
-   * the owner, group and mode `options` names, which the directory itself is given.
-   */
-  makeDirectory(path: string, options?: DirectoryOptions): Promise<void>;
+  apply(changes: readonly Change[]): Promise<Applied>;
   /**
    * Runs a hook with `sh -c` in a process group of its own, its environment extended
    * by `env` and `BERTH_ROOT`. It is done when its shell exits.

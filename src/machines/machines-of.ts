@@ -45,5 +45,10 @@ export function machinesOf(settings: Settings): ReachMachine {
 
 function unreachable(why: string): Machine {
   const fail = () => Promise.reject(new MachineError('unreachable', why));
-  return { survey: fail, write: fail, makeDirectory: fail, run: fail, close: async () => {} };
+  return {
+    survey: fail,
+    apply: async () => ({ done: 0, failure: new MachineError('unreachable', why) }),
+    run: fail,
+    close: async () => {},
+  };
 }

@@ -5,6 +5,7 @@ import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import {
   type AccountNames,
   type Accounts,
+  type Change,
   HOOK_TIMEOUT_MS,
   KEPT_OUTPUT,
   type Machine,
@@ -37,6 +38,27 @@ export function rootedMachine(root: string): Machine {
       throw new MachineError('unreachable', `its root ${top} is not a directory`);
   };
 
+  const make = async (change: Change) => {
+    const full = at(change.path);
+    await reach();
+    if (change.kind === 'file') {
+      await failAs(`write ${change.path}`, async () => {
+        await mkdir(dirname(full), { recursive: true });
+        // Acts that write to a machine hold the node's lock: a temporary file of this one
+        // is a dead write's, and may hold a secret.
+        await sweepLeftovers(dirname(full), [basename(full)]);
+        await writeFileAtomic(full, change.data, change.options);
+      });
+      return;
+    }
+    const { uid, gid, mode } = change.options ?? {};
+    await failAs(`create ${change.path}`, async () => {
+      await mkdir(full, { recursive: true });
+      if (uid !== undefined || gid !== undefined) await chown(full, uid ?? -1, gid ?? -1);
+      if (mode !== undefined) await chmod(full, mode);
+    });
+  };
+
   return {
     async survey(paths, names) {
       await reach();
@@ -47,26 +69,17 @@ export function rootedMachine(root: string): Machine {
       if (!names) return facts;
       return Object.assign(facts, { accounts: await accountsUnder(top, names) });
     },
-    async write(path, data, options) {
-      const full = at(path);
-      await reach();
-      await failAs(`write ${path}`, async () => {
-        await mkdir(dirname(full), { recursive: true });
-        // Acts that write to a machine hold the node's lock: a temporary file of this one
-        // is a dead write's, and may hold a secret.
-        await sweepLeftovers(dirname(full), [basename(full)]);
-        await writeFileAtomic(full, data, options);
-      });
-    },
-    async makeDirectory(path, options = {}) {
-      const full = at(path);
-      await reach();
-      await failAs(`create ${path}`, async () => {
-        await mkdir(full, { recursive: true });
-        if (options.uid !== undefined || options.gid !== undefined)
-          await chown(full, options.uid ?? -1, options.gid ?? -1);
-        if (options.mode !== undefined) await chmod(full, options.mode);
-      });
+    async apply(changes) {
+      // One change after another, as the ssh machine's batch does them in one script.
+      for (const [done, change] of changes.entries()) {
+        try {
+          await make(change);
+        } catch (error) {
+          if (!(error instanceof MachineError)) throw error;
+          return { done, failure: error };
+        }
+      }
+      return { done: changes.length };
     },
     async run(script, env, options) {
       await reach();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
 import {
   type AccountNames,
+  type Change,
   HOOK_TIMEOUT_MS,
   KEPT_OUTPUT,
   type Machine,
@@ -61,8 +62,8 @@ interface Answer {
  * a multiplexed connection (ControlMaster), a connect timeout and keepalives; it never
  * loosens host key checking. Each call ships a POSIX sh script on ssh's standard input
  * (never on a command line), so the far side needs sh, coreutils and stat, nothing
- * berth installs. A survey is one round trip whatever the number of paths, a write one,
- * a hook one (stopping it early is a second).
+ * berth installs. A survey is one round trip whatever the number of paths, a batch of
+ * changes one whatever the number of changes, a hook one (stopping it early is a second).
  */
 export function sshMachine(options: SshMachineOptions): SshMachine {
   const { node, destination, port, sudo = false, runtimeDir, sshConfig } = options;
@@ -172,15 +173,8 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   /** Runs a script that starts with REACHED; refuses as the answer says when it fails. */
   const act = async (what: string, script: string): Promise<Answer> => {
     const answer = await call(script);
-    if (!answer.stdout.subarray(0, REACHED.length + 1).equals(Buffer.from(`${REACHED}\n`))) {
-      throw await notReached(answer);
-    }
-    if (answer.code !== 0) {
-      const said = lines(answer.stderr).filter((line) => !line.startsWith('Warning: '));
-      const last = said.at(-1) ?? `exit ${answer.code}`;
-      const denied = /Permission denied|Operation not permitted|Read-only file system/.test(last);
-      throw new MachineError(denied ? 'denied' : 'failed', `${what} failed: ${last}`);
-    }
+    if (!reached(answer)) throw await notReached(answer);
+    if (answer.code !== 0) throw failedAs(what, answer);
     return answer;
   };
 
@@ -189,26 +183,26 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
       const answer = await act('survey', surveyScript(paths, names));
       return parseSurvey(paths, answer.stdout, names);
     },
-    async write(path, data, writeOptions) {
-      await act(`write ${path}`, writeScript(path, data, writeOptions));
-    },
-    async makeDirectory(path, directory = {}) {
-      checkPath(path);
-      const ids = [directory.uid, directory.gid, directory.mode];
-      if (ids.some((id) => id !== undefined && !(Number.isInteger(id) && id >= 0)))
-        throw new MachineError('failed', `create ${path}: mode, uid and gid are whole numbers`);
-      const owner =
-        directory.uid === undefined && directory.gid === undefined
-          ? ''
-          : `chown -- ${directory.uid ?? ''}${directory.gid === undefined ? '' : `:${directory.gid}`} ${quote(path)}\n`;
-      const mode =
-        directory.mode === undefined
-          ? ''
-          : `chmod -- ${directory.mode.toString(8).padStart(4, '0')} ${quote(path)}\n`;
-      await act(
-        `create ${path}`,
-        `set -e\nprintf '${REACHED}\\n'\nmkdir -p -- ${quote(path)}\n${owner}${mode}`,
-      );
+    async apply(changes) {
+      // A change berth cannot ship (a path not normalised, an id not a number) ends the
+      // batch where it stands: those before it are made, and it is the failure.
+      const refused = changes.findIndex((change) => refusal(change) !== undefined);
+      const shipped = refused === -1 ? changes : changes.slice(0, refused);
+      if (shipped.length > 0) {
+        const answer = await call(applyScript(shipped)).catch((error: MachineError) => error);
+        if (answer instanceof MachineError) return { done: 0, failure: answer };
+        if (!reached(answer)) return { done: 0, failure: await notReached(answer) };
+        const done = doneIn(answer.stdout, shipped.length);
+        if (done < shipped.length) {
+          const failure =
+            answer.code === 0
+              ? new MachineError('failed', `the batch's answer could not be read: it ended early`)
+              : failedAs(whatOf(shipped[done] as Change), answer);
+          return { done, failure };
+        }
+      }
+      if (refused === -1) return { done: changes.length };
+      return { done: refused, failure: refusal(changes[refused] as Change) };
     },
     async run(script, env, runOptions) {
       const hook = runScript(script, { ...env, BERTH_ROOT: '/' });
@@ -278,9 +272,14 @@ export function quote(text: string): string {
 }
 
 function checkPath(path: string) {
-  if (!path.startsWith('/') || posix.normalize(path) !== path || path.includes('\0')) {
-    throw new MachineError('failed', `${path} is not an absolute, normalised machine path`);
-  }
+  const refused = pathRefusal(path);
+  if (refused) throw refused;
+}
+
+function pathRefusal(path: string): MachineError | undefined {
+  if (!path.startsWith('/') || posix.normalize(path) !== path || path.includes('\0'))
+    return new MachineError('failed', `${path} is not an absolute, normalised machine path`);
+  return undefined;
 }
 
 function lines(text: string): string[] {
@@ -510,56 +509,159 @@ function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer, names?: Accou
   return Object.assign(facts, { accounts });
 }
 
+/** Whether the far side ran berth's script: its answer starts with REACHED. */
+function reached(answer: Answer): boolean {
+  return answer.stdout.subarray(0, REACHED.length + 1).equals(Buffer.from(`${REACHED}\n`));
+}
+
+/** The refusal for a script that ran and failed: its last words on standard error. */
+function failedAs(what: string, answer: Answer): MachineError {
+  const said = lines(answer.stderr).filter((line) => !line.startsWith('Warning: '));
+  const last = said.at(-1) ?? `exit ${answer.code}`;
+  const denied = /Permission denied|Operation not permitted|Read-only file system/.test(last);
+  return new MachineError(denied ? 'denied' : 'failed', `${what} failed: ${last}`);
+}
+
+/** A change as the words of its failure name it. */
+function whatOf(change: Change): string {
+  return `${change.kind === 'file' ? 'write' : 'create'} ${change.path}`;
+}
+
+/** Why a change cannot be shipped as it is, if it cannot. */
+function refusal(change: Change): MachineError | undefined {
+  const wrongPath = pathRefusal(change.path);
+  if (wrongPath) return wrongPath;
+  if (change.kind === 'file' && change.path === '/')
+    return new MachineError('failed', '/ is a directory, not a file to write');
+  const { uid, gid, mode } = change.options ?? {};
+  if ([uid, gid, mode].some((id) => id !== undefined && !(Number.isInteger(id) && id >= 0)))
+    return new MachineError('failed', `${whatOf(change)}: mode, uid and gid are whole numbers`);
+  return undefined;
+}
+
+/** How many changes the batch's answer says were done: `done <index>` lines, in order. */
+function doneIn(stdout: Buffer, shipped: number): number {
+  const said = stdout.toString('latin1').split('\n').slice(1);
+  let done = 0;
+  while (done < shipped && said[done] === `done ${done}`) done++;
+  return done;
+}
+
 /**
- * The write script: the directory, the sweep of a dead write's temporary files beside the
- * target, the data (base64 in a here-document: on stdin, never on a command line or in an
- * environment) into a new temporary file made under umask 077, its owner and mode, sync,
- * then the rename.
+ * The batch script: each change in order, `done <index>` on standard output as it is
+ * done, and at the first failure the end, its words the last on standard error. A
+ * directory: `mkdir -p`, its owner, its mode. A file: its directory (as a directory
+ * change makes it; only the temporary file is born private), the sweep of a dead write's
+ * temporary files beside it, the data (base64 in a here-document: on stdin, never on a
+ * command line or in an environment) into a new temporary file made under umask 077, its
+ * owner and mode. Files staged one after another share one sync of their data, then take
+ * their names in order by rename, then share one sync of their directories; they take
+ * their names before anything after them is done, a failure after them included. Each
+ * program it runs costs the far side a process (about a millisecond): a test in the
+ * shell spares one where it can.
  */
-function writeScript(
-  path: string,
-  data: Uint8Array,
-  options: { mode: number; uid?: number; gid?: number },
-): string {
-  checkPath(path);
-  if (path === '/') throw new MachineError('failed', '/ is a directory, not a file to write');
-  const ids = [options.uid, options.gid, options.mode];
-  if (ids.some((id) => id !== undefined && !(Number.isInteger(id) && id >= 0))) {
-    throw new MachineError('failed', `write ${path}: mode, uid and gid are whole numbers`);
+function applyScript(changes: readonly Change[]): string {
+  const body: string[] = [];
+  let staged: string[] = [];
+  for (const [index, change] of changes.entries()) {
+    const { path } = change;
+    const { uid, gid } = change.options ?? {};
+    const owner =
+      uid === undefined && gid === undefined
+        ? ''
+        : `${uid ?? ''}${gid === undefined ? '' : `:${gid}`}`;
+    if (change.kind === 'directory') {
+      const mode = change.options?.mode;
+      body.push(
+        `m ${index} ${quote(path)} ${quote(owner)} ${mode === undefined ? "''" : octal(mode)}`,
+      );
+      staged = [];
+      continue;
+    }
+    // A file staged on a path a staged one stands on, or under, takes its turn after it.
+    if (staged.some((other) => other === path || inside(other, path) || inside(path, other))) {
+      body.push('r');
+      staged = [];
+    }
+    staged.push(path);
+    const name = posix.basename(path);
+    const temporary = posix.join(
+      posix.dirname(path),
+      `.${name}.${randomBytes(6).toString('hex')}.tmp`,
+    );
+    const encoded = Buffer.from(change.data)
+      .toString('base64')
+      .replace(/.{1,76}/g, '$&\n');
+    body.push(
+      `s ${index} ${quote(path)} ${quote(temporary)} ${quote(owner)} ${octal(change.options.mode)} <<'berth-data-end'\n${encoded}berth-data-end`,
+    );
   }
-  const dir = posix.dirname(path);
-  const name = posix.basename(path);
-  const temporary = posix.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-  const owner =
-    options.uid === undefined && options.gid === undefined
-      ? ''
-      : `chown -- ${options.uid ?? ''}${options.gid === undefined ? '' : `:${options.gid}`} "$t"\n`;
-  const encoded = Buffer.from(data)
-    .toString('base64')
-    .replace(/.{1,76}/g, '$&\n');
-  return `set -eC
+  return `set -C
 printf '${REACHED}\\n'
-d=${quote(dir)}; f=${quote(path)}; t=${quote(temporary)}
-# The directories as makeDirectory makes them; only the temporary file is born private.
-mkdir -p -- "$d"
-umask 077
-# rename(2) replaces a file or a link, and refuses a directory; mv would move into one.
-if [ -d "$f" ] && [ ! -L "$f" ]; then printf '%s: Is a directory\\n' "$f" >&2; exit 1; fi
-for x in "$d"/${quote(`.${name}.`)}*.tmp; do
-  case \${x##*/} in
-    ${quote(`.${name}.`)}${'[0-9a-f]'.repeat(12)}.tmp) rm -f -- "$x" ;;
-  esac
-done
-trap 'rm -f -- "$t"' EXIT
-base64 -d > "$t" <<'berth-data-end'
-${encoded}berth-data-end
-${owner}chmod -- ${options.mode.toString(8).padStart(4, '0')} "$t"
-{ sync -- "$t" || sync; } 2>/dev/null
-if [ -L "$f" ] && [ -d "$f" ]; then rm -f -- "$f"; fi
-mv -f -- "$t" "$f"
-trap - EXIT
-sync -- "$d" 2>/dev/null || :
+u=$(umask)
+P=
+# r: the staged files: their data synced, each renamed in order, their directories synced.
+r() {
+  [ -n "$P" ] || return 0
+  set --
+  for i in $P; do eval "set -- \\"\\$@\\" \\"\\$t$i\\""; done
+  { sync -- "$@" || sync; } 2>/dev/null
+  set --; D=; k=0
+  for i in $P; do
+    eval "f=\\$f$i t=\\$t$i"
+    if [ $k = 0 ]; then
+      if [ -L "$f" ] && [ -d "$f" ]; then rm -f -- "$f"; fi
+      if mv -f -- "$t" "$f"; then D="$D $i"; d=\${f%/*}; set -- "$@" "\${d:-/}"; continue; fi
+      k=1
+    fi
+    rm -f -- "$t"
+  done
+  P=
+  [ $# = 0 ] || sync -- "$@" 2>/dev/null || :
+  for i in $D; do printf 'done %s\\n' "$i"; done
+  [ $k = 0 ] || exit 1
+}
+# x: a change failed: the files staged before it take their names, then the end.
+x() { r; exit 1; }
+# m <index> <path> <owner> <mode>: a directory, after the files staged before it.
+m() {
+  r
+  [ -d "$2" ] || mkdir -p -- "$2" || x
+  if [ -n "$3" ]; then chown -- "$3" "$2" || x; fi
+  if [ -n "$4" ]; then chmod -- "$4" "$2" || x; fi
+  printf 'done %s\\n' "$1"
+}
+# s <index> <path> <temporary> <owner> <mode>: a file's data, from stdin, staged beside it.
+s() {
+  d=\${2%/*}; d=\${d:-/}; n=\${2##*/}
+  [ -d "$d" ] || mkdir -p -- "$d" || x
+  # rename(2) replaces a file or a link, and refuses a directory; mv would move into one.
+  if [ -d "$2" ] && [ ! -L "$2" ]; then printf '%s: Is a directory\\n' "$2" >&2; x; fi
+  for y in "$d"/."$n".*.tmp; do
+    case \${y##*/} in ."$n".${'[0-9a-f]'.repeat(12)}.tmp) rm -f -- "$y" ;; esac
+  done
+  umask 077
+  if ! base64 -d > "$3"; then umask "$u"; rm -f -- "$3"; x; fi
+  umask "$u"
+  if [ -n "$4" ] && ! chown -- "$4" "$3"; then rm -f -- "$3"; x; fi
+  # Born 0600 under umask 077, it needs chmod only for another mode.
+  if [ "$5" != 0600 ] && ! chmod -- "$5" "$3"; then rm -f -- "$3"; x; fi
+  eval "f$1=\\$2 t$1=\\$3"
+  P="$P $1"
+}
+${body.join('\n')}
+r
 `;
+}
+
+/** A mode as chmod takes it: four octal digits. */
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}
+
+/** Whether `path` is under the directory `dir`. */
+function inside(dir: string, path: string): boolean {
+  return path.startsWith(dir === '/' ? '/' : `${dir}/`);
 }
 
 /**

@@ -385,6 +385,70 @@ describe('berth converge', () => {
     assert.equal(((await world.readState()).managed as Managed).box?.gitea?.started, true);
   });
 
+  it('stops at a file it cannot write: says what was done, and the next converge carries on', async () => {
+    // A module's directories and files go to the machine together; b's directory is a
+    // file on the machine, so b's write fails, after a's and before c's.
+    await world.writeModule('app', {
+      description: 'three secrets and a file carrying two',
+      data: ['/var/lib/app'],
+      secrets: {
+        a: { path: '/etc/app/a' },
+        b: { path: '/etc/app/blocked/b' },
+        c: { path: '/etc/app/c' },
+      },
+      files: { '/etc/app/app.conf': { mode: '0640', content: 'a={{secret a}}\nc={{secret c}}\n' } },
+      start: 'touch "$BERTH_ROOT/started-app"',
+    });
+    await world.onBox('/etc/app/blocked', 'a file where a directory should be\n');
+    await world.berth('assign', 'box', 'app');
+    const run = await convergeBox(world);
+    assert.equal(run.code, 1);
+    const done = [
+      'berth manages app on box',
+      'created /var/lib/app',
+      'minted a into the vault and wrote it to /etc/app/a',
+    ];
+    assert.equal(run.stdout, [...done, ''].join('\n'));
+    assert.match(
+      run.stderr,
+      /^converge of box stopped at app: write \/etc\/app\/blocked\/b failed: .+\n$/,
+    );
+    assert.equal((await world.journal()).at(-1)?.said, done.join('\n'));
+    assert.deepEqual((await readdir(join(world.root, 'etc/app'))).sort(), ['a', 'blocked']);
+    await assert.rejects(access(join(world.root, 'started-app')));
+    assert.equal(((await world.readState()).managed as Managed).box?.app?.started, false);
+    const a = await readFile(join(world.root, 'etc/app/a'), 'utf8');
+    assert.equal((await vaultValues(world))['box/app/a'], a);
+
+    await rm(join(world.root, 'etc/app/blocked'));
+    const preview = await world.berth('converge', 'box');
+    // b and c were minted into the vault before the batch: restored, never minted anew.
+    assert.deepEqual(preview.stdout.trimEnd().split('\n').slice(0, -1), [
+      'converge box',
+      'update app:',
+      '  restore b from the vault to /etc/app/blocked/b',
+      '  restore c from the vault to /etc/app/c',
+      '  write /etc/app/app.conf (mode 0640): it is missing',
+      '  run start: touch "$BERTH_ROOT/started-app"',
+    ]);
+    const again = await world.berth(
+      'converge',
+      'box',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(again.code, 0, again.stderr);
+    const vault = await vaultValues(world);
+    assert.equal(await readFile(join(world.root, 'etc/app/a'), 'utf8'), a);
+    assert.equal(await readFile(join(world.root, 'etc/app/blocked/b'), 'utf8'), vault['box/app/b']);
+    assert.equal(
+      await readFile(join(world.root, 'etc/app/app.conf'), 'utf8'),
+      `a=${a}\nc=${vault['box/app/c']}\n`,
+    );
+    await access(join(world.root, 'started-app'));
+  });
+
   it('installs again with the secret the vault kept, never minting over it', async () => {
     await world.berth('assign', 'box', 'postgres');
     assert.equal((await convergeBox(world)).code, 0);

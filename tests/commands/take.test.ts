@@ -230,6 +230,30 @@ describe('berth take', () => {
     assert.match(done.stdout, /ran start of postgres/);
   });
 
+  it('stops at a secret it cannot write: says what was done, and manages nothing yet', async () => {
+    await world.writeModule('pair', {
+      description: 'two secrets, the second where a file stands in its way',
+      secrets: {
+        first: { path: '/etc/pair/first' },
+        second: { path: '/etc/pair/in-the-way/second' },
+      },
+    });
+    await world.berth('adopt', 'box');
+    await world.onBox('/etc/pair/in-the-way', 'a file where a directory should be\n');
+    const run = await world.berth('take', 'box', 'pair', '--yes');
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, 'secret first: minted by berth and written to /etc/pair/first\n');
+    assert.match(
+      run.stderr,
+      /^the take of pair on box stopped: write \/etc\/pair\/in-the-way\/second failed: .+\n$/,
+    );
+    assert.equal(
+      await readFile(join(world.root, 'etc/pair/first'), 'utf8'),
+      (await vaultValues(world))['box/pair/first'],
+    );
+    assert.equal(((await world.readState()).managed as Record<string, unknown>).box, undefined);
+  });
+
   it('asks for the digest when the machine holds something', async () => {
     await handInstalledGitea(world);
     await world.berth('adopt', 'box');

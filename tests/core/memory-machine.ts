@@ -5,6 +5,7 @@
  * same interface.
  */
 import {
+  type Change,
   type Machine,
   MachineError,
   type PathFacts,
@@ -12,7 +13,6 @@ import {
   type RunResult,
   type Survey,
   type SurveyPath,
-  type WriteOptions,
 } from '../../src/machines/machine.ts';
 
 export interface MemoryMachine extends Machine {
@@ -44,14 +44,19 @@ export function memoryMachine(name = 'box'): MemoryMachine {
       for (const { path, read } of paths) answer.set(path, facts(path, read === true));
       return answer;
     },
-    async write(path: string, data: Uint8Array, options: WriteOptions) {
-      reach();
-      for (const parent of parents(path)) machine.directories.add(parent);
-      machine.files.set(path, { bytes: new Uint8Array(data), mode: options.mode });
-    },
-    async makeDirectory(path: string) {
-      reach();
-      for (const parent of [...parents(path), path]) machine.directories.add(parent);
+    async apply(changes: readonly Change[]) {
+      if (machine.unreachable)
+        return { done: 0, failure: new MachineError('unreachable', `${name} cannot be reached`) };
+      for (const change of changes) {
+        for (const parent of parents(change.path)) machine.directories.add(parent);
+        if (change.kind === 'directory') machine.directories.add(change.path);
+        else
+          machine.files.set(change.path, {
+            bytes: new Uint8Array(change.data),
+            mode: change.options.mode,
+          });
+      }
+      return { done: changes.length };
     },
     async run(script: string) {
       reach();

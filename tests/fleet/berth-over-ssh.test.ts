@@ -153,7 +153,7 @@ describe('berth over ssh, on the fleet', { skip: fleetUnavailable() }, () => {
     assert.equal(preview.sessions, 1, 'a converge preview is one round trip');
   });
 
-  it('converges charlie: files with their modes, a minted secret 0600, the hook with its environment, at most a session a step', async () => {
+  it('converges charlie: files with their modes, a minted secret 0600, the hook with its environment, in three sessions', async () => {
     assert.equal((await berth('assign', 'charlie', 'notes')).code, 0);
     const preview = await costOn(fleet.host('charlie'), () => berth('converge', 'charlie'));
     assert.equal(preview.result.code, 0, preview.result.stderr);
@@ -162,11 +162,12 @@ describe('berth over ssh, on the fleet', { skip: fleetUnavailable() }, () => {
       berth('converge', 'charlie', '--yes', '--digest', digestOf(preview.result.stdout)),
     );
     assert.equal(act.result.code, 0, act.result.stderr);
-    // One survey, then one a write, a directory and a hook, as the act says them.
+    // One survey, one batch for the directory and both files, one for the start hook.
     const steps = act.result.stdout
       .split('\n')
       .filter((line) => /^(wrote|created|ran|minted|restored)\b/.test(line)).length;
-    assert.ok(act.sessions <= steps + 1, `${act.sessions} sessions for ${steps} steps`);
+    assert.equal(steps, 4, act.result.stdout);
+    assert.equal(act.sessions, 3, `${act.sessions} sessions for ${steps} steps`);
     const stat = await on(
       'charlie',
       'stat -c "%a %U %n" /etc/berth-test/notes/token /etc/berth-test/notes/notes.conf /var/lib/berth-test/notes',

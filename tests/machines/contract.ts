@@ -11,12 +11,32 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
+  type Change,
+  type DirectoryOptions,
   type Machine,
   MachineError,
   type PathFacts,
   READ_LIMIT,
   type RunResult,
+  type WriteOptions,
 } from '../../src/machines/machine.ts';
+
+/** A batch of one change, its failure thrown: a write or a directory on its own. */
+async function applyOne(machine: Machine, change: Change) {
+  const applied = await machine.apply([change]);
+  if (applied.failure) throw applied.failure;
+  assert.equal(applied.done, 1);
+}
+
+/** A file written by a batch of one. */
+export function write(machine: Machine, path: string, data: Uint8Array, options: WriteOptions) {
+  return applyOne(machine, { kind: 'file', path, data, options });
+}
+
+/** A directory made by a batch of one. */
+export function makeDirectory(machine: Machine, path: string, options: DirectoryOptions = {}) {
+  return applyOne(machine, { kind: 'directory', path, options });
+}
 
 export interface MachineUnderTest {
   machine: Machine;
@@ -111,11 +131,11 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         });
       });
 
-      it('makeDirectory gives the directory the owner and mode asked for, made or not', async () => {
+      it('a directory made is given the owner and mode asked for, made or not', async () => {
         const dir = fresh();
-        await machine.makeDirectory(`${dir}/made`, { mode: 0o750, ...owner });
+        await makeDirectory(machine, `${dir}/made`, { mode: 0o750, ...owner });
         await exec(`mkdir -p ${at(`${dir}/there`)} && chmod 0755 ${at(`${dir}/there`)}`);
-        await machine.makeDirectory(`${dir}/there`, { mode: 0o700, ...owner });
+        await makeDirectory(machine, `${dir}/there`, { mode: 0o700, ...owner });
         for (const made of [`${dir}/made`, `${dir}/there`]) {
           const facts = await one(made);
           assert.equal(facts.kind, 'directory');
@@ -171,7 +191,7 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         const dir = fresh();
         await exec(`mkdir -p ${at(dir)}`);
         const all = new Uint8Array(256 * 3).map((_, index) => index % 256);
-        await machine.write(`${dir}/binary`, all, { mode: 0o600 });
+        await write(machine, `${dir}/binary`, all, { mode: 0o600 });
         await exec(`printf '' > ${at(`${dir}/empty`)}`);
         const survey = await machine.survey([
           { path: `${dir}/binary`, read: true },
@@ -312,33 +332,33 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
       });
     });
 
-    describe('write', () => {
+    describe('apply: a file', () => {
       it('makes the directories above the file, then the file with its bytes', async () => {
         const path = `${fresh()}/deep/er/app.env`;
-        await machine.write(path, bytesOf('A=1\n'), { mode: 0o644 });
+        await write(machine, path, bytesOf('A=1\n'), { mode: 0o644 });
         assert.equal(await exec(`cat ${at(path)}`), 'A=1\n');
       });
 
-      it('makes the directories above the file as makeDirectory makes them', async () => {
+      it('makes the directories above the file as a directory change makes them', async () => {
         const dir = fresh();
-        await machine.write(`${dir}/by-write/deeper/file`, bytesOf('x'), { mode: 0o600 });
-        await machine.makeDirectory(`${dir}/by-make/deeper`);
+        await write(machine, `${dir}/by-write/deeper/file`, bytesOf('x'), { mode: 0o600 });
+        await makeDirectory(machine, `${dir}/by-make/deeper`);
         const modes = await exec(
           `stat -c %a ${at(`${dir}/by-write`)} ${at(`${dir}/by-write/deeper`)} ${at(`${dir}/by-make`)} ${at(`${dir}/by-make/deeper`)}`,
         );
-        const [write, writeDeeper, make, makeDeeper] = modes.trim().split('\n');
-        assert.deepEqual([write, writeDeeper], [make, makeDeeper]);
+        const [byWrite, writeDeeper, make, makeDeeper] = modes.trim().split('\n');
+        assert.deepEqual([byWrite, writeDeeper], [make, makeDeeper]);
         assert.equal((await exec(`stat -c %a ${at(`${dir}/by-write/deeper/file`)}`)).trim(), '600');
       });
 
       it('gives the file its mode and owner, whatever the umask', async () => {
         const dir = fresh();
-        await machine.write(`${dir}/secret`, bytesOf('s3cret'), {
+        await write(machine, `${dir}/secret`, bytesOf('s3cret'), {
           mode: 0o640,
           uid: owner.uid,
           gid: owner.gid,
         });
-        await machine.write(`${dir}/open`, bytesOf('x'), { mode: 0o755 });
+        await write(machine, `${dir}/open`, bytesOf('x'), { mode: 0o755 });
         assert.equal(
           (await exec(`stat -c '%a %u %g' ${at(`${dir}/secret`)}`)).trim(),
           `640 ${owner.uid} ${owner.gid}`,
@@ -358,9 +378,9 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
       it('replaces a file whole, by a rename: the old file lives on only under another link', async () => {
         const dir = fresh();
         const path = `${dir}/app.conf`;
-        await machine.write(path, bytesOf('old\n'), { mode: 0o644 });
+        await write(machine, path, bytesOf('old\n'), { mode: 0o644 });
         await exec(`ln ${at(path)} ${at(`${dir}/keep`)}`);
-        await machine.write(path, bytesOf('new\n'), { mode: 0o600 });
+        await write(machine, path, bytesOf('new\n'), { mode: 0o600 });
         assert.equal(await exec(`cat ${at(path)}`), 'new\n');
         assert.equal(await exec(`cat ${at(`${dir}/keep`)}`), 'old\n', 'not rewritten in place');
         assert.equal(
@@ -375,8 +395,8 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         await exec(
           `mkdir -p ${at(`${dir}/elsewhere`)} && echo theirs > ${at(`${dir}/target`)} && ln -s target ${at(`${dir}/to-file`)} && ln -s elsewhere ${at(`${dir}/to-dir`)}`,
         );
-        await machine.write(`${dir}/to-file`, bytesOf('ours\n'), { mode: 0o600 });
-        await machine.write(`${dir}/to-dir`, bytesOf('ours\n'), { mode: 0o600 });
+        await write(machine, `${dir}/to-file`, bytesOf('ours\n'), { mode: 0o600 });
+        await write(machine, `${dir}/to-dir`, bytesOf('ours\n'), { mode: 0o600 });
         assert.equal(await exec(`cat ${at(`${dir}/target`)}`), 'theirs\n');
         assert.equal((await exec(`ls -A ${at(`${dir}/elsewhere`)}`)).trim(), '');
         for (const name of ['to-file', 'to-dir']) {
@@ -387,9 +407,9 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
 
       it('writes empty files, and bytes of every value', async () => {
         const dir = fresh();
-        await machine.write(`${dir}/empty`, new Uint8Array(), { mode: 0o644 });
+        await write(machine, `${dir}/empty`, new Uint8Array(), { mode: 0o644 });
         const all = new Uint8Array(256).map((_, index) => 255 - index);
-        await machine.write(`${dir}/all`, all, { mode: 0o644 });
+        await write(machine, `${dir}/all`, all, { mode: 0o644 });
         assert.equal((await exec(`stat -c %s ${at(`${dir}/empty`)}`)).trim(), '0');
         assert.equal(
           (await exec(`od -An -tx1 -v ${at(`${dir}/all`)} | tr -d ' \\n'`)).trim(),
@@ -411,7 +431,7 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         await exec(
           `mkdir -p ${at(dir)} && cd ${at(dir)} && touch ${[...dead, ...kept].map(q).join(' ')}`,
         );
-        await machine.write(`${dir}/app.conf`, bytesOf('x'), { mode: 0o644 });
+        await write(machine, `${dir}/app.conf`, bytesOf('x'), { mode: 0o644 });
         const left = (await exec(`ls -A ${at(dir)}`)).trim().split('\n').sort();
         assert.deepEqual(left, ['app.conf', ...kept].sort());
       });
@@ -420,7 +440,7 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         const dir = fresh();
         await exec(`mkdir -p ${at(`${dir}/taken`)}`);
         await assert.rejects(
-          machine.write(`${dir}/taken`, bytesOf('x'), { mode: 0o644 }),
+          write(machine, `${dir}/taken`, bytesOf('x'), { mode: 0o644 }),
           (error) => {
             assert.ok(error instanceof MachineError);
             assert.notEqual(error.failure, 'unreachable');
@@ -431,12 +451,12 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
       });
     });
 
-    describe('makeDirectory', () => {
+    describe('apply: a directory', () => {
       it('makes a directory and its parents, and leaves an existing one as it is', async () => {
         const dir = `${fresh()}/a/b/c`;
-        await machine.makeDirectory(dir);
+        await makeDirectory(machine, dir);
         await exec(`chmod 0700 ${at(dir)} && touch ${at(`${dir}/inside`)}`);
-        await machine.makeDirectory(dir);
+        await makeDirectory(machine, dir);
         assert.equal((await exec(`stat -c %a ${at(dir)}`)).trim(), '700');
         assert.equal((await exec(`ls ${at(dir)}`)).trim(), 'inside');
       });
@@ -444,7 +464,150 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
       it('fails with a MachineError where a file stands at the path', async () => {
         const dir = fresh();
         await exec(`mkdir -p ${at(dir)} && touch ${at(`${dir}/file`)}`);
-        await assert.rejects(machine.makeDirectory(`${dir}/file`), MachineError);
+        await assert.rejects(makeDirectory(machine, `${dir}/file`), MachineError);
+      });
+    });
+
+    describe('apply: a batch', () => {
+      const file = (path: string, content: string, options: WriteOptions = { mode: 0o644 }) =>
+        ({ kind: 'file', path, data: bytesOf(content), options }) as const;
+      const directory = (path: string, options: DirectoryOptions = {}) =>
+        ({ kind: 'directory', path, options }) as const;
+      /** Each path's kind, mode and owner as `stat` says them; `missing` where nothing is. */
+      const stats = async (paths: string[]) =>
+        (
+          await exec(
+            paths
+              .map((path) => `stat -c '%F %a %u %g' ${at(path)} 2>/dev/null || echo missing`)
+              .join('; '),
+          )
+        )
+          .trim()
+          .split('\n');
+
+      it('makes every change, in order, each with the mode and owner asked for', async () => {
+        const dir = fresh();
+        const ids = `${owner.uid} ${owner.gid}`;
+        const applied = await machine.apply([
+          directory(`${dir}/data`, { mode: 0o750, ...owner }),
+          file(`${dir}/etc/app.conf`, 'port=3000\n', { mode: 0o640, ...owner }),
+          file(`${dir}/etc/secret`, 's3cret', { mode: 0o600 }),
+          directory(`${dir}/data/sub`, { mode: 0o700 }),
+          file(`${dir}/data/sub/state`, ''),
+          directory(`${dir}/plain`),
+        ]);
+        assert.deepEqual(applied, { done: 6 });
+        assert.deepEqual(
+          await stats([
+            `${dir}/data`,
+            `${dir}/etc/app.conf`,
+            `${dir}/etc/secret`,
+            `${dir}/data/sub`,
+            `${dir}/data/sub/state`,
+          ]),
+          [
+            `directory 750 ${ids}`,
+            `regular file 640 ${ids}`,
+            `regular file 600 ${rootUid} ${rootUid === 0 ? 0 : owner.gid}`,
+            `directory 700 ${rootUid} ${rootUid === 0 ? 0 : owner.gid}`,
+            `regular empty file 644 ${rootUid} ${rootUid === 0 ? 0 : owner.gid}`,
+          ],
+        );
+        assert.equal(await exec(`cat ${at(`${dir}/etc/app.conf`)}`), 'port=3000\n');
+        assert.equal(await exec(`cat ${at(`${dir}/etc/secret`)}`), 's3cret');
+        assert.equal((await exec(`ls -A ${at(`${dir}/etc`)}`)).trim(), 'app.conf\nsecret');
+      });
+
+      it('keeps the order: a later change is made over an earlier one', async () => {
+        const dir = fresh();
+        const applied = await machine.apply([
+          file(`${dir}/twice`, 'first\n'),
+          file(`${dir}/made/by-write`, 'x'),
+          directory(`${dir}/made`, { mode: 0o700 }),
+          file(`${dir}/twice`, 'second\n', { mode: 0o600 }),
+        ]);
+        assert.deepEqual(applied, { done: 4 });
+        assert.equal(await exec(`cat ${at(`${dir}/twice`)}`), 'second\n');
+        assert.equal((await exec(`stat -c %a ${at(`${dir}/twice`)}`)).trim(), '600');
+        assert.equal((await exec(`stat -c %a ${at(`${dir}/made`)}`)).trim(), '700');
+        assert.equal(
+          (await exec(`ls -A ${at(dir)}`)).trim(),
+          'made\ntwice',
+          'no temporary file left',
+        );
+      });
+
+      it('stops at the first change that fails: those before it made, none after, the failure in words', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(`${dir}/taken`)}`);
+        const applied = await machine.apply([
+          directory(`${dir}/before`),
+          file(`${dir}/a`, 'a'),
+          file(`${dir}/b`, 'b'),
+          file(`${dir}/taken`, 'x'),
+          file(`${dir}/c`, 'c'),
+          directory(`${dir}/after`),
+        ]);
+        assert.equal(applied.done, 3);
+        assert.ok(applied.failure instanceof MachineError);
+        assert.equal(applied.failure.failure, 'failed');
+        assert.match(applied.failure.message, new RegExp(`^write ${dir}/taken failed: .+`));
+        assert.equal(await exec(`cat ${at(`${dir}/a`)} ${at(`${dir}/b`)}`), 'ab');
+        assert.equal(
+          (await exec(`ls -A ${at(dir)}`)).trim(),
+          'a\nb\nbefore\ntaken',
+          'nothing after it, and no temporary file left',
+        );
+        assert.equal((await exec(`ls -A ${at(`${dir}/taken`)}`)).trim(), '');
+      });
+
+      it('stops at a directory that cannot be made, the files before it made', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)} && touch ${at(`${dir}/file`)}`);
+        const applied = await machine.apply([
+          file(`${dir}/a`, 'a'),
+          file(`${dir}/b`, 'b'),
+          directory(`${dir}/file/under`),
+          file(`${dir}/c`, 'c'),
+        ]);
+        assert.equal(applied.done, 2);
+        assert.ok(applied.failure instanceof MachineError);
+        assert.notEqual(applied.failure.failure, 'unreachable');
+        assert.match(applied.failure.message, new RegExp(`^create ${dir}/file/under failed: .+`));
+        assert.equal((await exec(`ls -A ${at(dir)}`)).trim(), 'a\nb\nfile');
+      });
+
+      it('stops at a change it may not make as asked (a path outside the machine’s)', async () => {
+        const dir = fresh();
+        const applied = await machine.apply([
+          file(`${dir}/a`, 'a'),
+          file('/../escaped', 'x'),
+          file(`${dir}/c`, 'c'),
+        ]);
+        assert.equal(applied.done, 1);
+        assert.ok(applied.failure instanceof MachineError);
+        assert.equal(applied.failure.failure, 'failed');
+        assert.match(applied.failure.message, /\/\.\.\/escaped/);
+        assert.equal((await exec(`ls -A ${at(dir)}`)).trim(), 'a');
+      });
+
+      it('writes thirty files whole, sweeping dead writes’ temporary files, leaving none of its own', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(dir)} && touch ${at(`${dir}/.f1.0123456789ab.tmp`)} ${at(`${dir}/.f30.fedcba987654.tmp`)}`,
+        );
+        const names = Array.from({ length: 30 }, (_, index) => `f${index + 1}`);
+        const applied = await machine.apply(
+          names.map((name) => file(`${dir}/${name}`, `${name}\n`.repeat(100), { mode: 0o600 })),
+        );
+        assert.deepEqual(applied, { done: 30 });
+        assert.deepEqual((await exec(`ls -A ${at(dir)}`)).trim().split('\n').sort(), names.sort());
+        for (const name of names)
+          assert.equal(await exec(`cat ${at(`${dir}/${name}`)}`), `${name}\n`.repeat(100));
+      });
+
+      it('an empty batch is done at once', async () => {
+        assert.deepEqual(await machine.apply([]), { done: 0 });
       });
     });
 
@@ -576,10 +739,16 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
           isUnreachable,
         );
         await assert.rejects(
-          unreachable.write(`${base}/x`, bytesOf('x'), { mode: 0o600 }),
+          write(unreachable, `${base}/x`, bytesOf('x'), { mode: 0o600 }),
           isUnreachable,
         );
-        await assert.rejects(unreachable.makeDirectory(`${base}/d`), isUnreachable);
+        await assert.rejects(makeDirectory(unreachable, `${base}/d`), isUnreachable);
+        const applied = await unreachable.apply([
+          { kind: 'directory', path: `${base}/d` },
+          { kind: 'file', path: `${base}/x`, data: bytesOf('x'), options: { mode: 0o600 } },
+        ]);
+        assert.equal(applied.done, 0);
+        isUnreachable(applied.failure);
         await assert.rejects(unreachable.run('true', {}), isUnreachable);
       });
     });

@@ -20,6 +20,7 @@ import {
 } from '../../src/machines/ssh-machine.ts';
 import { startDelayProxy } from '../fleet/delay-proxy.ts';
 import { type Fleet, fleetUnavailable, SUDO_USER, startFleet } from '../fleet/fleet.ts';
+import { makeDirectory, write } from './contract.ts';
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? 0;
@@ -111,20 +112,35 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       );
     });
 
-    it('a write is one session; a hook is one; stopping a hook is one more', async () => {
+    it('a batch of changes is one session, whatever their number; a hook is one; stopping a hook is one more', async () => {
       const alpha = fleet.host('alpha');
       const machine = machineOn('alpha');
       await machine.survey([]);
       let sessions = await alpha.sessionsOpened();
-      await machine.write('/srv/trips/new/app.conf', bytesOf('a=1\n'), {
+      await write(machine, '/srv/trips/new/app.conf', bytesOf('a=1\n'), {
         mode: 0o640,
         uid: 1,
         gid: 1,
       });
       assert.equal(await alpha.sessionsOpened(), sessions + 1, 'a write');
       sessions += 1;
-      await machine.makeDirectory('/srv/trips/made');
+      await makeDirectory(machine, '/srv/trips/made');
       assert.equal(await alpha.sessionsOpened(), sessions + 1, 'a directory');
+      sessions += 1;
+      // What a converge of a module with two data directories and ten secret files makes.
+      const applied = await machine.apply([
+        { kind: 'directory', path: '/srv/trips/app/data1' },
+        { kind: 'directory', path: '/srv/trips/app/data2', options: { mode: 0o750 } },
+        ...Array.from({ length: 10 }, (_, index) => ({
+          kind: 'file' as const,
+          path: `/srv/trips/app/s${index + 1}`,
+          data: bytesOf(`secret ${index + 1}`),
+          options: { mode: 0o600 },
+        })),
+      ]);
+      assert.deepEqual(applied, { done: 12 });
+      assert.equal(await alpha.sessionsOpened(), sessions + 1, 'twelve changes');
+      assert.equal((await alpha.exec('cat /srv/trips/app/s10')).stdout, 'secret 10');
       sessions += 1;
       const result = await machine.run('echo hooked; exit 4', { BERTH_NODE: 'alpha' });
       assert.deepEqual(result, { code: 4, output: 'hooked' });
@@ -237,7 +253,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       const alpha = fleet.host('alpha');
       const machine = machineOn('alpha', { port: 1, runtimeDir: await freshRuntime() });
       await assert.rejects(
-        machine.write('/srv/x', bytesOf('x'), { mode: 0o600 }),
+        write(machine, '/srv/x', bytesOf('x'), { mode: 0o600 }),
         refusedAs(
           'unreachable',
           new RegExp(
@@ -317,8 +333,8 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
         return true;
       };
       await assert.rejects(machine.survey([]), refused);
-      await assert.rejects(machine.write('/srv/x', bytesOf('x'), { mode: 0o600 }), refused);
-      await assert.rejects(machine.makeDirectory('/srv/d'), refused);
+      await assert.rejects(write(machine, '/srv/x', bytesOf('x'), { mode: 0o600 }), refused);
+      await assert.rejects(makeDirectory(machine, '/srv/d'), refused);
       await assert.rejects(machine.run('true', {}), refused);
       await fleet.requirePassword('bravo', false);
       assert.equal((await machine.survey([])).size, 0);
@@ -375,7 +391,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
   });
 
   describe('secrets', () => {
-    it('a secret written never shows in a command line or an environment, here or on the host', async () => {
+    it('secrets written in batches never show in a command line or an environment, here or on the host', async () => {
       const bravo = fleet.host('bravo');
       const machine = machineOn('bravo');
       await machine.survey([]);
@@ -410,8 +426,16 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
           await new Promise((wake) => setImmediate(wake));
         }
       })();
-      for (let round = 0; round < 8; round++) {
-        await machine.write(`/etc/berth-test/secret-${round}.env`, data, { mode: 0o600 });
+      for (let round = 0; round < 8; round += 2) {
+        const applied = await machine.apply(
+          [round, round + 1].map((file) => ({
+            kind: 'file' as const,
+            path: `/etc/berth-test/secret-${file}.env`,
+            data,
+            options: { mode: 0o600 },
+          })),
+        );
+        assert.deepEqual(applied, { done: 2 });
       }
       writing = false;
       await lookHere;
