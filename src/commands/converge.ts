@@ -7,7 +7,7 @@ import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
 import { mintSecret, redactSecrets, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
-import { StoreError } from '../stores/stores.ts';
+import { type KeptSecret, StoreError } from '../stores/stores.ts';
 import { secretInside, surveyModules } from '../survey.ts';
 import { type CommandContext, type CommandFunction, HOOK_LINE, refuse } from './context.ts';
 import {
@@ -326,22 +326,37 @@ function turnsOf(steps: readonly Step[]): (Exclude<Step, FileStep> | FileStep[])
 }
 
 /**
- * Steps that change files, as one batch: each made ready in order (a minted secret put
- * into the vault first, so that a file carrying it is rendered with it), then all made on
- * the machine at once. Each step done is told; the first that was not throws. A batch that
- * stops leaves the secrets minted for its later files in the vault, as a mint whose write
- * failed does: the next converge restores them rather than minting anew.
+ * Steps that change files, as one batch: the secrets it mints put into the vault first,
+ * in one write (so that a file carrying one is rendered with it), then each step made
+ * ready in order, then all made on the machine at once. Each step done is told; the
+ * first that was not throws. A batch that stops leaves the secrets minted for its later
+ * files in the vault, as a mint whose write failed does: the next converge restores them
+ * rather than minting anew.
  */
 async function doChanges(
   steps: readonly FileStep[],
   context: CommandContext,
   tell: (done: string) => void,
 ): Promise<void> {
+  const at = context.now().toISOString();
+  const minted = new Map<FileStep, Uint8Array>();
+  const toKeep: KeptSecret[] = [];
+  for (const step of steps) {
+    if (step.do !== 'mint') continue;
+    const value = mintSecret(step.bytes);
+    minted.set(step, value);
+    toKeep.push({
+      module: step.module,
+      secret: step.secret,
+      entry: { value, origin: 'minted by berth', at },
+    });
+  }
+  if (toKeep.length > 0) await context.store.vault.put(...toKeep);
   const ready: Ready[] = [];
   let unready: unknown;
   for (const step of steps) {
     try {
-      ready.push(await makeReady(step, context));
+      ready.push(await makeReady(step, context, minted));
     } catch (error) {
       if (error instanceof StoreError) throw error;
       unready = error;
@@ -378,7 +393,11 @@ export async function applyReady(
   }
 }
 
-async function makeReady(step: FileStep, context: CommandContext): Promise<Ready> {
+async function makeReady(
+  step: FileStep,
+  context: CommandContext,
+  minted: ReadonlyMap<FileStep, Uint8Array>,
+): Promise<Ready> {
   const { store, catalog } = context;
   const { module } = step;
   switch (step.do) {
@@ -394,9 +413,7 @@ async function makeReady(step: FileStep, context: CommandContext): Promise<Ready
       };
     }
     case 'mint': {
-      const value = mintSecret(step.bytes);
-      const at = context.now().toISOString();
-      await store.vault.put(module, step.secret, { value, origin: 'minted by berth', at });
+      const value = minted.get(step) as Uint8Array;
       if (step.inside) return { done: `minted ${step.secret} into the vault, for ${step.path}` };
       return {
         change: { kind: 'file', path: step.path, data: value, options: writeOptions(step) },
@@ -462,10 +479,10 @@ async function doStep(
       const bytes = fact?.kind === 'file' ? fact.bytes : undefined;
       const value = bytes && step.match !== undefined ? secretInside(bytes, step.match) : bytes;
       if (!value?.length) throw new Error(`${step.secret} is gone from ${step.path} on ${node}`);
-      await store.vault.put(module, step.secret, {
-        value,
-        origin: `found on ${node} at ${step.path}`,
-        at: at(),
+      await store.vault.put({
+        module,
+        secret: step.secret,
+        entry: { value, origin: `found on ${node} at ${step.path}`, at: at() },
       });
       return `read ${step.secret} into the vault from ${step.path}`;
     }

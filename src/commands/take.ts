@@ -9,7 +9,7 @@ import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { mintSecret, SECRET_MODE, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state.ts';
-import { StoreError } from '../stores/stores.ts';
+import { type KeptSecret, StoreError } from '../stores/stores.ts';
 import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import { applyReady, type Ready, runCheck } from './converge.ts';
@@ -330,17 +330,22 @@ async function actOnTake(
 
   const at = context.now().toISOString();
   const said: string[] = [];
-  // Every secret into the vault first, in order; then the files berth writes, in one batch.
+  // Every secret into the vault first, in one write; then the files berth writes, in one batch.
   const ready: Ready[] = [];
+  const toKeep: KeptSecret[] = [];
   let unready: unknown;
   try {
     for (const secret of plan.secrets) {
       const options = writeOptions.get(secret.name) as WriteOptions;
       if (secret.origin === 'found') {
-        await store.vault.put(module, secret.name, {
-          value: found.get(secret.name) as Uint8Array,
-          origin: `found on ${node} at ${secret.path}`,
-          at,
+        toKeep.push({
+          module,
+          secret: secret.name,
+          entry: {
+            value: found.get(secret.name) as Uint8Array,
+            origin: `found on ${node} at ${secret.path}`,
+            at,
+          },
         });
         ready.push({ done: `secret ${secret.name}: read into the vault from ${secret.path}` });
       } else if (secret.origin === 'vault') {
@@ -358,7 +363,11 @@ async function actOnTake(
         );
       } else {
         const value = mintSecret(secret.bytes);
-        await store.vault.put(module, secret.name, { value, origin: 'minted by berth', at });
+        toKeep.push({
+          module,
+          secret: secret.name,
+          entry: { value, origin: 'minted by berth', at },
+        });
         ready.push(
           secret.match === undefined
             ? {
@@ -375,6 +384,7 @@ async function actOnTake(
     if (error instanceof StoreError) throw error;
     unready = error;
   }
+  if (toKeep.length > 0) await store.vault.put(...toKeep);
   try {
     await applyReady(machine, ready, (done) => said.push(done));
     if (unready !== undefined) throw unready;

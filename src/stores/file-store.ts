@@ -239,19 +239,17 @@ function fileVault(
         return { module, secret, value: entryOf(kept).value };
       });
     },
-    async put(module, secret, entry) {
+    async put(...kept) {
+      if (kept.length === 0) return;
       const vault = await load();
-      const next: VaultFile = {
-        key: vault.key,
-        secrets: {
-          ...vault.secrets,
-          [`${module}/${secret}`]: {
-            value: Buffer.from(entry.value).toString('base64'),
-            origin: entry.origin,
-            at: entry.at,
-          },
-        },
-      };
+      const next: VaultFile = { key: vault.key, secrets: { ...vault.secrets } };
+      for (const { module, secret, entry } of kept) {
+        next.secrets[`${module}/${secret}`] = {
+          value: Buffer.from(entry.value).toString('base64'),
+          origin: entry.origin,
+          at: entry.at,
+        };
+      }
       await save(JSON.stringify(next));
       file = next;
       saved = true;

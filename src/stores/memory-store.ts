@@ -90,9 +90,10 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
         vault: {
           fingerprintKey: async () => data.key.slice(),
           get: async (module, secret) => copyEntry(data.secrets.get(`${module}/${secret}`)),
-          async put(module, secret, entry) {
+          async put(...kept) {
             check();
-            data.secrets.set(`${module}/${secret}`, copyEntry(entry) as VaultEntry);
+            for (const { module, secret, entry } of kept)
+              data.secrets.set(`${module}/${secret}`, copyEntry(entry) as VaultEntry);
           },
           all: async () =>
             [...data.secrets].map(([key, entry]) => {

@@ -302,14 +302,26 @@ function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStor
         const row = found.rows[0];
         return row && { value: new Uint8Array(row.value), origin: row.origin, at: row.at };
       },
-      async put(module, secret, entry) {
+      async put(...kept) {
+        // One statement for all: a row a name (the last put of a name wins, as ON
+        // CONFLICT may not meet one row twice in a statement).
+        const last = new Map(kept.map((item) => [`${item.module}/${item.secret}`, item]));
+        const rows = [...last.values()];
+        if (rows.length === 0) return;
         await run(
           `the vault of node ${node} cannot be written`,
           `INSERT INTO berth_secrets (node, module, secret, value, origin, at)
-             VALUES ($1, $2, $3, $4, $5, $6)
+             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[])
              ON CONFLICT (node, module, secret) DO UPDATE
                SET value = EXCLUDED.value, origin = EXCLUDED.origin, at = EXCLUDED.at`,
-          [node, module, secret, Buffer.from(entry.value), entry.origin, entry.at],
+          [
+            node,
+            rows.map((row) => row.module),
+            rows.map((row) => row.secret),
+            rows.map((row) => Buffer.from(row.entry.value)),
+            rows.map((row) => row.entry.origin),
+            rows.map((row) => row.entry.at),
+          ],
         );
       },
       async all() {

@@ -51,12 +51,24 @@ export type LockHolder = v.InferOutput<typeof LockHolderSchema>;
 /** How many previews a node keeps to say what changed when an act is refused. */
 export const KEPT_PREVIEWS = 64;
 
+/** A secret to keep: its module, its name, and its value with its origin. */
+export interface KeptSecret {
+  module: string;
+  secret: string;
+  entry: VaultEntry;
+}
+
 /** One node's secrets. Values never leave berth but to the node's own machine. */
 export interface NodeVault {
   /** The key fingerprints on this node are made with; it never leaves the vault. */
   fingerprintKey(): Promise<Uint8Array>;
   get(module: string, secret: string): Promise<VaultEntry | undefined>;
-  put(module: string, secret: string, entry: VaultEntry): Promise<void>;
+  /**
+   * Keeps secrets, each replacing what was kept under its module and name (the last of
+   * one name wins): all in one write, so an act that mints ten secrets writes its node's
+   * vault once.
+   */
+  put(...kept: readonly KeptSecret[]): Promise<void>;
   /** Every secret kept for the node, so that hook output can be cleared of their values. */
   all(): Promise<{ module: string; secret: string; value: Uint8Array }[]>;
 }

@@ -108,7 +108,11 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       const opened = await stores.openNode('vlt', 'take');
       assert.equal(await opened.vault.get('postgres', 'password'), undefined);
       const value = new TextEncoder().encode('s3cret-value\n');
-      await opened.vault.put('postgres', 'password', { value, origin: 'found on vlt', at: 'then' });
+      await opened.vault.put({
+        module: 'postgres',
+        secret: 'password',
+        entry: { value, origin: 'found on vlt', at: 'then' },
+      });
       const key = await opened.vault.fingerprintKey();
       assert.ok(key.length >= 16, 'a fingerprint key of at least 128 bits');
       await opened.close();
@@ -139,12 +143,43 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
     it('replaces a secret put twice, and keeps the bytes exactly', async () => {
       const opened = await stores.openNode('vlt2', 'converge');
       const bytes = new Uint8Array([0, 255, 10, 13, 128]);
-      await opened.vault.put('m', 's', { value: new Uint8Array([1]), origin: 'a', at: '1' });
-      await opened.vault.put('m', 's', { value: bytes, origin: 'b', at: '2' });
-      const kept = await opened.vault.get('m', 's');
-      assert.deepEqual([...(kept?.value ?? [])], [...bytes]);
-      assert.equal(kept?.origin, 'b');
+      const kept = (value: Uint8Array, origin: string) => ({
+        module: 'm',
+        secret: 's',
+        entry: { value, origin, at: origin },
+      });
+      await opened.vault.put(kept(new Uint8Array([1]), 'a'));
+      await opened.vault.put(kept(bytes, 'b'));
+      const found = await opened.vault.get('m', 's');
+      assert.deepEqual([...(found?.value ?? [])], [...bytes]);
+      assert.equal(found?.origin, 'b');
       await opened.close();
+    });
+
+    it('keeps many secrets put at once, the last of one name winning', async () => {
+      const opened = await stores.openNode('vlt3', 'converge');
+      const many = Array.from({ length: 12 }, (_, i) => ({
+        module: i < 6 ? 'a' : 'b',
+        secret: `s${i % 6}`,
+        entry: { value: new Uint8Array([i, 0, 255]), origin: `o${i}`, at: `t${i}` },
+      }));
+      const twice = { ...many[0], entry: { value: new Uint8Array([9]), origin: 'again', at: 'x' } };
+      await opened.vault.put(...many, twice as (typeof many)[number]);
+      await opened.vault.put();
+      await opened.close();
+      const again = await subject.reopen();
+      try {
+        const node = await again.openNode('vlt3', 'converge');
+        const all = await node.vault.all();
+        assert.equal(all.length, 12);
+        assert.deepEqual([...((await node.vault.get('a', 's0'))?.value ?? [])], [9]);
+        assert.equal((await node.vault.get('a', 's0'))?.origin, 'again');
+        assert.deepEqual([...((await node.vault.get('b', 's5'))?.value ?? [])], [11, 0, 255]);
+        assert.equal((await node.vault.get('b', 's5'))?.at, 't11');
+        await node.close();
+      } finally {
+        await again.close();
+      }
     });
 
     it(`finds a kept preview by digest, and keeps a node's latest ${KEPT_PREVIEWS}`, async () => {

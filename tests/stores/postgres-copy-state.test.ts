@@ -73,16 +73,22 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     // web1: a record, a vault with two secrets, previews, a journal.
     const web1 = await from.openNode('web1', 'take');
     await web1.saveRecord(RECORD);
-    await web1.vault.put('postgres', 'password', {
-      value: secret,
-      origin: 'found on web1',
-      at: '2026-11-20T07:00:00.000Z',
-    });
-    await web1.vault.put('gitea', 'token', {
-      value: new TextEncoder().encode('t0ken\n'),
-      origin: 'minted',
-      at: '2026-11-20T07:01:00.000Z',
-    });
+    await web1.vault.put(
+      {
+        module: 'postgres',
+        secret: 'password',
+        entry: { value: secret, origin: 'found on web1', at: '2026-11-20T07:00:00.000Z' },
+      },
+      {
+        module: 'gitea',
+        secret: 'token',
+        entry: {
+          value: new TextEncoder().encode('t0ken\n'),
+          origin: 'minted',
+          at: '2026-11-20T07:01:00.000Z',
+        },
+      },
+    );
     await web1.vault.fingerprintKey();
     for (let n = 1; n <= 3; n++) await web1.keepPreview(preview('web1', n));
     await web1.journal(entry('web1', '2026-11-20T09:00:01.000Z', 'web1 first'));

@@ -109,7 +109,11 @@ describe('a PostgreSQL store whose database goes away', { skip: postgresUnavaila
         ),
       );
       await assert.rejects(
-        opened.vault.put('m', 's', { value: new Uint8Array([1]), origin: 'x', at: 'y' }),
+        opened.vault.put({
+          module: 'm',
+          secret: 's',
+          entry: { value: new Uint8Array([1]), origin: 'x', at: 'y' },
+        }),
         isStoreError(
           new RegExp(`^the vault of node mid cannot be written: the connection to ${at} was lost`),
         ),
