@@ -1,6 +1,13 @@
 /** How long a hook may run before the machine stops it, whatever the machine. */
 export const HOOK_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * A hook stopped is sent SIGTERM, and SIGKILL this long after if anything of its process
+ * group is still there (a hook may ignore SIGTERM): short enough that an act stopped at
+ * berth api's close deadline still records what it did and is answered within the close.
+ */
+export const STOP_GRACE_MS = 500;
+
 /** How much of a hook's output a machine keeps: the end of it, for a refusal's words. */
 export const KEPT_OUTPUT = 2_000;
 

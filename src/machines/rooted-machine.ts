@@ -14,6 +14,7 @@ import {
   READ_LIMIT,
   type RunOptions,
   type RunResult,
+  STOP_GRACE_MS,
   type SurveyPath,
 } from './machine.ts';
 
@@ -182,13 +183,18 @@ function runHook(
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let stoppedBy = '';
-    const stop = (why: string) => {
-      stoppedBy = why;
+    const signalGroup = (signal: NodeJS.Signals) => {
       try {
-        if (child.pid) process.kill(-child.pid, 'SIGTERM');
+        if (child.pid) process.kill(-child.pid, signal);
       } catch {
         // Already gone.
       }
+    };
+    const stop = (why: string) => {
+      stoppedBy = why;
+      signalGroup('SIGTERM');
+      // Whatever of the group ignores SIGTERM, even once the hook's shell is gone.
+      setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS).unref();
     };
     const onAbort = () => stop('berth');
     signal?.addEventListener('abort', onAbort, { once: true });

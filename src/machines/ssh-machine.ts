@@ -14,6 +14,7 @@ import {
   READ_LIMIT,
   type RunOptions,
   type RunResult,
+  STOP_GRACE_MS,
   type Survey,
   type SurveyPath,
 } from './machine.ts';
@@ -209,7 +210,7 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
       const child = ssh(['--', destination, ...remote]);
       const result = await watchHook(child, hook, runOptions, (pgid) =>
         // Stopping a hook is a second round trip: its whole process group on the far side.
-        call(`kill -TERM -${pgid} 2>/dev/null; :\n`).then(
+        call(stopScript(pgid)).then(
           () => {},
           () => {},
         ),
@@ -662,6 +663,20 @@ function octal(mode: number): string {
 /** Whether `path` is under the directory `dir`. */
 function inside(dir: string, path: string): boolean {
   return path.startsWith(dir === '/' ? '/' : `${dir}/`);
+}
+
+/**
+ * Stops a hook's process group on the far side: SIGTERM, then SIGKILL to whatever of it
+ * is still there after STOP_GRACE_MS (a hook may ignore SIGTERM).
+ */
+function stopScript(pgid: number): string {
+  const tenths = Math.ceil(STOP_GRACE_MS / 100);
+  return `kill -TERM -${pgid} 2>/dev/null || exit 0
+i=0
+while kill -0 -${pgid} 2>/dev/null && [ $i -lt ${tenths} ]; do sleep 0.1; i=$((i + 1)); done
+kill -KILL -${pgid} 2>/dev/null
+:
+`;
 }
 
 /**

@@ -728,6 +728,44 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         }
         assert.equal(left, '', 'no process of the hook is left');
       });
+
+      it('a hook that ignores SIGTERM is killed, its whole group, soon after', async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)}`);
+        const stop = new AbortController();
+        const marker = `berth-contract-${randomBytes(4).toString('hex')}`;
+        // `trap '' TERM` is inherited: the hook's shell and its sleeps all ignore SIGTERM.
+        const running = machine.run(
+          `trap '' TERM; sleep 300 & sleep 301 & echo "$$" > "$BERTH_ROOT"${q(`${dir}/group`)}; echo ${marker}; wait`,
+          {},
+          {
+            signal: stop.signal,
+            output: (chunk) => {
+              if (chunk.includes(marker)) stop.abort();
+            },
+          },
+        );
+        const result: RunResult = await Promise.race([
+          running,
+          new Promise<never>((_, fail) =>
+            setTimeout(
+              () => fail(new Error('a hook that ignores SIGTERM was not stopped within 20 s')),
+              20_000,
+            ).unref(),
+          ),
+        ]);
+        assert.notEqual(result.code, 0);
+        assert.match(result.output, /stopped by berth$/);
+        const group = (await exec(`cat ${at(`${dir}/group`)}`)).trim();
+        const living = `ps -eo pgid=,stat=,args= | awk -v g=${group} '$1 == g && $2 !~ /^Z/'`;
+        let left = '';
+        for (let tries = 0; tries < 50; tries++) {
+          left = (await exec(living)).trim();
+          if (!left) break;
+          await new Promise((wake) => setTimeout(wake, 100));
+        }
+        assert.equal(left, '', 'no process of the hook is left');
+      });
     });
 
     describe('a machine that cannot be reached', () => {
