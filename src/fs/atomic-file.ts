@@ -11,7 +11,6 @@ import {
 } from 'node:fs';
 import { readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 
 export interface AtomicWriteOptions {
   mode?: number;
@@ -24,7 +23,9 @@ export interface AtomicWriteOptions {
  * berth's files are small and local, so an open, a write, a rename or a close is made in
  * place, in microseconds, where a trip through the pool would cost more than the call.
  */
-export const syncToDisk: (fd: number) => Promise<void> = promisify(fsync);
+export function syncToDisk(fd: number): Promise<void> {
+  return new Promise((done, fail) => fsync(fd, (error) => (error ? fail(error) : done())));
+}
 
 /**
  * Replaces a file so that a reader, or a crash at any moment, sees either the old

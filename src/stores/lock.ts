@@ -17,7 +17,11 @@ import { type Lines, waitTurn } from './turns.ts';
 export const LOCK_WAIT_MS = 10_000;
 
 /** This machine's name, as every lock taken here names it: asked once, not at each act. */
-const HOST = hostname();
+let host: string | undefined;
+const thisHost = () => {
+  host ??= hostname();
+  return host;
+};
 
 /**
  * What a lock file holds: its holder, and a nonce that tells this taking from another.
@@ -81,7 +85,7 @@ async function takeFileLock(
 ): Promise<Lock> {
   const me: Owner = {
     pid: process.pid,
-    host: HOST,
+    host: thisHost(),
     act: purpose.act,
     node: purpose.node,
     since: new Date().toISOString(),
@@ -180,7 +184,7 @@ function removeIfThere(path: string) {
 function isAbandoned(path: string, owner: Owner | undefined): boolean {
   // A lock file without a readable owner: its writer died between create and write.
   if (!owner) return ageOf(path) > 2_000;
-  if (owner.host !== HOST) return false;
+  if (owner.host !== thisHost()) return false;
   try {
     process.kill(owner.pid, 0);
     return false;
