@@ -368,14 +368,50 @@ function keyscanArgs(host: string): string {
  * base64 and a line `.` (or `!` when they could not be read). Then, for each name asked,
  * `user <name> <uid>` or `group <name> <gid>` (`-` for a name the machine does not know,
  * as `getent` answers it). Then `berth end`.
+ *
+ * Each program it runs costs the far side a process (about a millisecond), so the shell's
+ * own tests sort the paths first, and one `stat` gives the numbers of all that exist. A
+ * path that is not there is missing, or unreadable when a directory above it may not be
+ * searched, as the tests of its nearest existing directory say; only what they cannot
+ * tell (a link that leads nowhere, a name too long) is asked of `stat` on its own, which
+ * says why. When the one `stat` fails (a path went away since it was sorted), every path
+ * is asked on its own, as its lines could not be matched to the paths.
  */
 function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
   const asks = paths.map((asked, index) => {
     checkPath(asked.path);
-    return `q ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
+    return `k ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
   });
   return `LC_ALL=C; export LC_ALL
 printf '${REACHED}\\n'
+NL='
+'
+# f <index> <path> <read> <rawmode size uid gid>: the record of a path that exists.
+f() {
+  t=0x\${4%% *}
+  case $(($t & 61440)) in
+    16384)
+      if [ -r "$2" ] && [ -x "$2" ]; then
+        e=1
+        for x in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+          if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
+        done
+        printf '%s dir %s %s\\n' "$1" "$4" "$e"
+      else
+        printf '%s unreadable permission denied\\n' "$1"
+      fi ;;
+    32768)
+      s=\${4#* }; s=\${s%% *}
+      if [ "$3" = 1 ] && [ "$s" -le ${READ_LIMIT} ]; then
+        printf '%s read %s\\n' "$1" "$4"
+        if base64 -- "$2" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
+      else
+        printf '%s file %s\\n' "$1" "$4"
+      fi ;;
+    *) printf '%s other\\n' "$1" ;;
+  esac
+}
+# q <index> <path> <read>: a path asked of stat on its own, which says why it is not there.
 q() {
   if ! m=$(stat -L -c '%f %s %u %g' -- "$2" 2>&1); then
     case $m in
@@ -385,29 +421,57 @@ q() {
     esac
     return 0
   fi
-  if [ -d "$2" ]; then
-    if [ -r "$2" ] && [ -x "$2" ]; then
-      e=1
-      for x in "$2"/* "$2"/.[!.]* "$2"/..?*; do
-        if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
-      done
-      printf '%s dir %s %s\\n' "$1" "$m" "$e"
-    else
-      printf '%s unreadable permission denied\\n' "$1"
-    fi
-  elif [ -f "$2" ]; then
-    s=\${m#* }; s=\${s%% *}
-    if [ "$3" = 1 ] && [ "$s" -le ${READ_LIMIT} ]; then
-      printf '%s read %s\\n' "$1" "$m"
-      if base64 -- "$2" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
-    else
-      printf '%s file %s\\n' "$1" "$m"
-    fi
+  f "$1" "$2" "$3" "$m"
+}
+# k <index> <path> <read>: sorts a path: x exists (for the one stat), m missing, d
+# denied (a directory above it may not be searched), q only stat can tell.
+E=
+k() {
+  eval "p$1=\\$2 r$1=\\$3"
+  if [ -e "$2" ]; then
+    t=x; E="$E $1"
+  elif [ \${#2} -gt 4095 ]; then
+    t=q
   else
-    printf '%s other\\n' "$1"
+    # c: the first name on the way that is not there, d: the directory it is looked up in.
+    c=$2
+    while d=\${c%/*}; d=\${d:-/}; [ "$d" != / ] && [ ! -e "$d" ]; do c=$d; done
+    n=\${c##*/}
+    if [ ! -d "$d" ]; then t=m
+    elif [ ! -x "$d" ]; then t=d
+    elif [ -L "$c" ] || [ \${#n} -gt 255 ]; then t=q
+    else t=m
+    fi
   fi
+  eval "c$1=\\$t"
 }
 ${asks.join('\n')}
+set --
+for i in $E; do eval "set -- \\"\\$@\\" \\"\\$p$i\\""; done
+# F=1: the one stat failed, so each path is asked on its own.
+F=0; J=0
+if [ $# -gt 0 ]; then
+  if S=$(stat -L -c '%f %s %u %g' -- "$@" 2>/dev/null); then
+    set -f; IFS=$NL; j=0
+    for l in $S; do eval "s$j=\\$l"; j=$((j + 1)); done
+    unset IFS; set +f
+    [ $j = $# ] || F=1
+  else
+    F=1
+  fi
+fi
+i=0
+while [ $i -lt ${paths.length} ]; do
+  eval "p=\\$p$i r=\\$r$i t=\\$c$i"
+  if [ $F = 1 ]; then t=q; fi
+  case $t in
+    x) eval "l=\\$s$J"; J=$((J + 1)); f $i "$p" $r "$l" ;;
+    m) printf '%s missing\\n' $i ;;
+    d) printf '%s unreadable permission denied\\n' $i ;;
+    q) q $i "$p" $r ;;
+  esac
+  i=$((i + 1))
+done
 a() {
   if command -v getent >/dev/null 2>&1; then i=$(getent "$1" "$2" 2>/dev/null | cut -d: -f3)
   else i=$(awk -F: -v n="$2" '$1 == n { print $3; exit }' "/etc/$1" 2>/dev/null); fi
