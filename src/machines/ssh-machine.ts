@@ -375,7 +375,8 @@ function keyscanArgs(host: string): string {
  * searched, as the tests of its nearest existing directory say; only what they cannot
  * tell (a link that leads nowhere, a name too long) is asked of `stat` on its own, which
  * says why. When the one `stat` fails (a path went away since it was sorted), every path
- * is asked on its own, as its lines could not be matched to the paths.
+ * is asked on its own, as its lines could not be matched to the paths. One `getent` a
+ * database resolves the names, unless it does not know them all.
  */
 function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
   const asks = paths.map((asked, index) => {
@@ -472,11 +473,33 @@ while [ $i -lt ${paths.length} ]; do
   esac
   i=$((i + 1))
 done
+# a <database> <name> <kind>: one name's id, when getent did not answer for them all.
 a() {
   if command -v getent >/dev/null 2>&1; then i=$(getent "$1" "$2" 2>/dev/null | cut -d: -f3)
   else i=$(awk -F: -v n="$2" '$1 == n { print $3; exit }' "/etc/$1" 2>/dev/null); fi
   case $i in ''|*[!0-9]*) i=- ;; esac
   printf '%s %s %s\\n' "$3" "$2" "$i"
+}
+# A <database> <kind> <name>...: each name's id, in order: from one getent, which answers
+# one line a name in order when it knows them all (exit 0), else name by name.
+A() {
+  b=$1 n=$2; shift 2; k=$#
+  if [ $k -gt 0 ] && command -v getent >/dev/null 2>&1 && G=$(getent "$b" "$@" 2>/dev/null); then
+    set -f; IFS=$NL; set -- "$@" $G; unset IFS; set +f
+    if [ $# = $((k * 2)) ]; then
+      j=1
+      while [ $j -le $k ]; do
+        eval "v=\\\${$j} i=\\\${$((j + k))}"
+        i=\${i#*:}; i=\${i#*:}; i=\${i%%:*}
+        case $i in ''|*[!0-9]*) i=- ;; esac
+        printf '%s %s %s\\n' "$n" "$v" "$i"
+        j=$((j + 1))
+      done
+      return 0
+    fi
+  fi
+  j=1
+  while [ $j -le $k ]; do eval "a \\"\\$b\\" \\"\\\${$j}\\" \\"\\$n\\""; j=$((j + 1)); done
 }
 ${accountAsks(names).join('\n')}
 printf 'berth end\\n'
@@ -488,12 +511,14 @@ const ACCOUNT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
 
 function accountAsks(names?: AccountNames): string[] {
   if (!names) return [];
-  const ask = (database: string, kind: string) => (name: string) => {
-    if (!ACCOUNT_NAME.test(name))
-      throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
-    return `a ${database} ${quote(name)} ${kind}`;
+  const ask = (database: string, kind: string, asked: readonly string[]) => {
+    for (const name of asked) {
+      if (!ACCOUNT_NAME.test(name))
+        throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
+    }
+    return [`A ${database} ${kind}`, ...asked.map(quote)].join(' ');
   };
-  return [...names.users.map(ask('passwd', 'user')), ...names.groups.map(ask('group', 'group'))];
+  return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups)];
 }
 
 function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer, names?: AccountNames): Survey {

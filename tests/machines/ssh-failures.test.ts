@@ -257,7 +257,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       return counts;
     };
 
-    it('a survey of many paths runs one stat, and one base64 a file read', async () => {
+    it('a survey of many paths runs one stat, one getent a database, one base64 a file read', async () => {
       const charlie = fleet.host('charlie');
       const setUp = await charlie.exec(
         'mkdir -p /srv/counted/data /srv/counted/empty && touch /srv/counted/data/a && for i in $(seq 1 10); do echo "secret $i" > /srv/counted/s$i; done && chmod -R a+rX /srv/counted',
@@ -279,8 +279,8 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
         ],
         { users: ['root', 'nobody', 'berth-no-such-user'], groups: ['root', 'nogroup'] },
       );
-      const { stat, base64 } = await calls();
-      assert.deepEqual({ stat, base64 }, { stat: 1, base64: 10 });
+      // A name it does not know sends getent back to asking that database's names one by one.
+      assert.deepEqual(await calls(), { stat: 1, getent: 1 + 3 + 1, base64: 10 });
       assert.equal(survey.size, 15);
       assert.equal(survey.get('/srv/counted/data')?.kind, 'directory');
       assert.equal((survey.get('/srv/counted/empty') as { empty: boolean }).empty, true);
@@ -301,6 +301,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
           ['nogroup', 65534],
         ]),
       });
+      // Names the machine knows all come from one getent a database.
+      await counted.survey([], { users: ['root', 'nobody'], groups: ['root', 'nogroup'] });
+      assert.deepEqual(await calls(), { getent: 2 });
     });
 
     it('a path that becomes a directory, or goes away, just before the one stat leaves the others as they are', async () => {
