@@ -369,14 +369,51 @@ function keyscanArgs(host: string): string {
  * base64 and a line `.` (or `!` when they could not be read). Then, for each name asked,
  * `user <name> <uid>` or `group <name> <gid>` (`-` for a name the machine does not know,
  * as `getent` answers it). Then `berth end`.
+ *
+ * Each program it runs costs the far side a process (about a millisecond), so the shell's
+ * own tests sort the paths first, and one `stat` gives the numbers of all that exist. A
+ * path that is not there is missing, or unreadable when a directory above it may not be
+ * searched, as the tests of its nearest existing directory say; only what they cannot
+ * tell (a link that leads nowhere, a name too long) is asked of `stat` on its own, which
+ * says why. When the one `stat` fails (a path went away since it was sorted), every path
+ * is asked on its own, as its lines could not be matched to the paths. One `getent` a
+ * database resolves the names, unless it does not know them all.
  */
 function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
   const asks = paths.map((asked, index) => {
     checkPath(asked.path);
-    return `q ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
+    return `k ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
   });
   return `LC_ALL=C; export LC_ALL
 printf '${REACHED}\\n'
+NL='
+'
+# f <index> <path> <read> <rawmode size uid gid>: the record of a path that exists.
+f() {
+  t=0x\${4%% *}
+  case $(($t & 61440)) in
+    16384)
+      if [ -r "$2" ] && [ -x "$2" ]; then
+        e=1
+        for x in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+          if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
+        done
+        printf '%s dir %s %s\\n' "$1" "$4" "$e"
+      else
+        printf '%s unreadable permission denied\\n' "$1"
+      fi ;;
+    32768)
+      s=\${4#* }; s=\${s%% *}
+      if [ "$3" = 1 ] && [ "$s" -le ${READ_LIMIT} ]; then
+        printf '%s read %s\\n' "$1" "$4"
+        if base64 -- "$2" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
+      else
+        printf '%s file %s\\n' "$1" "$4"
+      fi ;;
+    *) printf '%s other\\n' "$1" ;;
+  esac
+}
+# q <index> <path> <read>: a path asked of stat on its own, which says why it is not there.
 q() {
   if ! m=$(stat -L -c '%f %s %u %g' -- "$2" 2>&1); then
     case $m in
@@ -386,34 +423,84 @@ q() {
     esac
     return 0
   fi
-  if [ -d "$2" ]; then
-    if [ -r "$2" ] && [ -x "$2" ]; then
-      e=1
-      for x in "$2"/* "$2"/.[!.]* "$2"/..?*; do
-        if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
-      done
-      printf '%s dir %s %s\\n' "$1" "$m" "$e"
-    else
-      printf '%s unreadable permission denied\\n' "$1"
-    fi
-  elif [ -f "$2" ]; then
-    s=\${m#* }; s=\${s%% *}
-    if [ "$3" = 1 ] && [ "$s" -le ${READ_LIMIT} ]; then
-      printf '%s read %s\\n' "$1" "$m"
-      if base64 -- "$2" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
-    else
-      printf '%s file %s\\n' "$1" "$m"
-    fi
+  f "$1" "$2" "$3" "$m"
+}
+# k <index> <path> <read>: sorts a path: x exists (for the one stat), m missing, d
+# denied (a directory above it may not be searched), q only stat can tell.
+E=
+k() {
+  eval "p$1=\\$2 r$1=\\$3"
+  if [ -e "$2" ]; then
+    t=x; E="$E $1"
+  elif [ \${#2} -gt 4095 ]; then
+    t=q
   else
-    printf '%s other\\n' "$1"
+    # c: the first name on the way that is not there, d: the directory it is looked up in.
+    c=$2
+    while d=\${c%/*}; d=\${d:-/}; [ "$d" != / ] && [ ! -e "$d" ]; do c=$d; done
+    n=\${c##*/}
+    if [ ! -d "$d" ]; then t=m
+    elif [ ! -x "$d" ]; then t=d
+    elif [ -L "$c" ] || [ \${#n} -gt 255 ]; then t=q
+    else t=m
+    fi
   fi
+  eval "c$1=\\$t"
 }
 ${asks.join('\n')}
+set --
+for i in $E; do eval "set -- \\"\\$@\\" \\"\\$p$i\\""; done
+# F=1: the one stat failed, so each path is asked on its own.
+F=0; J=0
+if [ $# -gt 0 ]; then
+  if S=$(stat -L -c '%f %s %u %g' -- "$@" 2>/dev/null); then
+    set -f; IFS=$NL; j=0
+    for l in $S; do eval "s$j=\\$l"; j=$((j + 1)); done
+    unset IFS; set +f
+    [ $j = $# ] || F=1
+  else
+    F=1
+  fi
+fi
+i=0
+while [ $i -lt ${paths.length} ]; do
+  eval "p=\\$p$i r=\\$r$i t=\\$c$i"
+  if [ $F = 1 ]; then t=q; fi
+  case $t in
+    x) eval "l=\\$s$J"; J=$((J + 1)); f $i "$p" $r "$l" ;;
+    m) printf '%s missing\\n' $i ;;
+    d) printf '%s unreadable permission denied\\n' $i ;;
+    q) q $i "$p" $r ;;
+  esac
+  i=$((i + 1))
+done
+# a <database> <name> <kind>: one name's id, when getent did not answer for them all.
 a() {
   if command -v getent >/dev/null 2>&1; then i=$(getent "$1" "$2" 2>/dev/null | cut -d: -f3)
   else i=$(awk -F: -v n="$2" '$1 == n { print $3; exit }' "/etc/$1" 2>/dev/null); fi
   case $i in ''|*[!0-9]*) i=- ;; esac
   printf '%s %s %s\\n' "$3" "$2" "$i"
+}
+# A <database> <kind> <name>...: each name's id, in order: from one getent, which answers
+# one line a name in order when it knows them all (exit 0), else name by name.
+A() {
+  b=$1 n=$2; shift 2; k=$#
+  if [ $k -gt 0 ] && command -v getent >/dev/null 2>&1 && G=$(getent "$b" "$@" 2>/dev/null); then
+    set -f; IFS=$NL; set -- "$@" $G; unset IFS; set +f
+    if [ $# = $((k * 2)) ]; then
+      j=1
+      while [ $j -le $k ]; do
+        eval "v=\\\${$j} i=\\\${$((j + k))}"
+        i=\${i#*:}; i=\${i#*:}; i=\${i%%:*}
+        case $i in ''|*[!0-9]*) i=- ;; esac
+        printf '%s %s %s\\n' "$n" "$v" "$i"
+        j=$((j + 1))
+      done
+      return 0
+    fi
+  fi
+  j=1
+  while [ $j -le $k ]; do eval "a \\"\\$b\\" \\"\\\${$j}\\" \\"\\$n\\""; j=$((j + 1)); done
 }
 ${accountAsks(names).join('\n')}
 printf 'berth end\\n'
@@ -425,12 +512,14 @@ const ACCOUNT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
 
 function accountAsks(names?: AccountNames): string[] {
   if (!names) return [];
-  const ask = (database: string, kind: string) => (name: string) => {
-    if (!ACCOUNT_NAME.test(name))
-      throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
-    return `a ${database} ${quote(name)} ${kind}`;
+  const ask = (database: string, kind: string, asked: readonly string[]) => {
+    for (const name of asked) {
+      if (!ACCOUNT_NAME.test(name))
+        throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
+    }
+    return [`A ${database} ${kind}`, ...asked.map(quote)].join(' ');
   };
-  return [...names.users.map(ask('passwd', 'user')), ...names.groups.map(ask('group', 'group'))];
+  return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups)];
 }
 
 function parseSurvey(paths: readonly SurveyPath[], stdout: Buffer, names?: AccountNames): Survey {

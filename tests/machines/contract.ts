@@ -268,6 +268,109 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         assert.ok(loop.kind === 'unreadable' && loop.reason.length > 0);
       });
 
+      it('a path under a file, a dangling link or a loop, or named too long, is answered as stat answers it', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(dir)} && echo x > ${at(`${dir}/file`)} && ln -s file ${at(`${dir}/to-file`)} && ln -s gone ${at(`${dir}/dangling`)} && ln -s loop ${at(`${dir}/loop`)}`,
+        );
+        const long = 'n'.repeat(256);
+        const survey = await machine.survey([
+          { path: `${dir}/to-file/under` },
+          { path: `${dir}/dangling/under`, read: true },
+          { path: `${dir}/loop/under` },
+          { path: `${dir}/${long}` },
+          { path: `${dir}/none/${long}` },
+          { path: `${dir}/${'d/'.repeat(2100)}x` },
+          { path: `${dir}/file`, read: true },
+        ]);
+        for (const path of [
+          `${dir}/to-file/under`,
+          `${dir}/dangling/under`,
+          `${dir}/none/${long}`,
+        ]) {
+          assert.deepEqual(survey.get(path), { kind: 'missing' }, path);
+        }
+        for (const [path, reason] of [
+          [`${dir}/loop/under`, /symbolic links/],
+          [`${dir}/${long}`, /too long/],
+          [`${dir}/${'d/'.repeat(2100)}x`, /too long/],
+        ] as const) {
+          const facts = survey.get(path);
+          assert.ok(facts?.kind === 'unreadable', `${path.slice(0, 80)} is unreadable`);
+          assert.match(facts.reason, reason);
+        }
+        const file = survey.get(`${dir}/file`);
+        assert.ok(file?.kind === 'file');
+        assert.equal(text(file.bytes), 'x\n');
+      });
+
+      it('a path under a directory berth may not search is unreadable however it is reached', async (t) => {
+        const { unprivileged } = subject;
+        if (!unprivileged) {
+          t.skip('this machine runs as root here, and root may look everywhere');
+          return;
+        }
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(`${dir}/closed/deeper`)} && echo s > ${at(`${dir}/closed/secret`)} && chmod 0700 ${at(`${dir}/closed`)} && chown -R 0:0 ${at(`${dir}/closed`)} && ln -s closed/secret ${at(`${dir}/to-secret`)} && ln -s closed/none ${at(`${dir}/to-none`)} && echo open > ${at(`${dir}/open`)} && chmod 0644 ${at(`${dir}/open`)}`,
+        );
+        const survey = await unprivileged.survey([
+          { path: `${dir}/closed/deeper/still`, read: true },
+          { path: `${dir}/closed/none` },
+          { path: `${dir}/to-secret`, read: true },
+          { path: `${dir}/to-none` },
+          { path: `${dir}/open`, read: true },
+        ]);
+        for (const path of [
+          `${dir}/closed/deeper/still`,
+          `${dir}/closed/none`,
+          `${dir}/to-secret`,
+          `${dir}/to-none`,
+        ]) {
+          assert.deepEqual(
+            survey.get(path),
+            { kind: 'unreadable', reason: 'permission denied' },
+            path,
+          );
+        }
+        const open = survey.get(`${dir}/open`);
+        assert.ok(open?.kind === 'file');
+        assert.equal(text(open.bytes), 'open\n');
+      });
+
+      it('a path that comes and goes while many are surveyed leaves the others’ answers as they are', async () => {
+        const dir = fresh();
+        await exec(
+          `mkdir -p ${at(`${dir}/d`)} && for i in $(seq 1 10); do echo "file $i" > ${at(dir)}/f$i; done`,
+        );
+        const paths = Array.from({ length: 10 }, (_, index) => [
+          { path: `${dir}/comes-and-goes`, read: true },
+          { path: `${dir}/f${index + 1}`, read: true },
+        ]).flat();
+        paths.push({ path: `${dir}/d`, read: false });
+        // Until the stop file appears, the path is made and removed over and over.
+        const churn = exec(
+          `cd ${at(dir)} && while [ ! -e stop ]; do echo here > comes-and-goes; rm -f comes-and-goes; done`,
+        );
+        try {
+          for (let round = 0; round < 20; round++) {
+            const survey = await machine.survey(paths);
+            for (let index = 0; index < 10; index++) {
+              const facts = survey.get(`${dir}/f${index + 1}`);
+              assert.ok(facts?.kind === 'file');
+              assert.equal(text(facts.bytes), `file ${index + 1}\n`);
+              assert.equal(facts.size, `file ${index + 1}\n`.length);
+            }
+            assert.equal(survey.get(`${dir}/d`)?.kind, 'directory');
+            // Gone between its stat and its read, it may be unreadable too: it has an answer.
+            assert.ok(survey.has(`${dir}/comes-and-goes`));
+          }
+        } finally {
+          await exec(`touch ${at(`${dir}/stop`)}`);
+          await churn;
+        }
+      });
+
       it('what berth may not look at is unreadable, with the reason', async (t) => {
         const { unprivileged } = subject;
         if (!unprivileged) {

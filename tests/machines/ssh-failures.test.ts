@@ -214,6 +214,133 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
     });
   });
 
+  describe('processes on the far side', () => {
+    /** Where the counted login's wrappers log each program they stand for, one a line. */
+    const LOG = '/tmp/counted/log';
+    /** Paths the stat wrapper removes (or makes directories) before a stat of many paths. */
+    const VANISH = '/tmp/counted/vanish';
+    const BECOME = '/tmp/counted/become-directory';
+    let counted: SshMachine;
+
+    before(async () => {
+      // A login whose PATH starts with wrappers of stat, getent and base64 that log each
+      // call on the host, then run the real program.
+      const charlie = fleet.host('charlie');
+      const wrapper = (name: string, before = '') =>
+        `printf '#!/bin/sh\\necho ${name} >> ${LOG}\\n${before}exec /usr/bin/${name} "$@"\\n' > /usr/local/lib/counted/${name} && chmod 0755 /usr/local/lib/counted/${name}`;
+      const made = await charlie.exec(
+        [
+          'mkdir -p /usr/local/lib/counted && mkdir -p -m 1777 /tmp/counted',
+          wrapper(
+            'stat',
+            `if [ $# -gt 5 ]; then [ ! -f ${VANISH} ] || rm -f -- $(cat ${VANISH}); [ ! -f ${BECOME} ] || for d in $(cat ${BECOME}); do rm -f -- "$d"; mkdir -- "$d"; done; rm -f ${VANISH} ${BECOME}; fi\\n`,
+          ),
+          wrapper('getent'),
+          wrapper('base64'),
+          'printf \'#!/bin/sh\\nPATH=/usr/local/lib/counted:/usr/bin:/bin; export PATH\\nexec /bin/sh "$@"\\n\' > /usr/local/bin/counted-shell',
+          'chmod 0755 /usr/local/bin/counted-shell',
+          'useradd --no-create-home --shell /usr/local/bin/counted-shell --password "*" counted',
+        ].join(' && '),
+      );
+      assert.equal(made.code, 0, made.stderr);
+      const key = await readFile(`${fleet.identityFile}.pub`, 'utf8');
+      await writeFile(join(fleet.dir, 'hosts', 'charlie', 'authorized_keys', 'counted'), key);
+      counted = machineOn('charlie', { destination: 'counted@charlie', sudo: false });
+    });
+
+    /** The programs the wrappers logged since the last call, counted by name. */
+    const calls = async () => {
+      const log = await fleet.host('charlie').exec(`cat ${LOG} 2>/dev/null; rm -f ${LOG}`);
+      const counts: Record<string, number> = {};
+      for (const name of log.stdout.split('\n').filter(Boolean))
+        counts[name] = (counts[name] ?? 0) + 1;
+      return counts;
+    };
+
+    it('a survey of many paths runs one stat, one getent a database, one base64 a file read', async () => {
+      const charlie = fleet.host('charlie');
+      const setUp = await charlie.exec(
+        'mkdir -p /srv/counted/data /srv/counted/empty && touch /srv/counted/data/a && for i in $(seq 1 10); do echo "secret $i" > /srv/counted/s$i; done && chmod -R a+rX /srv/counted',
+      );
+      assert.equal(setUp.code, 0, setUp.stderr);
+      await counted.survey([]);
+      await calls();
+      const survey = await counted.survey(
+        [
+          { path: '/srv/counted/data' },
+          { path: '/srv/counted/empty' },
+          ...Array.from({ length: 10 }, (_, index) => ({
+            path: `/srv/counted/s${index + 1}`,
+            read: true,
+          })),
+          { path: '/srv/counted/none' },
+          { path: '/srv/counted/none/deeper', read: true },
+          { path: '/srv/counted/s1/under' },
+        ],
+        { users: ['root', 'nobody', 'berth-no-such-user'], groups: ['root', 'nogroup'] },
+      );
+      // A name it does not know sends getent back to asking that database's names one by one.
+      assert.deepEqual(await calls(), { stat: 1, getent: 1 + 3 + 1, base64: 10 });
+      assert.equal(survey.size, 15);
+      assert.equal(survey.get('/srv/counted/data')?.kind, 'directory');
+      assert.equal((survey.get('/srv/counted/empty') as { empty: boolean }).empty, true);
+      for (let index = 0; index < 10; index++) {
+        const facts = survey.get(`/srv/counted/s${index + 1}`);
+        assert.ok(facts?.kind === 'file');
+        assert.equal(new TextDecoder().decode(facts.bytes), `secret ${index + 1}\n`);
+      }
+      for (const path of ['/srv/counted/none', '/srv/counted/none/deeper', '/srv/counted/s1/under'])
+        assert.deepEqual(survey.get(path), { kind: 'missing' });
+      assert.deepEqual(survey.accounts, {
+        users: new Map([
+          ['root', 0],
+          ['nobody', 65534],
+        ]),
+        groups: new Map([
+          ['root', 0],
+          ['nogroup', 65534],
+        ]),
+      });
+      // Names the machine knows all come from one getent a database.
+      await counted.survey([], { users: ['root', 'nobody'], groups: ['root', 'nogroup'] });
+      assert.deepEqual(await calls(), { getent: 2 });
+    });
+
+    it('a path that becomes a directory, or goes away, just before the one stat leaves the others as they are', async () => {
+      const charlie = fleet.host('charlie');
+      const setUp = await charlie.exec(
+        `mkdir -p /srv/raced && for i in $(seq 1 6); do echo "file $i" > /srv/raced/f$i; done && chmod -R a+rwX /srv/raced && echo /srv/raced/f4 > ${BECOME} && chown counted ${BECOME}`,
+      );
+      assert.equal(setUp.code, 0, setUp.stderr);
+      const paths = Array.from({ length: 6 }, (_, index) => ({
+        path: `/srv/raced/f${index + 1}`,
+        read: true,
+      }));
+      const others = (survey: Awaited<ReturnType<SshMachine['survey']>>, indexes: number[]) => {
+        for (const index of indexes) {
+          const facts = survey.get(`/srv/raced/f${index}`);
+          assert.ok(facts?.kind === 'file', `f${index} is a file`);
+          assert.equal(new TextDecoder().decode(facts.bytes), `file ${index}\n`);
+          assert.equal(facts.size, `file ${index}\n`.length);
+        }
+      };
+      const becameDirectory = await counted.survey(paths);
+      assert.deepEqual(becameDirectory.get('/srv/raced/f4'), {
+        kind: 'directory',
+        empty: true,
+        mode: '0755',
+        uid: Number((await charlie.exec('id -u counted')).stdout),
+        gid: Number((await charlie.exec('id -g counted')).stdout),
+      });
+      others(becameDirectory, [1, 2, 3, 5, 6]);
+      await charlie.exec(`echo /srv/raced/f2 > ${VANISH} && chown counted ${VANISH}`);
+      const wentAway = await counted.survey(paths);
+      assert.deepEqual(wentAway.get('/srv/raced/f2'), { kind: 'missing' });
+      assert.equal(wentAway.get('/srv/raced/f4')?.kind, 'directory');
+      others(wentAway, [1, 3, 5, 6]);
+    });
+  });
+
   describe('words for every way it can fail, never a hang', () => {
     it('a host whose key is not known: ssh’s words, and ssh-keyscan', async () => {
       const known = join(fleet.dir, 'known_hosts_empty');
