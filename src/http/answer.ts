@@ -11,13 +11,13 @@ export type ApiEnv = {
   };
 };
 
-/** A JSON answer, as every answer of the Command API is. */
+/** A JSON answer, as every answer of the Command API is; `body` may be JSON text made before. */
 export function answer(
   status: number,
-  body: object,
+  body: object | string,
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(JSON.stringify(body), {
+  return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
     status,
     headers: { 'Content-Type': 'application/json', ...headers },
   });

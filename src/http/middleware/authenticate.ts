@@ -9,13 +9,22 @@ import type { Step } from '../chain.ts';
  * at once (no token at all) is answered at once.
  */
 export function authenticate(authenticator: Authenticator): Step<ApiEnv> {
+  // A refusal the authenticator keeps (no token at all) is put into words once.
+  const bodies = new WeakMap<Authentication, string>();
+  const bodyOf = (who: Extract<Authentication, { ok: false }>) => {
+    let body = bodies.get(who);
+    if (body === undefined) {
+      body = JSON.stringify({ refused: who.refused });
+      bodies.set(who, body);
+    }
+    return body;
+  };
   const decide = (
     c: Context<ApiEnv>,
     next: () => Promise<void>,
     who: Authentication,
   ): Response | Promise<void> => {
-    if (!who.ok)
-      return answer(401, { refused: who.refused }, { 'WWW-Authenticate': who.challenge });
+    if (!who.ok) return answer(401, bodyOf(who), { 'WWW-Authenticate': who.challenge });
     c.set('actor', who.subject);
     return next();
   };
