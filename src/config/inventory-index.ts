@@ -56,8 +56,14 @@ export async function readIndexed(
   nodes: readonly string[],
 ): Promise<Settings | undefined> {
   const here = join(cacheDir, stamp);
+  let headText: string;
   try {
-    const head = v.parse(HeadSchema, JSON.parse(await readFile(join(here, HEAD), 'utf8')));
+    headText = await readFile(join(here, HEAD), 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = v.parse(HeadSchema, JSON.parse(headText));
     if (head.stamp !== stamp) throw new Error('an index of another berth.json');
     const entries: Record<string, unknown> = {};
     const read = new Map<number, Record<string, unknown>>();
@@ -81,8 +87,8 @@ export async function readIndexed(
       nodes: entries,
     });
     if (settings.success) return settings.output;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  } catch {
+    // Damaged: a bucket cut short or gone, a head that is not one.
   }
   // A damaged index is removed, so that the next whole read makes it anew.
   await rm(here, { recursive: true, force: true }).catch(() => {});
@@ -92,9 +98,19 @@ export async function readIndexed(
 /**
  * Indexes settings read whole from berth.json as stamped, and removes the indexes of
  * earlier berth.json's. Made aside and renamed into place, so a reader sees a whole index
- * or none; a failure leaves no index, and the next act reads berth.json whole again.
+ * or none. Never fails: an index that cannot be made (a state directory that is read-only,
+ * another berth that made it first) is done without, and the next act reads berth.json
+ * whole again.
  */
 export async function writeIndex(cacheDir: string, stamp: string, settings: Settings) {
+  try {
+    await makeIndex(cacheDir, stamp, settings);
+  } catch {
+    // No index this time.
+  }
+}
+
+async function makeIndex(cacheDir: string, stamp: string, settings: Settings) {
   const { nodes, ...rest } = settings;
   const names = Object.keys(nodes);
   const buckets = Math.max(1, Math.ceil(names.length / PER_BUCKET));
@@ -113,10 +129,9 @@ export async function writeIndex(cacheDir: string, stamp: string, settings: Sett
     }
     await writeFile(join(staging, HEAD), JSON.stringify({ stamp, buckets, settings: rest }));
     await rename(staging, join(cacheDir, stamp));
-  } catch {
-    // Another berth made the same index first, or the cache cannot be written: no matter.
+  } catch (error) {
     await rm(staging, { recursive: true, force: true });
-    return;
+    throw error;
   }
   for (const name of await readdir(cacheDir)) {
     if (name !== stamp) await rm(join(cacheDir, name), { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeWorld, POSTGRES, type World } from '../helpers/world.ts';
@@ -93,5 +93,21 @@ describe('a large inventory', () => {
     assert.equal(status.stdout.split('\n')[0], 'spare (root /srv/spare)');
     const head = JSON.parse(await readFile(join(here, 'head.json'), 'utf8'));
     assert.equal(head.stamp, index, 'made anew');
+
+    const [bucket] = (await readdir(here)).filter((file) => file.startsWith('b'));
+    await rm(join(here, bucket as string));
+    assert.equal(
+      (await world.berth('status', 'spare')).stdout.split('\n')[0],
+      'spare (root /srv/spare)',
+    );
+    assert.ok((await readdir(here)).includes(bucket as string), 'a lost bucket is made anew');
+  });
+
+  it('does without an index it cannot write', async () => {
+    await rm(join(world.state, 'cache'), { recursive: true, force: true });
+    await writeFile(join(world.state, 'cache'), 'not a directory');
+    const assign = await world.berth('assign', 'spare', 'postgres');
+    assert.deepEqual(assign, { code: 0, stdout: 'spare is to run postgres\n', stderr: '' });
+    assert.equal(await readFile(join(world.state, 'cache'), 'utf8'), 'not a directory');
   });
 });
