@@ -8,6 +8,28 @@ export const HOOK_TIMEOUT_MS = 10 * 60_000;
  */
 export const STOP_GRACE_MS = 500;
 
+/**
+ * When a running hook is to be stopped, whatever the machine: `signal` aborts (berth
+ * stops), or HOOK_TIMEOUT_MS passes. Calls `stop` with the reason, in words; the function
+ * it returns lets go of both once the hook is done.
+ */
+export function whenToStop(
+  signal: AbortSignal | undefined,
+  stop: (why: string) => void,
+): () => void {
+  const onAbort = () => stop('berth');
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) onAbort();
+  const limit = setTimeout(
+    () => stop(`the ${HOOK_TIMEOUT_MS / 60_000} minute limit`),
+    HOOK_TIMEOUT_MS,
+  );
+  return () => {
+    clearTimeout(limit);
+    signal?.removeEventListener('abort', onAbort);
+  };
+}
+
 /** How much of a hook's output a machine keeps: the end of it, for a refusal's words. */
 export const KEPT_OUTPUT = 2_000;
 

@@ -6,7 +6,6 @@ import {
   type AccountNames,
   type Accounts,
   type Change,
-  HOOK_TIMEOUT_MS,
   KEPT_OUTPUT,
   type Machine,
   MachineError,
@@ -16,6 +15,7 @@ import {
   type RunResult,
   STOP_GRACE_MS,
   type SurveyPath,
+  whenToStop,
 } from './machine.ts';
 
 /**
@@ -196,16 +196,9 @@ function runHook(
       // Whatever of the group ignores SIGTERM, even once the hook's shell is gone.
       setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS).unref();
     };
-    const onAbort = () => stop('berth');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    const limit = setTimeout(
-      () => stop(`the ${HOOK_TIMEOUT_MS / 60_000} minute limit`),
-      HOOK_TIMEOUT_MS,
-    );
+    const letGo = whenToStop(signal, stop);
     const finish = (result: RunResult) => {
-      clearTimeout(limit);
-      signal?.removeEventListener('abort', onAbort);
+      letGo();
       child.stdout.destroy();
       child.stderr.destroy();
       done(result);

@@ -6,7 +6,6 @@ import { posix } from 'node:path';
 import {
   type AccountNames,
   type Change,
-  HOOK_TIMEOUT_MS,
   KEPT_OUTPUT,
   type Machine,
   MachineError,
@@ -17,6 +16,7 @@ import {
   STOP_GRACE_MS,
   type Survey,
   type SurveyPath,
+  whenToStop,
 } from './machine.ts';
 
 /** Seconds ssh waits for a connection before it gives up: no call hangs on a dead host. */
@@ -844,16 +844,9 @@ function watchHook(
       stoppedBy = why;
       stopNow();
     };
-    const onAbort = () => stop('berth');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    const limit = setTimeout(
-      () => stop(`the ${HOOK_TIMEOUT_MS / 60_000} minute limit`),
-      HOOK_TIMEOUT_MS,
-    );
+    const letGo = whenToStop(signal, stop);
     const finish = () => {
-      clearTimeout(limit);
-      signal?.removeEventListener('abort', onAbort);
+      letGo();
       child.stdout?.destroy();
       child.stderr?.destroy();
     };
