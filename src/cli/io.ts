@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs';
+
 /** Where the command line writes, so that tests and the binary share one path. */
 export interface Io {
   out(text: string): void;
@@ -6,8 +8,8 @@ export interface Io {
 }
 
 export const processIo: Io = {
-  out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  out: (text) => writeLine(1, text),
+  err: (text) => writeLine(2, text),
   env: process.env,
 };
 
@@ -16,4 +18,33 @@ export const EXIT = { done: 0, refused: 1, usage: 2, stores: 3 } as const;
 
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/** Descriptors whose reader has gone away: nothing more is written there. */
+const gone = new Set<number>();
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes a line to standard output or error in place, whole, before going on. A command
+ * prints and exits, and Node's `process.stdout` would cost every start its stream
+ * machinery (about 3 ms for a pipe). A reader that has gone away (`berth log | head -1`:
+ * EPIPE) is not a failure of berth: the act is done and journaled whether or not anyone
+ * reads what it said. A descriptor that is not ready (a full non-blocking pipe: EAGAIN)
+ * is waited on, a millisecond at a time.
+ */
+function writeLine(fd: number, text: string) {
+  if (gone.has(fd)) return;
+  const bytes = Buffer.from(text.endsWith('\n') ? text : `${text}\n`);
+  for (let done = 0; done < bytes.length; ) {
+    try {
+      done += writeSync(fd, bytes, done);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);
+      else if (code === 'EPIPE') {
+        gone.add(fd);
+        return;
+      } else throw error;
+    }
+  }
 }

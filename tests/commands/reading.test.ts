@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -156,14 +157,10 @@ describe('berth log over a journal edited by hand', () => {
   });
 });
 
-describe('berth log into a reader that goes away', () => {
+describe('berth log into a slow reader, or one that goes away', () => {
   let world: World;
   before(async () => {
     world = await makeWorld();
-  });
-  after(() => world.cleanup());
-
-  it('ends quietly when the reader closes early (berth log | head -n 1)', async () => {
     const entry = JSON.stringify({
       at: '2026-11-20T00:00:00.000Z',
       actor: 'root',
@@ -174,8 +171,12 @@ describe('berth log into a reader that goes away', () => {
       outcome: 'done',
       said: 'box is to run postgres',
     });
-    // Far more than a pipe holds, so berth is still writing when head has gone.
+    // Far more than a pipe holds, so berth is still writing when its reader stops or has gone.
     await writeFile(join(world.state, 'journal.jsonl'), `${entry}\n`.repeat(20_000));
+  });
+  after(() => world.cleanup());
+
+  it('ends quietly when the reader closes early (berth log | head -n 1)', async () => {
     const errors = join(world.dir, 'log-stderr');
     const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env;
     const first = execFileSync(
@@ -188,5 +189,46 @@ describe('berth log into a reader that goes away', () => {
     );
     assert.match(first, /^2026-11-20T00:00:00\.000Z root \(cli\) assign box postgres: done\n$/);
     assert.equal(await readFile(errors, 'utf8'), '');
+  });
+
+  it('writes the whole of a long log into a non-blocking pipe whose reader is slow', async () => {
+    // A parent may hand berth a standard output that does not block (O_NONBLOCK is on the
+    // pipe, shared): once it is full, a write says EAGAIN, and berth must wait, not fail.
+    const fifo = join(world.dir, 'slow-reader');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env;
+    const child = spawn(process.execPath, [BERTH, '--state', world.state, 'log'], {
+      stdio: ['ignore', writer, 'pipe'],
+      env,
+    });
+    closeSync(writer);
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.alloc(65_536);
+    for (;;) {
+      let read: number;
+      try {
+        read = readSync(reader, buffer);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        read = -1;
+      }
+      if (read === 0) break;
+      if (read > 0) chunks.push(Buffer.from(buffer.subarray(0, read)));
+      await new Promise((resume) => setTimeout(resume, 20));
+    }
+    closeSync(reader);
+    assert.equal(await exited, 0, stderr);
+    assert.equal(stderr, '');
+    const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+    assert.equal(lines.pop(), '');
+    assert.equal(lines.length, 20_000);
+    assert.ok(lines.every((line) => line === lines[0]));
   });
 });
