@@ -6,12 +6,25 @@
 // the HTTP stack and node:crypto for `berth --version`. So node's built-in modules are
 // bundled as small stand-ins whose exports are getters that `require` the real module on
 // first use: `berth status` never loads node:http, node:crypto or node:child_process.
+//
+// Nor is what a command does not need parsed. The libraries that only `berth api` (hono,
+// @hono/node-server, jose) or a PostgreSQL store (pg) use are half the bundle, and V8
+// scans every function of a file even when it never runs one: 4 ms of each start. Each
+// group is bundled on its own and kept in the file compressed (brotli, as base64), which
+// is scanned as one short string; it becomes a module (a data: URL import) when a module
+// that needs it is first evaluated, and only `import()` reaches those, never the start.
 
 import { builtinModules, createRequire } from 'node:module';
+import { brotliCompressSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const require = createRequire(import.meta.url);
 const builtins = new Set(builtinModules);
+/**
+ * Built-ins Node has loaded before berth's first line: they are imported as they are, once,
+ * for a stand-in's exports are copied again into every module that imports it (1 ms).
+ */
+const LOADED_AT_START = new Set(['fs', 'fs/promises', 'path']);
 
 /** @type {import('esbuild').Plugin} */
 const lazyBuiltins = {
@@ -20,6 +33,7 @@ const lazyBuiltins = {
     on.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, (args) => {
       const name = args.path.replace(/^node:/, '');
       if (!builtins.has(name)) return undefined;
+      if (LOADED_AT_START.has(name)) return { path: `node:${name}`, external: true };
       // The stand-in's own require of the real module stays a require.
       if (args.namespace === 'lazy-builtin') return { path: `node:${name}`, external: true };
       return { path: `node:${name}`, namespace: 'lazy-builtin' };
@@ -39,6 +53,101 @@ const lazyBuiltins = {
   },
 };
 
+/** The groups kept as text, each the bare specifiers berth imports from it. */
+const LAZY_GROUPS = {
+  http: ['hono/hono-base', 'hono/factory', 'hono/router', '@hono/node-server'],
+  jose: ['jose'],
+  pg: ['pg'],
+};
+
+/** pg requires its optional native binding only through `pg.native`, which berth never reads. */
+/** @type {import('esbuild').Plugin} */
+const withoutPgNative = {
+  name: 'without-pg-native',
+  setup(on) {
+    on.onResolve({ filter: /^pg-native$/ }, () => ({ path: 'pg-native', namespace: 'absent' }));
+    on.onLoad({ filter: /.*/, namespace: 'absent' }, () => ({
+      contents: "throw new Error('berth does not bundle pg-native');",
+    }));
+  },
+};
+
+/** A group bundled as one ES module, compressed, as base64: each specifier's exports under `m<i>`. */
+async function lazyGroupText(group, specifiers) {
+  const built = await build({
+    stdin: {
+      contents: specifiers
+        .map((spec, i) => `export * as m${i} from ${JSON.stringify(spec)};`)
+        .join('\n'),
+      resolveDir: process.cwd(),
+      sourcefile: `berth-lazy-${group}.mjs`,
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Names are kept, for stack frames and for the package test, which reads its imports.
+    minifySyntax: true,
+    minifyWhitespace: true,
+    legalComments: 'none',
+    // A data: module has no file to resolve from; the built-ins need none. CommonJS code
+    // (pg) requires them through this.
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire('/');",
+    },
+    // Stack frames name the group, not the whole data: URL.
+    footer: { js: `//# sourceURL=berth:${group}` },
+    plugins: [withoutPgNative],
+    write: false,
+    logLevel: 'warning',
+  });
+  return brotliCompressSync(built.outputFiles[0].contents).toString('base64');
+}
+
+/** @type {import('esbuild').Plugin} */
+const lazyGroups = {
+  name: 'lazy-groups',
+  setup(on) {
+    const groupOf = new Map(
+      Object.entries(LAZY_GROUPS).flatMap(([group, specs]) => specs.map((spec) => [spec, group])),
+    );
+    on.onResolve({ filter: /^[@a-z]/ }, (args) =>
+      groupOf.has(args.path) ? { path: args.path, namespace: 'berth-lazy' } : undefined,
+    );
+    on.onResolve({ filter: /^berth-lazy-group:/ }, (args) => ({
+      path: args.path.slice('berth-lazy-group:'.length),
+      namespace: 'berth-lazy-group',
+    }));
+    // The group: its text made a module, awaited where it is first needed.
+    on.onLoad({ filter: /.*/, namespace: 'berth-lazy-group' }, async (args) => ({
+      loader: 'js',
+      contents: [
+        "import { brotliDecompressSync } from 'node:zlib';",
+        `const text = brotliDecompressSync(Buffer.from('${await lazyGroupText(args.path, LAZY_GROUPS[args.path])}', 'base64'));`,
+        "export const group = await import('data:text/javascript;base64,' + text.toString('base64'));",
+      ].join('\n'),
+    }));
+    // A specifier: its exports, by name, from its part of the group.
+    on.onLoad({ filter: /.*/, namespace: 'berth-lazy' }, async (args) => {
+      const group = groupOf.get(args.path);
+      const index = LAZY_GROUPS[group].indexOf(args.path);
+      const names = Object.keys(await import(args.path)).filter((name) =>
+        /^[A-Za-z_$][\w$]*$/.test(name),
+      );
+      const named = names.filter((name) => name !== 'default');
+      return {
+        loader: 'js',
+        contents: [
+          `import { group } from 'berth-lazy-group:${group}';`,
+          `const part = group.m${index};`,
+          ...(names.includes('default') ? ['export default part.default;'] : []),
+          `export const { ${named.join(', ')} } = part;`,
+        ].join('\n'),
+      };
+    });
+  },
+};
+
 await build({
   entryPoints: ['src/berth.ts'],
   outfile: 'dist/berth.mjs',
@@ -51,6 +160,6 @@ await build({
   banner: {
     js: "import { createRequire as __berthRequire } from 'node:module'; const require = __berthRequire(import.meta.url);",
   },
-  plugins: [lazyBuiltins],
+  plugins: [lazyGroups, lazyBuiltins],
   logLevel: 'warning',
 });

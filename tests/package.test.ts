@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { brotliDecompressSync } from 'node:zlib';
 
 const REPO = resolve(import.meta.dirname, '..');
 const { version } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
@@ -79,17 +81,28 @@ describe('the package, packed, installed and run offline', () => {
     const manifest = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8'));
     assert.deepEqual(manifest.dependencies ?? {}, {}, 'the bundle needs no package at run time');
     const bundle = await readFile(join(REPO, 'dist/berth.mjs'), 'utf8');
-    // Its static imports start a line; its dynamic ones are calls (a comment quoting an
-    // example `import … from 'x'` is indented, and calls nothing).
-    const imported = new Set(
-      [
-        ...bundle.matchAll(/^import\b[^;\n]*?\bfrom\s*["']([^"']+)["']/gm),
-        ...bundle.matchAll(/\b(?:require|import)\(\s*["']([^"']+)["']\s*\)/g),
-      ].map((match) => match[1]),
+    const imported = importsOf(bundle);
+    assert.ok(imported.includes('node:module'), 'the imports were found');
+    // The libraries only `berth api` and a PostgreSQL store use are kept in the bundle as
+    // text (brotli, as base64) that becomes a module when needed; they too must import
+    // only Node's modules.
+    const kept = [...bundle.matchAll(/["']([A-Za-z0-9+/]{1000,}={0,2})["']/g)].map((match) =>
+      brotliDecompressSync(Buffer.from(match[1] as string, 'base64')).toString('utf8'),
     );
-    assert.ok(imported.has('node:module'), 'the imports were found');
+    assert.equal(kept.length, 3, 'the three groups kept as text were found');
+    assert.ok(
+      kept.some((text) => text.includes('node_modules/pg/lib/client.js')),
+      'pg is one of them',
+    );
+    const inKept = kept.flatMap((text) =>
+      // Minified: an import need not start a line, and CommonJS requires go through __require.
+      [
+        ...text.matchAll(/\bimport\s*(?:[\w$*{][^;]*?\bfrom\s*)?["']([^"']+)["']/g),
+        ...text.matchAll(/\b(?:__require|require|import)\(\s*["']([^"']+)["']\s*\)/g),
+      ].map((match) => match[1] as string),
+    );
     assert.deepEqual(
-      [...imported].filter((name) => !name?.startsWith('node:')),
+      [...imported, ...inKept].filter((name) => !isBuiltin(name)),
       [],
       'the bundle imports only Node modules',
     );
@@ -137,3 +150,18 @@ describe('the package, packed, installed and run offline', () => {
     assert.doesNotMatch(npx.stderr, /warn/i);
   });
 });
+
+/**
+ * The modules a bundle imports: its static imports start a line; its dynamic ones are
+ * calls (a comment quoting an example `import … from 'x'` is indented, and calls nothing).
+ */
+function importsOf(bundle: string): string[] {
+  return [
+    ...new Set(
+      [
+        ...bundle.matchAll(/^import\b[^;\n]*?\bfrom\s*["']([^"']+)["']/gm),
+        ...bundle.matchAll(/\b(?:require|import)\(\s*["']([^"']+)["']\s*\)/g),
+      ].map((match) => match[1] as string),
+    ),
+  ];
+}
