@@ -205,7 +205,7 @@ describe('berth log into a slow reader, or one that goes away', () => {
     });
     closeSync(writer);
     let stderr = '';
-    child.stderr.on('data', (chunk) => {
+    child.stderr?.on('data', (chunk) => {
       stderr += chunk;
     });
     const exited = new Promise<number | null>((done) => child.on('close', done));
