@@ -9,7 +9,7 @@
 //
 // Nor is what a command does not need parsed. The libraries that only `berth api` (hono,
 // @hono/node-server, jose) or a PostgreSQL store (pg) use are half the bundle, and V8
-// scans every function of a file even when it never runs one: 4 ms of each start. Each
+// scans every function of a file even when it never runs one: 3 ms of each start. Each
 // group is bundled on its own and kept in the file compressed (brotli, as base64), which
 // is scanned as one short string; it becomes a module (a data: URL import) when a module
 // that needs it is first evaluated, and only `import()` reaches those, never the start.
