@@ -2,49 +2,18 @@
 // state, and API acts on many nodes against the file system's own cost of an act's writes.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMs, onServerCore, pinLoadGenerator } from './cores.ts';
+import { post } from './post.ts';
 import { ACCEPT_TOKEN } from './servers/answers.ts';
 import { type Running, startScript } from './spawn-server.ts';
 import { BERTH, cleanEnv, fmt, log, median, ROOT, ratio, table, timeNode } from './stats.ts';
 
-interface Posted {
-  status: number;
-  body: { said?: string; refused?: string };
-}
-
-function post(url: string, path: string, body: unknown, agent: Agent): Promise<Posted> {
-  const text = JSON.stringify(body);
-  return new Promise((done, fail) => {
-    const sent = request(
-      new URL(path, url),
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(text)),
-          authorization: `Bearer ${ACCEPT_TOKEN}`,
-        },
-      },
-      (response) => {
-        let answer = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          answer += chunk;
-        });
-        response.on('end', () =>
-          done({ status: response.statusCode ?? 0, body: answer ? JSON.parse(answer) : {} }),
-        );
-        response.on('error', fail);
-      },
-    );
-    sent.on('error', fail);
-    sent.end(text);
-  });
-}
+/** A request to the bench's server, which accepts the bench's token. */
+const send = (url: string, path: string, body: unknown, agent: Agent) =>
+  post(url, path, JSON.stringify(body), agent, ACCEPT_TOKEN);
 
 /** A state directory whose berth.json knows `nodes` nodes n0…, each rooted in a directory of its own. */
 async function makeFleet(nodes: number, modules: Record<string, unknown>, rootEach = true) {
@@ -103,7 +72,7 @@ export async function benchFleet(rounds: number): Promise<string> {
     // Previews, not timed: each node's digest (the records are put back the same each round).
     const digests = await Promise.all(
       Array.from({ length: NODES }, async (_, i) => {
-        const answer = await post(url, '/converge', { node: `n${i}` }, agent);
+        const answer = await send(url, '/converge', { node: `n${i}` }, agent);
         const digest = digestOf(answer.body.said);
         if (answer.status !== 200 || !digest)
           throw new Error(`preview of n${i}: ${answer.body.refused}`);
@@ -124,7 +93,7 @@ export async function benchFleet(rounds: number): Promise<string> {
         if (run.code !== 0) throw new Error(`berth converge n${i}: ${run.stderr}`);
       });
     const api = (i: number) =>
-      post(url, '/converge', { node: `n${i}`, yes: true, digest: digests[i] }, agent).then(
+      send(url, '/converge', { node: `n${i}`, yes: true, digest: digests[i] }, agent).then(
         (answer) => {
           if (answer.status !== 200)
             throw new Error(`API converge n${i}: ${answer.status} ${answer.body.refused}`);
@@ -333,7 +302,7 @@ async function measureApiActs(rounds: number, seconds: number, where: string): P
           try {
             for (let n = 0; performance.now() < until; n++) {
               const act = n % 2 === 0 ? '/assign' : '/unassign';
-              const answer = await post(url, act, { node: `n${i}`, module: 'extra' }, agent);
+              const answer = await send(url, act, { node: `n${i}`, module: 'extra' }, agent);
               if (answer.status !== 200)
                 throw new Error(`${act} n${i}: ${answer.status} ${answer.body.refused}`);
               acts++;

@@ -1,11 +1,12 @@
 // Teams: acts per second through the Command API on the PostgreSQL store, beside the file
 // store in the same run; and two controllers (two `berth api`) on one database.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { cpus } from 'node:os';
 import { postgresUnavailable, startPostgres } from '../../tests/helpers/postgres-server.ts';
 import { cpuMs } from './cores.ts';
 import { startIssuer } from './issuer.ts';
+import { post } from './post.ts';
 import { BERTH, cleanEnv, fmt, log, median, ratio, table } from './stats.ts';
 import { makeBenchWorld, nodeName } from './world.ts';
 
@@ -61,31 +62,6 @@ function startApi(state: string, issuer: string, env: Record<string, string>): P
   });
 }
 
-/** One act over a keep-alive agent; its status. */
-function act(url: string, agent: Agent, path: string, body: string, token: string) {
-  return new Promise<number>((done, fail) => {
-    const sent = request(
-      new URL(path, url),
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'Content-Type': 'application/json',
-          'Content-Length': String(Buffer.byteLength(body)),
-          Authorization: `Bearer ${token}`,
-        },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () => done(response.statusCode ?? 0));
-        response.on('error', fail);
-      },
-    );
-    sent.on('error', fail);
-    sent.end(body);
-  });
-}
-
 interface Round {
   perSecond: number;
   latencies: number[];
@@ -114,7 +90,13 @@ async function load(apis: Api[], token: string, seconds: number): Promise<Round>
       try {
         while (performance.now() < until) {
           const began = performance.now();
-          const status = await act(url, agent, n % 2 === 0 ? '/assign' : '/unassign', body, token);
+          const { status } = await post(
+            url,
+            n % 2 === 0 ? '/assign' : '/unassign',
+            body,
+            agent,
+            token,
+          );
           if (status !== 200) throw new Error(`an act on ${nodeName(c)} answered ${status}`);
           latencies.push(performance.now() - began);
           acts++;
