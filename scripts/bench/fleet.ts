@@ -8,10 +8,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DelayProxy, startDelayProxy } from '../../tests/fleet/delay-proxy.ts';
 import { type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
+import { startIssuer } from './issuer.ts';
+import { post } from './post.ts';
+import { startBerthApi } from './spawn-server.ts';
 import { BERTH, cleanEnv, fmt, log, median, ratio, type Timed, table, timeNode } from './stats.ts';
 
 const DELAY_MS = 25;
@@ -223,44 +227,117 @@ async function cpuTicks(): Promise<{ busy: number; all: number }> {
   return { busy: all - idle, all };
 }
 
+/** An operator's converge through the Command API: the preview, then the act on its digest. */
+async function convergeOverApi(url: string, token: string, agent: Agent, node: string) {
+  const started = performance.now();
+  const preview = await post(url, '/converge', JSON.stringify({ node }), agent, token);
+  const digest = digestOf(preview.body.said ?? '');
+  const act = await post(
+    url,
+    '/converge',
+    JSON.stringify({ node, yes: true, digest }),
+    agent,
+    token,
+  );
+  if (act.status !== 200)
+    throw new Error(`API converge ${node}: ${act.status} ${act.body.refused}`);
+  return { ms: performance.now() - started, said: act.body.said ?? '' };
+}
+
+/**
+ * Twenty converges at once against one alone, through both faces: forty berth processes
+ * (a preview and an act each), and forty requests to one `berth api`. Each face has
+ * nodes and modules of its own, so that each converge writes its files and runs its hook.
+ */
 async function manyAtOnce(bench: Bench): Promise<string[]> {
   const hosts = ['alpha', 'bravo', 'charlie'];
   const nodes: Record<string, unknown> = {};
   const modules: Record<string, unknown> = {};
-  const many = Array.from({ length: 20 }, (_, i) => `m${i}`);
-  for (const [i, name] of [...many, 'solo'].entries()) {
-    const host = hosts[i % 3] as string;
-    nodes[name] = { ssh: host, ...(host === 'bravo' ? { sudo: true } : {}) };
-    modules[`w${name}`] = moduleAt(`w${name}`, 'sleep 2');
+  const namesFor = (face: string) => ({
+    many: Array.from({ length: 20 }, (_, i) => `${face}${i}`),
+    solo: `${face}solo`,
+  });
+  const cli = namesFor('m');
+  const api = namesFor('a');
+  for (const names of [cli, api]) {
+    for (const [i, name] of [...names.many, names.solo].entries()) {
+      const host = hosts[i % 3] as string;
+      nodes[name] = { ssh: host, ...(host === 'bravo' ? { sudo: true } : {}) };
+      modules[`w${name}`] = moduleAt(`w${name}`, 'sleep 2');
+    }
   }
   const state = await stateWith(bench, 'many', nodes, modules);
   const berth = berthIn(state, await newRuntime(bench));
-  for (const name of [...many, 'solo']) await berth('assign', name, `w${name}`);
-  for (const host of hosts) await berth('adopt', many[hosts.indexOf(host)] as string); // warm
-  log('fleet: one converge alone, then twenty at once');
-  const alone = await converge(berth, 'solo');
+  for (const names of [cli, api]) {
+    for (const name of [...names.many, names.solo]) await berth('assign', name, `w${name}`);
+  }
+  for (const host of hosts) await berth('adopt', cli.many[hosts.indexOf(host)] as string); // warm
+  log('fleet: one converge alone, then twenty at once: command line');
+  const cliOne = await converge(berth, cli.solo);
   const load = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0];
   const ticksBefore = await cpuTicks();
   const started = performance.now();
-  const all = await Promise.all(many.map((name) => converge(berth, name)));
-  const wall = performance.now() - started;
+  const cliAll = await Promise.all(cli.many.map((name) => converge(berth, name)));
+  const cliWall = performance.now() - started;
   const ticksAfter = await cpuTicks();
   const busy = (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.all - ticksBefore.all);
-  const lost = all.filter((each) => !each.act.stdout.includes('is as assigned')).length;
-  return [
-    'Twenty converges over ssh at once (7, 7 and 6 nodes on three hosts, each a start hook `sleep 2`), preview and act each, separate berth processes',
-    '',
-    table(
-      ['', 'wall ms'],
-      [
-        ['one alone', fmt(alone.ms)],
-        [`twenty at once (${20 - lost} done)`, fmt(wall)],
-        ['ratio (bound 1.5×)', ratio(wall / alone.ms)],
-      ],
-    ),
-    '',
-    `The machine's cores were ${Math.round(busy * 100)} % busy during the twenty (every process on it, not only berth's); load average ${load} as they began.`,
-  ];
+  const cliDone = cliAll.filter((each) => each.act.stdout.includes('is as assigned')).length;
+
+  log('fleet: one converge alone, then twenty at once: Command API');
+  const issuer = await startIssuer();
+  const token = issuer.token({ sub: 'bench', aud: 'berth' });
+  const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+  // Its ssh masters in a runtime directory of its own, ended with the bench's.
+  const server = await startBerthApi('berth api (fleet)', state, issuer.url, {
+    env: { XDG_RUNTIME_DIR: await newRuntime(bench), SSH_AUTH_SOCK: '' },
+    pinned: false,
+  });
+  try {
+    for (const host of hosts) {
+      const warm = await post(
+        server.url,
+        '/adopt',
+        JSON.stringify({ node: api.many[hosts.indexOf(host)] }),
+        agent,
+        token,
+      );
+      if (warm.status !== 200) throw new Error(`API adopt: ${warm.status} ${warm.body.refused}`);
+    }
+    const apiOne = await convergeOverApi(server.url, token, agent, api.solo);
+    const apiStarted = performance.now();
+    const apiAll = await Promise.all(
+      api.many.map((name) => convergeOverApi(server.url, token, agent, name)),
+    );
+    const apiWall = performance.now() - apiStarted;
+    const apiDone = apiAll.filter((each) => each.said.includes('is as assigned')).length;
+    const row = (through: string, one: number, all: number) => [
+      through,
+      fmt(one),
+      fmt(all),
+      ratio(all / one),
+    ];
+    return [
+      'Twenty converges over ssh at once (7, 7 and 6 nodes on three hosts, each a start hook `sleep 2`), against one alone; a converge is a preview and the act on its digest',
+      '',
+      table(
+        ['through', 'one alone, ms', 'twenty at once, ms', 'ratio (bound 1.5×)'],
+        [
+          row(`command line (40 berth processes; ${cliDone} of 20 done)`, cliOne.ms, cliWall),
+          row(
+            `Command API (40 requests to one berth api; ${apiDone} of 20 done)`,
+            apiOne.ms,
+            apiWall,
+          ),
+        ],
+      ),
+      '',
+      `The machine's cores were ${Math.round(busy * 100)} % busy during the command line's twenty (every process on it, not only berth's); load average ${load} as they began.`,
+    ];
+  } finally {
+    agent.destroy();
+    await server.stop();
+    await issuer.close();
+  }
 }
 
 function ansibleAvailable(): string | undefined {

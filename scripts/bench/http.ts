@@ -62,7 +62,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     // same rounds on the 404 and 401 paths: what a change cost, in one run.
     const beforeBinary = process.env.BENCH_BERTH_BEFORE;
     const before = beforeBinary
-      ? await startBerthApi('berth api (before)', world.state, issuer.url, beforeBinary)
+      ? await startBerthApi('berth api (before)', world.state, issuer.url, { binary: beforeBinary })
       : undefined;
     if (before) servers.push(before);
     const accept = await startScript('berth app (test authenticator)', 'berth-accept.ts', {

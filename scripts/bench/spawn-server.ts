@@ -27,30 +27,42 @@ export function startScript(
   return waitFor(name, child, /^listening (\d+)$/m, (match) => `http://127.0.0.1:${match[1]}`);
 }
 
-/** Starts the built binary's `berth api` (or another build's: `binary`) on a free loopback port. */
+export interface BerthApiOptions {
+  /** Another build's binary, for before-and-after runs; the default is this build's. */
+  binary?: string;
+  /** Laid over a user's environment (`$BERTH_STORE`, `$XDG_RUNTIME_DIR`, …). */
+  env?: Record<string, string>;
+  /** On the server's core (the default, for the HTTP section), or wherever the system puts it. */
+  pinned?: boolean;
+}
+
+/** Starts the built binary's `berth api` on a free loopback port. */
 export function startBerthApi(
   name: string,
   state: string,
   issuer: string,
-  binary = BERTH,
+  options: BerthApiOptions = {},
 ): Promise<Running> {
-  const node = onServerCore([
-    binary,
-    'api',
-    '--state',
-    state,
-    '--listen',
-    '127.0.0.1:0',
-    '--issuer',
-    issuer,
-  ]);
+  const { binary = BERTH, env = {}, pinned = true } = options;
+  const args = [binary, 'api', '--state', state, '--listen', '127.0.0.1:0', '--issuer', issuer];
+  const node = pinned ? onServerCore(args) : { command: process.execPath, args };
   const child = spawn(node.command, node.args, {
     cwd: ROOT,
-    env: cleanEnv(),
+    env: cleanEnv(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  child.stderr?.resume();
-  return waitFor(name, child, /^serving (http:\/\/\S+)$/m, (match) => match[1] as string);
+  // Its last words, for when it ends before serving.
+  let said = '';
+  child.stderr?.on('data', (chunk) => {
+    said = (said + chunk).slice(-2000);
+  });
+  return waitFor(
+    name,
+    child,
+    /^serving (http:\/\/\S+)$/m,
+    (match) => match[1] as string,
+    () => said,
+  );
 }
 
 function waitFor(
@@ -58,15 +70,16 @@ function waitFor(
   child: ChildProcess,
   ready: RegExp,
   url: (match: RegExpExecArray) => string,
+  said: () => string = () => '',
 ): Promise<Running> {
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${name} did not start within 20 s: ${seen}`));
+      reject(new Error(`${name} did not start within 20 s: ${seen}${said()}`));
     }, 20_000);
     child.once('exit', (code) =>
-      reject(new Error(`${name} ended (${code}) before serving: ${seen}`)),
+      reject(new Error(`${name} ended (${code}) before serving: ${seen}${said()}`)),
     );
     child.stdout?.on('data', (chunk) => {
       seen += chunk;

@@ -1,66 +1,16 @@
 // Teams: acts per second through the Command API on the PostgreSQL store, beside the file
 // store in the same run; and two controllers (two `berth api`) on one database.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { Agent } from 'node:http';
 import { cpus } from 'node:os';
 import { postgresUnavailable, startPostgres } from '../../tests/helpers/postgres-server.ts';
 import { cpuMs } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { post } from './post.ts';
-import { BERTH, cleanEnv, fmt, log, median, ratio, table } from './stats.ts';
+import { type Running, startBerthApi } from './spawn-server.ts';
+import { fmt, log, median, ratio, table } from './stats.ts';
 import { makeBenchWorld, nodeName } from './world.ts';
 
 const CLIENTS = 16;
-
-interface Api {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/** The built binary's `berth api` over `state`, with `env` laid over a user's environment. */
-function startApi(state: string, issuer: string, env: Record<string, string>): Promise<Api> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [BERTH, 'api', '--state', state, '--listen', '127.0.0.1:0', '--issuer', issuer],
-    { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let said = '';
-  child.stderr?.on('data', (chunk) => {
-    said = (said + chunk).slice(-2000);
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`berth api did not start within 20 s: ${seen}${said}`));
-    }, 20_000);
-    child.once('exit', (code) => reject(new Error(`berth api ended (${code}): ${seen}${said}`)));
-    child.stdout?.on('data', (chunk) => {
-      seen += chunk;
-      const match = /^serving (http:\/\/\S+)$/m.exec(seen);
-      if (!match) return;
-      clearTimeout(timer);
-      child.removeAllListeners('exit');
-      child.stdout?.removeAllListeners('data');
-      child.stdout?.resume();
-      resolve({
-        url: match[1] as string,
-        pid: child.pid as number,
-        stop: () =>
-          new Promise<void>((done) => {
-            if (child.exitCode !== null) return done();
-            const kill = setTimeout(() => child.kill('SIGKILL'), 7_000);
-            child.once('exit', () => {
-              clearTimeout(kill);
-              done();
-            });
-            child.kill('SIGTERM');
-          }),
-      });
-    });
-  });
-}
 
 interface Round {
   perSecond: number;
@@ -73,7 +23,7 @@ interface Round {
  * CLIENTS keep-alive clients, each on a node of its own, alternating assign and unassign
  * of `extra` for `seconds`; client c goes to `urls[c % urls.length]`.
  */
-async function load(apis: Api[], token: string, seconds: number): Promise<Round> {
+async function load(apis: Running[], token: string, seconds: number): Promise<Round> {
   const urls = apis.map((api) => api.url);
   const cpu = () => apis.reduce((sum, api) => sum + cpuMs(api.pid), 0);
   const cpuBefore = cpu();
@@ -131,14 +81,16 @@ export async function benchTeams(rounds: number, seconds: number): Promise<strin
   const world = await makeBenchWorld(CLIENTS);
   const server = await startPostgres();
   const issuer = await startIssuer();
-  const apis: Api[] = [];
+  const apis: Running[] = [];
   try {
     const token = issuer.token({ sub: 'bench', aud: 'berth' });
     const store = { BERTH_STORE: server.url };
     log(`teams: ${rounds} rounds of ${seconds}s: file store, PostgreSQL, two controllers`);
-    const file = await startApi(world.state, issuer.url, {});
-    const pgOne = await startApi(world.state, issuer.url, store);
-    const pgTwo = await startApi(world.state, issuer.url, store);
+    const start = (name: string, env: Record<string, string>) =>
+      startBerthApi(name, world.state, issuer.url, { env, pinned: false });
+    const file = await start('berth api (file store)', {});
+    const pgOne = await start('berth api (PostgreSQL, one)', store);
+    const pgTwo = await start('berth api (PostgreSQL, two)', store);
     apis.push(file, pgOne, pgTwo);
     // Warm each: keys fetched, the schema made, connections opened.
     await load([file], token, 1);
