@@ -265,6 +265,7 @@ async function measureApiActs(rounds: number, seconds: number, where: string): P
   let server: Running | undefined;
   const apiRates: number[] = [];
   const baseRates: number[] = [];
+  const lockedRates: number[] = [];
   const cpuPerAct: number[] = [];
   try {
     log(`API acts: ${CLIENTS} clients on ${CLIENTS} nodes, ${rounds} rounds of ${seconds}s`);
@@ -276,21 +277,27 @@ async function measureApiActs(rounds: number, seconds: number, where: string): P
     const pid = server.pid;
     const base = join(fleet.dir, 'pattern');
     for (let round = 0; round < rounds; round++) {
-      // The file system's own cost: the same loops of an act's writes, on the server's core.
-      const pinned = onServerCore([
-        '--import',
-        'tsx',
-        join(ROOT, 'scripts/bench/write-pattern.ts'),
-        join(base, `round${round}`),
-        String(CLIENTS),
-        String(seconds),
-      ]);
-      const rate = await new Promise<number>((done, fail) => {
-        execFile(pinned.command, pinned.args, { cwd: ROOT, env: cleanEnv() }, (error, stdout) =>
-          error ? fail(error) : done(Number(stdout.trim())),
-        );
-      });
+      // The file system's own cost: the same loops of an act's writes, on the server's core;
+      // then with a lock file made and removed in each, as berth's lock does.
+      const runPattern = (...extra: string[]) => {
+        const pinned = onServerCore([
+          '--import',
+          'tsx',
+          join(ROOT, 'scripts/bench/write-pattern.ts'),
+          join(base, `round${round}${extra.join('')}`),
+          String(CLIENTS),
+          String(seconds),
+          ...extra,
+        ]);
+        return new Promise<number>((done, fail) => {
+          execFile(pinned.command, pinned.args, { cwd: ROOT, env: cleanEnv() }, (error, stdout) =>
+            error ? fail(error) : done(Number(stdout.trim())),
+          );
+        });
+      };
+      const rate = await runPattern();
       baseRates.push(rate);
+      lockedRates.push((await runPattern('lock')) / rate);
 
       let acts = 0;
       const cpuBefore = cpuMs(pid);
@@ -318,7 +325,7 @@ async function measureApiActs(rounds: number, seconds: number, where: string): P
     const api = median(apiRates);
     const pattern = median(baseRates);
     return [
-      `API acts: ${CLIENTS} keep-alive clients, each on a node of its own, assign and unassign alternating, against ${CLIENTS} loops at once of berth's write pattern, in a process on the server's core (temporary file, fsync, rename, directory fsync, journal append and fsync); ${where}; median of ${rounds} rounds of ${seconds}s (goal ≥ 0.6×)`,
+      `API acts: ${CLIENTS} keep-alive clients, each on a node of its own, assign and unassign alternating, against ${CLIENTS} loops at once of berth's write pattern, in a process on the server's core (temporary file, fsync, rename, directory fsync, journal append and fsync); ${where}; median of ${rounds} rounds of ${seconds}s (goal ≥ 0.6×); the lock file's row is the pattern's rate times its ratio to the pattern in each round`,
       '',
       table(
         ['through', 'acts/s', 'server CPU ms per act', 'ratio'],
@@ -330,6 +337,12 @@ async function measureApiActs(rounds: number, seconds: number, where: string): P
             ratio(api / pattern),
           ],
           [`write pattern alone, ${CLIENTS} loops`, fmt(pattern, 0), '', '1.00×'],
+          [
+            `write pattern with a lock file made and removed, ${CLIENTS} loops`,
+            fmt(pattern * median(lockedRates), 0),
+            '',
+            ratio(median(lockedRates)),
+          ],
         ],
       ),
     ].join('\n');
