@@ -29,6 +29,11 @@ import { type Answer, failedAs, lines, noShell, noSsh, sshWords } from './ssh-wo
 const CONNECT_TIMEOUT = 10;
 /** A ControlMaster lives this many seconds after its last session. */
 const CONTROL_PERSIST = 60;
+/**
+ * The longest script (as a printf format) that rides in the command itself. The far side's
+ * login shell gets the whole command as one argument, and Linux takes at most 128 KiB in one.
+ */
+export const IN_COMMAND_LIMIT = 96 * 1024;
 
 export interface SshMachineOptions {
   /** The node's name, for the words of a refusal. */
@@ -60,10 +65,16 @@ export interface SshMachine extends Machine {
  * A machine reached through the system `ssh`, so the operator's config, agent,
  * identities, ProxyJump and known_hosts all apply. berth adds BatchMode (never a prompt),
  * a multiplexed connection (ControlMaster), a connect timeout and keepalives; it never
- * loosens host key checking. Each call ships a POSIX sh script on ssh's standard input
- * (never on a command line), so the far side needs sh, coreutils and stat, nothing
- * berth installs. A survey is one round trip whatever the number of paths, a batch of
- * changes one whatever the number of changes, a hook one (stopping it early is a second).
+ * loosens host key checking. Each call ships a POSIX sh script, so the far side needs sh,
+ * coreutils and stat, nothing berth installs. A survey is one round trip whatever the
+ * number of paths, a batch of changes one whatever the number of changes, a hook one
+ * (stopping it early is a second).
+ *
+ * A script with secrets in it (a batch of changes) goes on ssh's standard input, never on
+ * a command line. sshd opens a session's window only once its command runs, so what is
+ * sent on standard input follows a round trip behind the command: a script without
+ * secrets (a survey, a hook, a stop) rides in the command instead, as a printf format
+ * that any login shell passes on untouched, unless it is too long for one argument.
  */
 export function sshMachine(options: SshMachineOptions): SshMachine {
   const { node, destination, port, sudo = false, runtimeDir, sshConfig } = options;
@@ -97,10 +108,24 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   const ssh = (extra: string[]) =>
     spawn('ssh', [...common, ...extra], { stdio: 'pipe', detached: true });
 
-  /** One round trip: the script on stdin, the whole answer back. */
-  const call = (script: string): Promise<Answer> =>
+  /** An ssh session running `script` on the far side, shipped as `carried` says. */
+  const start = (script: string, carried: Carried): ChildProcess => {
+    const format = carried === 'in the command' ? printfFormat(script) : undefined;
+    const inCommand = format !== undefined && format.length <= IN_COMMAND_LIMIT;
+    const child = ssh([
+      '--',
+      destination,
+      ...(inCommand ? [`printf '${format}' | ${remote.join(' ')}`] : remote),
+    ]);
+    child.stdin?.on('error', () => {}); // The far side may stop reading early.
+    child.stdin?.end(inCommand ? undefined : script);
+    return child;
+  };
+
+  /** One round trip: the script out, the whole answer back. */
+  const call = (script: string, carried: Carried): Promise<Answer> =>
     new Promise((done, fail) => {
-      const child = ssh(['--', destination, ...remote]);
+      const child = start(script, carried);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
@@ -113,8 +138,6 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
           stderr: Buffer.concat(err).toString('utf8'),
         }),
       );
-      child.stdin?.on('error', () => {}); // The far side may stop reading early.
-      child.stdin?.end(script);
     });
 
   /** The refusal for a call that never reached the script: ssh, sudo or sh said no. */
@@ -172,7 +195,7 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
 
   /** Runs a script that starts with REACHED; refuses as the answer says when it fails. */
   const act = async (what: string, script: string): Promise<Answer> => {
-    const answer = await call(script);
+    const answer = await call(script, 'in the command');
     if (!reached(answer.stdout)) throw await notReached(answer);
     if (answer.code !== 0) throw failedAs(what, answer);
     return answer;
@@ -189,7 +212,9 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
       const refused = changes.findIndex((change) => refusal(change) !== undefined);
       const shipped = refused === -1 ? changes : changes.slice(0, refused);
       if (shipped.length > 0) {
-        const answer = await call(applyScript(shipped)).catch((error: MachineError) => error);
+        const answer = await call(applyScript(shipped), 'on standard input').catch(
+          (error: MachineError) => error,
+        );
         if (answer instanceof MachineError) return { done: 0, failure: answer };
         if (!reached(answer.stdout)) return { done: 0, failure: await notReached(answer) };
         const done = doneIn(answer.stdout, shipped.length);
@@ -206,10 +231,10 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     },
     async run(script, env, runOptions) {
       const hook = runScript(script, { ...env, BERTH_ROOT: '/' });
-      const child = ssh(['--', destination, ...remote]);
-      const result = await watchHook(child, hook, runOptions, (pgid) =>
+      const child = start(hook, 'in the command');
+      const result = await watchHook(child, runOptions, (pgid) =>
         // Stopping a hook is a second round trip: its whole process group on the far side.
-        call(stopScript(pgid)).then(
+        call(stopScript(pgid), 'in the command').then(
           () => {},
           () => {},
         ),
@@ -260,12 +285,33 @@ export function sshRuntimeDir(): string {
 }
 let runtimeDirMade: string | undefined;
 
+/**
+ * `script` as a printf format between single quotes, which every login shell (sh, bash,
+ * zsh, fish, tcsh) passes on as it is: printable ASCII stays, a newline is `\n`, a `%` is
+ * `%%`, and every other byte (a quote, a backslash, `!`, UTF-8) an octal escape.
+ */
+export function printfFormat(script: string): string {
+  return script.replace(/[^ -~]|['\\!%]/gu, (char) => {
+    if (char === '\n') return '\\n';
+    if (char === '%') return '%%';
+    let escaped = '';
+    for (const byte of new TextEncoder().encode(char))
+      escaped += `\\${byte.toString(8).padStart(3, '0')}`;
+    return escaped;
+  });
+}
+
+/**
+ * How a script travels to the far side: in the command (a round trip sooner; seen in the
+ * process lists on both sides, so never with a secret in it) or on ssh's standard input.
+ */
+type Carried = 'in the command' | 'on standard input';
+
 type Watched = RunResult | { answer: Answer };
 
 /** Follows a hook's ssh call: its output as it comes, its end, stopping it on request. */
 function watchHook(
   child: ChildProcess,
-  script: string,
   options: RunOptions = {},
   kill: (pgid: number) => Promise<void>,
 ): Promise<Watched> {
@@ -338,7 +384,5 @@ function watchHook(
       const stopped = stoppedBy && exitCode !== 0 ? `\nstopped by ${stoppedBy}` : '';
       done({ code: exitCode, output: `${output.slice(-KEPT_OUTPUT)}${stopped}`.trim() });
     });
-    child.stdin?.on('error', () => {});
-    child.stdin?.end(script);
   });
 }

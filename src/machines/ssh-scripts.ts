@@ -11,9 +11,10 @@ import {
   type SurveyPath,
 } from './machine.ts';
 
-// What the ssh machine ships to the far side, one POSIX sh script a call on ssh's standard
-// input, and how it reads their answers. Each script's answer starts with REACHED, so that
-// a script that never ran (ssh, sudo or sh said no) is told from one that failed.
+// What the ssh machine ships to the far side, one POSIX sh script a call (in ssh's command,
+// or on its standard input when it holds secrets: see ssh-machine.ts), and how it reads
+// their answers. Each script's answer starts with REACHED, so that a script that never ran
+// (ssh, sudo or sh said no) is told from one that failed.
 
 /** What the hook's wrapper says, before it starts anything, where there is no setsid. */
 export const NO_SETSID = 'berth: no setsid';

@@ -159,7 +159,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.equal(await alpha.sessionsOpened(), sessions + 2, 'a hook stopped');
     });
 
-    it('over a slow link, forty paths go over one connection, one session each', async (t) => {
+    it('over a slow link, forty paths go over one connection, one session each, the script in the command', async (t) => {
       const alpha = fleet.host('alpha');
       const delayMs = 100;
       const proxy = await startDelayProxy({ host: alpha.address, port: alpha.port, delayMs });
@@ -169,11 +169,12 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
         config,
         `Host alpha-slow\n  HostName ${proxy.host}\n  HostKeyAlias alpha\n  User root\n${await readFile(fleet.sshConfig, 'utf8')}`,
       );
+      const runtime = await freshRuntime();
       const machine = machineOn('alpha', {
         destination: 'alpha-slow',
         port: proxy.port,
         sshConfig: config,
-        runtimeDir: await freshRuntime(),
+        runtimeDir: runtime,
       });
       const sessionsBefore = await alpha.sessionsOpened();
       await machine.survey([]);
@@ -196,6 +197,42 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       // here, what it costs in trips, counted.
       assert.equal(proxy.connections(), 1);
       assert.equal(await alpha.sessionsOpened(), sessionsBefore + 7, 'one session a survey');
+
+      // How the script travels, as the ssh client's arguments show it while the call runs.
+      // In the command: sshd lets standard input in only once the command runs, a round
+      // trip later. A script too long for one argument goes on standard input all the same.
+      const commandOf = async (survey: () => Promise<unknown>) => {
+        const seen = new Set<string>();
+        const running = survey();
+        let done = false;
+        void running.finally(() => {
+          done = true;
+        });
+        while (!done) {
+          for (const line of sshProcessesUsing(runtime)) if (line.includes(' -- ')) seen.add(line);
+          await new Promise((wake) => setTimeout(wake, 5));
+        }
+        await running;
+        return [...seen].map((line) => line.slice(line.indexOf(' -- ') + 4));
+      };
+      const small = await commandOf(() => machine.survey(paths));
+      assert.equal(small.length, 1, small.join('\n'));
+      // A quote in the script is an octal escape in the format: \047.
+      assert.match(
+        small[0] as string,
+        /^alpha-slow printf '.*\\047\/srv\/trips\/f20\\047 1.*' \| sh -s $/,
+      );
+      const long = Array.from({ length: 1_500 }, (_, index) => ({
+        path: `/srv/trips/${'long-name-'.repeat(10)}${index}`,
+      }));
+      let answered: Awaited<ReturnType<SshMachine['survey']>> | undefined;
+      const large = await commandOf(async () => {
+        answered = await machine.survey(long);
+      });
+      assert.deepEqual(large, ['alpha-slow sh -s ']);
+      assert.equal(answered?.size, 1_500);
+      assert.deepEqual(answered?.get(long[1_499]?.path as string), { kind: 'missing' });
+      assert.equal(await alpha.sessionsOpened(), sessionsBefore + 9, 'one session a survey');
     });
 
     it('exit ends the shared connection, leaving no ssh process behind', async () => {
