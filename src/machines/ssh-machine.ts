@@ -16,6 +16,7 @@ import {
   doneIn,
   NO_SETSID,
   parseSurvey,
+  printfFormat,
   reached,
   refusal,
   runScript,
@@ -284,22 +285,6 @@ export function sshRuntimeDir(): string {
   return runtimeDirMade;
 }
 let runtimeDirMade: string | undefined;
-
-/**
- * `script` as a printf format between single quotes, which every login shell (sh, bash,
- * zsh, fish, tcsh) passes on as it is: printable ASCII stays, a newline is `\n`, a `%` is
- * `%%`, and every other byte (a quote, a backslash, `!`, UTF-8) an octal escape.
- */
-export function printfFormat(script: string): string {
-  return script.replace(/[^ -~]|['\\!%]/gu, (char) => {
-    if (char === '\n') return '\\n';
-    if (char === '%') return '%%';
-    let escaped = '';
-    for (const byte of new TextEncoder().encode(char))
-      escaped += `\\${byte.toString(8).padStart(3, '0')}`;
-    return escaped;
-  });
-}
 
 /**
  * How a script travels to the far side: in the command (a round trip sooner; seen in the

@@ -27,6 +27,23 @@ function quote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * `script` as a printf format between single quotes, which every login shell (sh, bash,
+ * zsh, fish, tcsh) passes on as it is: printable ASCII stays, a newline is `\n`, a `%` is
+ * `%%`, and every other byte (a quote, a backslash, `!`, UTF-8) an octal escape.
+ */
+export function printfFormat(script: string): string {
+  return script.replace(/[^ -~]|['\\!%]/gu, (char) => {
+    if (char === '\n') return '\\n';
+    if (char === '%') return '%%';
+    let escaped = '';
+    for (const byte of utf8.encode(char)) escaped += `\\${byte.toString(8).padStart(3, '0')}`;
+    return escaped;
+  });
+}
+
 /** Refuses a path that is not absolute and normalised: it goes into a script as it is. */
 function checkPath(path: string) {
   const refused = pathRefusal(path);

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { IN_COMMAND_LIMIT, printfFormat } from '../../src/machines/ssh-machine.ts';
+import { IN_COMMAND_LIMIT } from '../../src/machines/ssh-machine.ts';
+import { printfFormat } from '../../src/machines/ssh-scripts.ts';
 
 const NASTY = [
   `it's 100% "quoted" \\ back\\slash \\n not a newline`,
