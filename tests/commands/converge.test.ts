@@ -3,8 +3,15 @@ import { spawn } from 'node:child_process';
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { BERTH, digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { convergeBox, modeOf, previewDigest, snapshot, vaultValues } from './support.ts';
+import { BERTH, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import {
+  actOnPreview,
+  convergeBox,
+  modeOf,
+  previewDigest,
+  snapshot,
+  vaultValues,
+} from './support.ts';
 
 type Managed = Record<string, Record<string, { started: boolean; via: string }>>;
 
@@ -199,7 +206,7 @@ describe('berth converge', () => {
       preview.stdout,
       /^converge box\nupdate postgres:\n {2}restore password from the vault to \/etc\/postgres\/password\n {2}write \/etc\/postgres\/pg\.conf \(mode 0640\): it differs from what berth writes\n/,
     );
-    const run = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const run = await actOnPreview(world, preview);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(await readFile(join(world.root, 'etc/postgres/password'), 'utf8'), password);
     assert.equal(await readFile(join(world.root, 'etc/postgres/pg.conf'), 'utf8'), conf);
@@ -215,7 +222,7 @@ describe('berth converge', () => {
       preview.stdout,
       /\nblocked: secret password of postgres at \/etc\/postgres\/password on box is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's\n/,
     );
-    const run = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const run = await actOnPreview(world, preview);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /^the act is refused while a blocker stands: secret password/);
     assert.equal(await readFile(join(world.root, 'etc/postgres/password'), 'utf8'), 'by-hand\n');
@@ -232,7 +239,7 @@ describe('berth converge', () => {
       /\nblocked: box holds gitea's data \(\/var\/lib\/gitea\) but berth does not manage gitea: take gitea first\nthe act will be refused while a blocker stands\ndigest [0-9a-f]{64}\n$/,
     );
     const before = await snapshot(world.root);
-    const run = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const run = await actOnPreview(world, preview);
     assert.equal(run.code, 1);
     assert.equal(
       run.stderr,
@@ -259,28 +266,14 @@ describe('berth converge', () => {
       preview.stdout,
       /^converge box, redis alone\ninstall redis:\n {2}record that berth manages it\n {2}create \/var\/lib\/redis\ndigest /,
     );
-    const unfiltered = await world.berth(
-      'converge',
-      'box',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const unfiltered = await actOnPreview(world, preview);
     assert.equal(unfiltered.code, 1);
     assert.match(
       unfiltered.stderr,
       /that digest is of a preview of berth converge box --filter redis, not of berth converge box;/,
     );
 
-    const run = await world.berth(
-      'converge',
-      'box',
-      '--filter',
-      'redis',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const run = await actOnPreview(world, preview, '--filter', 'redis');
     assert.equal(run.code, 0, run.stderr);
     await access(join(world.root, 'var/lib/redis'));
     await assert.rejects(access(join(world.root, 'var/lib/postgresql')), 'postgres untouched');
@@ -298,15 +291,7 @@ describe('berth converge', () => {
       preview.stdout,
       /^blocked: gitea needs postgres, which berth does not run on box yet: converge box --filter postgres first, or converge box as a whole$/m,
     );
-    const run = await world.berth(
-      'converge',
-      'box',
-      '--filter',
-      'gitea',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const run = await actOnPreview(world, preview, '--filter', 'gitea');
     assert.equal(run.code, 1);
     await assert.rejects(access(join(world.root, 'var/lib/gitea')), 'nothing installed');
 
@@ -365,13 +350,7 @@ describe('berth converge', () => {
       preview.stdout,
       /^converge box\nupdate gitea:\n {2}run start: echo "\$BERTH_MODULE on \$BERTH_NODE" > "\$BERTH_ROOT\/started-gitea"\ndigest /,
     );
-    const again = await world.berth(
-      'converge',
-      'box',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const again = await actOnPreview(world, preview);
     assert.deepEqual(again, {
       code: 0,
       stdout: 'running start of gitea …\nran start of gitea\nbox is as assigned\n',
@@ -431,13 +410,7 @@ describe('berth converge', () => {
       '  write /etc/app/app.conf (mode 0640): it is missing',
       '  run start: touch "$BERTH_ROOT/started-app"',
     ]);
-    const again = await world.berth(
-      'converge',
-      'box',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const again = await actOnPreview(world, preview);
     assert.equal(again.code, 0, again.stderr);
     const vault = await vaultValues(world);
     assert.equal(await readFile(join(world.root, 'etc/app/a'), 'utf8'), a);
@@ -523,7 +496,7 @@ describe('berth converge', () => {
       preview.stdout,
       /^converge box\nrelease postgres:\n {2}run stop: rm -f "\$BERTH_ROOT\/started-postgres"\n {2}stop managing it; its data, secrets and files stay on box\ndigest /,
     );
-    const run = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const run = await actOnPreview(world, preview);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stdout,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { digestOf, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { snapshot, stateFiles } from './support.ts';
+import { makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { actOnPreview, snapshot, stateFiles } from './support.ts';
 
 const PG_CONF = '/etc/postgres/pg.conf';
 
@@ -95,7 +95,7 @@ describe('a module definition', () => {
     const preview = await world.berth('converge', 'box');
     assert.equal(preview.code, 0, 'a preview with blockers is still a preview');
     assert.ok(preview.stdout.includes(`\nblocked: ${blocker}\n`), preview.stdout);
-    const run = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const run = await actOnPreview(world, preview);
     assert.equal(run.code, 1);
     assert.equal(run.stderr, `the act is refused while a blocker stands: ${blocker}\n`);
     assert.deepEqual(await snapshot(world.root), before, 'nothing written on the machine');

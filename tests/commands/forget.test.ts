@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
-import { snapshot, vaultValues } from './support.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
+import { actOnPreview, snapshot, vaultValues } from './support.ts';
 
 /** A module whose stop keeps failing: only forget lets berth let go of it. */
 const STUCK = {
@@ -20,7 +20,7 @@ describe('berth forget', () => {
     world = await makeWorld({ stuck: STUCK });
     assert.equal((await world.berth('assign', 'box', 'stuck')).code, 0);
     const preview = await world.berth('converge', 'box');
-    const act = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const act = await actOnPreview(world, preview);
     assert.equal(act.code, 0, act.stderr);
   });
   afterEach(() => world.cleanup());

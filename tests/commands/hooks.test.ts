@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { actOnPreview } from './support.ts';
 
 /** A service whose hooks leave traces on the box: running while $BERTH_ROOT/running exists. */
 const SVC = {
@@ -88,13 +89,7 @@ describe('reload and check', () => {
   it('covers the outcome of each check with the digest', async () => {
     const preview = await world.berth('converge', 'box');
     await rm(join(world.root, 'running'));
-    const done = await world.berth(
-      'converge',
-      'box',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const done = await actOnPreview(world, preview);
     assert.equal(done.code, 1);
     assert.match(
       done.stderr,

@@ -3,7 +3,7 @@ import { chmod, chown, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
-import { snapshot } from './support.ts';
+import { actOnPreview, snapshot } from './support.ts';
 
 /** The box's own accounts: berth resolves names through them, never through this host's. */
 const PASSWD = 'root:x:0:0::/root:/bin/sh\nsvc:x:1234:2345::/var/lib/svc:/bin/false\n';
@@ -36,7 +36,7 @@ async function owned(world: World, path: string): Promise<string> {
 async function converge(world: World): Promise<string> {
   const preview = await world.berth('converge', 'box');
   assert.equal(preview.code, 0, preview.stderr);
-  const act = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+  const act = await actOnPreview(world, preview);
   assert.equal(act.code, 0, act.stderr);
   return preview.stdout;
 }
@@ -109,7 +109,7 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
       preview.stdout,
       /blocked: svc names group phantom for \/etc\/svc\/svc\.conf, but box has no group phantom/,
     );
-    const act = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    const act = await actOnPreview(world, preview);
     assert.equal(act.code, 1);
     assert.match(act.stderr, /the act is refused while blockers stand: svc names owner ghost/);
     assert.deepEqual(await snapshot(world.root), before);

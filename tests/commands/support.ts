@@ -43,6 +43,11 @@ export async function convergeBox(world: World, ...args: string[]) {
   return world.berth('converge', 'box', ...args, '--yes', '--digest', digest);
 }
 
+/** The act on a preview had already: `berth converge box [args] --yes --digest <its digest>`. */
+export function actOnPreview(world: World, preview: { stdout: string }, ...args: string[]) {
+  return world.berth('converge', 'box', ...args, '--yes', '--digest', digestOf(preview.stdout));
+}
+
 /** Previews a command and returns the digest on its last line. */
 export async function previewDigest(world: World, ...args: string[]): Promise<string> {
   const preview = await world.berth(...args);
