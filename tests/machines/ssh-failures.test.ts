@@ -74,6 +74,29 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
     return dir;
   };
 
+  /**
+   * An ssh machine on charlie that logs in as a new user whose login shell (`shell`)
+   * runs with only `path` on its PATH, after `setUp`: how a test stands up a far side
+   * that lacks a program, or counts the ones it runs.
+   */
+  const loginWithPath = async (user: string, path: string, shell: string, setUp = 'true') => {
+    const made = await fleet
+      .host('charlie')
+      .exec(
+        [
+          setUp,
+          `printf '#!${shell}\\nPATH=${path}; export PATH\\nexec ${shell} "$@"\\n' > /usr/local/bin/${user}-shell`,
+          `chmod 0755 /usr/local/bin/${user}-shell`,
+          `useradd --no-create-home --shell /usr/local/bin/${user}-shell --password "*" ${user}`,
+        ].join(' && '),
+      );
+    assert.equal(made.code, 0, made.stderr);
+    // The fleet authorizes a login by a file a user under the host's dir (sshd_config).
+    const key = await readFile(`${fleet.identityFile}.pub`, 'utf8');
+    await writeFile(join(fleet.dir, 'hosts', 'charlie', 'authorized_keys', user), key);
+    return machineOn('charlie', { destination: `${user}@charlie`, sudo: false });
+  };
+
   const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
     const begun = performance.now();
     const value = await work();
@@ -262,10 +285,12 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
     before(async () => {
       // A login whose PATH starts with wrappers of stat, getent and base64 that log each
       // call on the host, then run the real program.
-      const charlie = fleet.host('charlie');
       const wrapper = (name: string, before = '') =>
         `printf '#!/bin/sh\\necho ${name} >> ${LOG}\\n${before}exec /usr/bin/${name} "$@"\\n' > /usr/local/lib/counted/${name} && chmod 0755 /usr/local/lib/counted/${name}`;
-      const made = await charlie.exec(
+      counted = await loginWithPath(
+        'counted',
+        '/usr/local/lib/counted:/usr/bin:/bin',
+        '/bin/sh',
         [
           'mkdir -p /usr/local/lib/counted && mkdir -p -m 1777 /tmp/counted',
           wrapper(
@@ -274,15 +299,8 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
           ),
           wrapper('getent'),
           wrapper('base64'),
-          'printf \'#!/bin/sh\\nPATH=/usr/local/lib/counted:/usr/bin:/bin; export PATH\\nexec /bin/sh "$@"\\n\' > /usr/local/bin/counted-shell',
-          'chmod 0755 /usr/local/bin/counted-shell',
-          'useradd --no-create-home --shell /usr/local/bin/counted-shell --password "*" counted',
         ].join(' && '),
       );
-      assert.equal(made.code, 0, made.stderr);
-      const key = await readFile(`${fleet.identityFile}.pub`, 'utf8');
-      await writeFile(join(fleet.dir, 'hosts', 'charlie', 'authorized_keys', 'counted'), key);
-      counted = machineOn('charlie', { destination: 'counted@charlie', sudo: false });
     });
 
     /** The programs the wrappers logged since the last call, counted by name. */
@@ -507,19 +525,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
     it('a far side without sh: berth says what it needs there', async () => {
       // A login whose shell finds no sh on its PATH (every host has one; this is the
       // nearest to a machine without).
-      const charlie = fleet.host('charlie');
-      const made = await charlie.exec(
-        [
-          'printf \'#!/bin/bash\\nPATH=/nowhere; export PATH\\nexec /bin/bash "$@"\\n\' > /usr/local/bin/nosh-shell',
-          'chmod 0755 /usr/local/bin/nosh-shell',
-          'useradd --no-create-home --shell /usr/local/bin/nosh-shell --password "*" nosh',
-        ].join(' && '),
-      );
-      assert.equal(made.code, 0, made.stderr);
-      // The fleet authorizes a login by a file a user under the host's dir (sshd_config).
-      const key = await readFile(`${fleet.identityFile}.pub`, 'utf8');
-      await writeFile(join(fleet.dir, 'hosts', 'charlie', 'authorized_keys', 'nosh'), key);
-      const machine = machineOn('charlie', { destination: 'nosh@charlie', sudo: false });
+      const machine = await loginWithPath('nosh', '/nowhere', '/bin/bash');
       for (const act of [() => machine.survey([]), () => machine.run('true', {})]) {
         await assert.rejects(
           act(),
@@ -535,18 +541,12 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
   it('a far side without setsid: hooks are refused in words, before anything starts', async () => {
     // A login whose PATH has sh and nothing else.
     const charlie = fleet.host('charlie');
-    const made = await charlie.exec(
-      [
-        'mkdir -p /usr/local/lib/only-sh && ln -sf /bin/sh /usr/local/lib/only-sh/sh',
-        'printf \'#!/bin/bash\\nPATH=/usr/local/lib/only-sh; export PATH\\nexec /bin/bash "$@"\\n\' > /usr/local/bin/only-sh-shell',
-        'chmod 0755 /usr/local/bin/only-sh-shell',
-        'useradd --no-create-home --shell /usr/local/bin/only-sh-shell --password "*" onlysh',
-      ].join(' && '),
+    const machine = await loginWithPath(
+      'onlysh',
+      '/usr/local/lib/only-sh',
+      '/bin/bash',
+      'mkdir -p /usr/local/lib/only-sh && ln -sf /bin/sh /usr/local/lib/only-sh/sh',
     );
-    assert.equal(made.code, 0, made.stderr);
-    const key = await readFile(`${fleet.identityFile}.pub`, 'utf8');
-    await writeFile(join(fleet.dir, 'hosts', 'charlie', 'authorized_keys', 'onlysh'), key);
-    const machine = machineOn('charlie', { destination: 'onlysh@charlie', sudo: false });
     await assert.rejects(
       machine.run('touch /tmp/ran', {}),
       refusedAs('failed', /^charlie has no setsid \(util-linux\): berth runs a hook there/),
