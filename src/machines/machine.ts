@@ -58,7 +58,32 @@ export type PathFacts =
   | { kind: 'directory'; empty: boolean; mode: string; uid: number; gid: number }
   | { kind: 'other' }
   /** The path exists but berth may not look (permission denied). */
-  | { kind: 'unreadable'; reason: string };
+  | { kind: 'unreadable'; reason: string }
+  /**
+   * The path, or a directory above it (`at`), is a link that a user other than root could
+   * have placed: a symbolic link not owned by root or in a directory another user may
+   * write, or (`hard`) a file with more than one name in such a directory. berth never
+   * reads, writes, chowns or chmods through it; its owner (`uid`, and `owner` when the
+   * machine knows the name) is what the words name.
+   */
+  | { kind: 'link'; at: string; uid: number; owner?: string; hard?: true };
+
+/**
+ * The words of a link berth will not follow, for a survey's path (a blocker) or a change's
+ * (a refusal): `/srv/app/data is a symbolic link owned by app; berth does not follow links
+ * that another user could have placed`.
+ */
+export function linkWords(
+  path: string,
+  fact: { at: string; uid: number; owner?: string; hard?: true },
+): string {
+  const owner = fact.owner ?? `uid ${fact.uid}`;
+  const what = fact.hard
+    ? `${fact.at} is a hard link owned by ${owner}, in a directory another user may write`
+    : `${fact.at} is a symbolic link owned by ${owner}`;
+  const where = fact.at === path ? '' : `${path}: `;
+  return `${where}${what}; berth does not follow links that another user could have placed`;
+}
 
 /** User and group names a survey is to resolve on the machine, alongside its paths. */
 export interface AccountNames {
