@@ -10,6 +10,7 @@ import {
   readSync,
   type Stats,
 } from 'node:fs';
+import { userInfo } from 'node:os';
 import { posix, resolve } from 'node:path';
 import {
   type HeldDirectory,
@@ -40,6 +41,9 @@ import {
 
 /** Linux's PATH_MAX: a longer path is refused by every call that takes one. */
 const PATH_MAX = 4096;
+
+/** What a hook finds on PATH, whoever runs it: the system's own directories. */
+const HOOK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * This machine, with every machine path taken under `root` (`/` is the machine itself;
@@ -389,7 +393,7 @@ function runHook(
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd,
-      env: { ...process.env, ...env },
+      env: hookEnvironment(env),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -438,3 +442,16 @@ function runHook(
   });
 }
 
+/**
+ * A hook's whole environment: the system's PATH, berth's LANG (else C.UTF-8), the HOME of
+ * the user it runs as, and what berth gives it. Never berth's own environment: a daemon a
+ * hook starts keeps it in /proc/PID/environ for its user to read (PGPASSWORD, BERTH_STORE).
+ */
+function hookEnvironment(env: Record<string, string>): Record<string, string> {
+  return {
+    PATH: HOOK_PATH,
+    LANG: process.env.LANG || 'C.UTF-8',
+    HOME: userInfo().homedir,
+    ...env,
+  };
+}
