@@ -26,11 +26,11 @@ import {
   type AccountNames,
   type Accounts,
   type Change,
-  KEPT_OUTPUT,
   linkWords,
   type Machine,
   MachineError,
   type PathFacts,
+  RAW_OUTPUT_KEPT,
   READ_LIMIT,
   type RunOptions,
   type RunResult,
@@ -400,7 +400,7 @@ function runHook(
     let output = '';
     const keep = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
-      output = (output + text).slice(-KEPT_OUTPUT);
+      output = (output + text).slice(-RAW_OUTPUT_KEPT);
       options.output?.(text);
     };
     child.stdout.on('data', keep);
