@@ -87,7 +87,7 @@ export function rootedMachine(root: string): Machine {
           facts.set(asked.path, surveyOne(held, checked(asked.path), asked));
         const links = [...facts.values()].filter((fact) => fact.kind === 'link');
         if (links.length > 0) {
-          const owners = await usersOf(held);
+          const owners = usersOf(held);
           for (const link of links) {
             const owner = owners.get(link.uid);
             if (owner !== undefined) link.owner = owner;
@@ -169,15 +169,10 @@ async function make(root: HeldDirectory, change: Change) {
  * Holds the directory `dir` (made with those above it where missing) for a change of
  * `path`; a link another user placed on the way is refused with its words.
  */
-async function holdDirectory(
-  root: HeldDirectory,
-  path: string,
-  dir: string,
-  what: string,
-): Promise<HeldDirectory> {
+function holdDirectory(root: HeldDirectory, path: string, dir: string, what: string) {
   const reached = walk(root, dir, { make: 'all', followLast: true });
   if (reached.kind === 'link') {
-    const owner = (await usersOf(root)).get(reached.uid);
+    const owner = usersOf(root).get(reached.uid);
     throw new MachineError('denied', linkWords(path, { ...reached, owner }));
   }
   if (reached.kind === 'loop') {
@@ -186,6 +181,7 @@ async function holdDirectory(
       `${what} failed: ${reached.at}: too many levels of symbolic links`,
     );
   }
+  if (reached.kind === 'absent') release(reached.dir);
   if (reached.kind === 'missing' || reached.kind === 'absent') {
     throw new MachineError('failed', `${what} failed: ${reached.at} is not a directory`);
   }
@@ -315,12 +311,19 @@ function entriesOf(text: string): [string, number][] {
   return entries;
 }
 
-/** The names of the root's users by id, for a link's owner (the first name of an id counts). */
-async function usersOf(root: HeldDirectory): Promise<Map<number, string>> {
+/**
+ * The names of the root's users by id, for a link's owner (the first name of an id
+ * counts); none when its /etc/passwd cannot be read, and the words name the uid.
+ */
+function usersOf(root: HeldDirectory): Map<number, string> {
   const names = new Map<number, string>();
-  for (const [name, id] of entriesOf(tableUnder(root, 'passwd'))) {
-    if (!names.has(id)) names.set(id, name);
+  let table = '';
+  try {
+    table = tableUnder(root, 'passwd');
+  } catch (error) {
+    if (!(error instanceof MachineError)) throw error;
   }
+  for (const [name, id] of entriesOf(table)) if (!names.has(id)) names.set(id, name);
   return names;
 }
 
