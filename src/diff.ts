@@ -1,41 +1,56 @@
-/** Unified diffs of configuration files, for previews: short, and never holding a secret. */
+/**
+ * Unified diffs of configuration files, for previews: what a machine holds against what
+ * berth writes, as GNU `diff -u` would show it, and never holding a secret.
+ *
+ * The diff itself is Myers's, by jsdiff: O((n+m)·d) for d differing lines, where the
+ * longest-common-subsequence table it replaced cost n·m in time and memory. In the
+ * bundle jsdiff is kept as text and made a module on its first call (scripts/build.mjs),
+ * so commands that show no diff never parse it.
+ */
+import { structuredPatch } from 'diff';
 
-/** The most lines a preview shows of one file's diff. */
-export const DIFF_LINES = 40;
-/** Beyond this many lines a side, berth does not diff (configuration is shorter). */
-const DIFF_LIMIT = 5_000;
+/**
+ * Past this many differing lines berth does not work the diff out: Myers's cost grows
+ * with their square, and a file that far from berth's is better read whole. A count,
+ * never a time, so that a preview and its act always agree on the diff.
+ */
+const MOST_EDITS = 4_000;
 
-type Edit = { op: ' ' | '-' | '+'; line: string; a: number; b: number };
-
-/** The line edits from `a` to `b`, by a longest common subsequence. */
-function edits(a: readonly string[], b: readonly string[]): Edit[] {
-  const n = a.length;
-  const m = b.length;
-  // lengths[i][j]: the LCS of a[i..] and b[j..], in one flat array.
-  const lengths = new Uint32Array((n + 1) * (m + 1));
-  const at = (i: number, j: number) => i * (m + 1) + j;
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lengths[at(i, j)] =
-        a[i] === b[j]
-          ? (lengths[at(i + 1, j + 1)] as number) + 1
-          : Math.max(lengths[at(i + 1, j)] as number, lengths[at(i, j + 1)] as number);
-    }
+/**
+ * The unified diff from what a machine holds to what berth writes, exactly as GNU
+ * `diff -u` writes it after its two label lines; empty when the texts are equal.
+ * `shownDiff` (diff-shown.ts) makes what a preview shows of it.
+ */
+export function unifiedDiff(
+  held: string,
+  wanted: string,
+  labels: { held: string; wanted: string },
+): string[] {
+  if (held === wanted) return [];
+  const head = [`--- ${labels.held}`, `+++ ${labels.wanted}`];
+  const a = linesOf(held);
+  const b = linesOf(wanted);
+  // Myers gives up only after the work of all those edits; lines not held in common
+  // say far sooner that there are too many.
+  const patch =
+    a.length + b.length - 2 * inCommon(a, b) > MOST_EDITS
+      ? undefined
+      : structuredPatch('', '', held, wanted, undefined, undefined, {
+          context: 3,
+          maxEditLength: MOST_EDITS,
+        });
+  if (!patch) {
+    return [
+      ...head,
+      `(${a.length} lines against ${b.length}: over ${MOST_EDITS} lines differ, too many to show)`,
+    ];
   }
-  const out: Edit[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) {
-      out.push({ op: ' ', line: a[i] as string, a: i++, b: j++ });
-    } else if (
-      i < n &&
-      (j >= m || (lengths[at(i + 1, j)] as number) >= (lengths[at(i, j + 1)] as number))
-    ) {
-      out.push({ op: '-', line: a[i] as string, a: i++, b: j });
-    } else {
-      out.push({ op: '+', line: b[j] as string, a: i, b: j++ });
-    }
+  const out = head;
+  for (const hunk of patch.hunks) {
+    out.push(
+      `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@`,
+      ...hunk.lines,
+    );
   }
   return out;
 }
@@ -46,44 +61,28 @@ function linesOf(text: string): string[] {
   return lines;
 }
 
+/** How many lines the two have in common, in any order: no diff keeps more of them. */
+function inCommon(a: readonly string[], b: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const line of a) counts.set(line, (counts.get(line) ?? 0) + 1);
+  let common = 0;
+  for (const line of b) {
+    const left = counts.get(line) ?? 0;
+    if (left > 0) {
+      common++;
+      counts.set(line, left - 1);
+    }
+  }
+  return common;
+}
+
 /**
- * A unified diff from what a machine holds to what berth writes, three lines of context,
- * at most `limit` lines (then a line saying how many more). Empty when the texts are equal.
+ * A hunk's range as GNU writes it: the count left out when it is 1, and an empty side
+ * named by the line before it (`-0,0` for an empty file; jsdiff says `-1,0`).
  */
-export function unifiedDiff(
-  held: string,
-  wanted: string,
-  labels: { held: string; wanted: string },
-  limit = DIFF_LINES,
-): string[] {
-  if (held === wanted) return [];
-  const a = linesOf(held);
-  const b = linesOf(wanted);
-  if (a.length > DIFF_LIMIT || b.length > DIFF_LIMIT)
-    return [`(${a.length} lines against ${b.length}: too long to show a diff)`];
-  const all = edits(a, b);
-  const changed = all.map((edit, index) => (edit.op === ' ' ? -1 : index)).filter((i) => i >= 0);
-  if (changed.length === 0) return ['(they differ only in how the last line ends)'];
-  // Hunks: runs of changes with up to 3 lines of context around, merged when they touch.
-  const hunks: [number, number][] = [];
-  for (const index of changed) {
-    const start = Math.max(0, index - 3);
-    const end = Math.min(all.length, index + 4);
-    const last = hunks.at(-1);
-    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
-    else hunks.push([start, end]);
-  }
-  const out = [`--- ${labels.held}`, `+++ ${labels.wanted}`];
-  for (const [start, end] of hunks) {
-    const part = all.slice(start, end);
-    const first = part[0] as Edit;
-    const aCount = part.filter((edit) => edit.op !== '+').length;
-    const bCount = part.filter((edit) => edit.op !== '-').length;
-    out.push(`@@ -${first.a + 1},${aCount} +${first.b + 1},${bCount} @@`);
-    for (const edit of part) out.push(`${edit.op}${edit.line}`);
-  }
-  if (out.length <= limit) return out;
-  return [...out.slice(0, limit), `… ${out.length - limit} more lines of diff`];
+export function range(start: number, count: number): string {
+  if (count === 1) return `${start}`;
+  return `${count === 0 ? start - 1 : start},${count}`;
 }
 
 /** Text with each secret value in it replaced by `[secret NAME]`, for showing. */
