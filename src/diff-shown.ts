@@ -46,6 +46,10 @@ export function shownDiff(diff: readonly string[], full: boolean): string[] {
   ];
 }
 
+function isContext(line: BodyLine | undefined): boolean {
+  return line?.text.startsWith(' ') ?? false;
+}
+
 function isChange(line: BodyLine): boolean {
   return line.text.startsWith('+') || line.text.startsWith('-');
 }
@@ -82,9 +86,14 @@ function folded(body: readonly BodyLine[]): string[] {
   const windows: [number, number][] = [];
   body.forEach((line, index) => {
     if (!isChange(line) || quietLine(line)) return;
+    // Context is unchanged lines only: a comment removed beside a setting is folded
+    // with the rest, not shown as the setting's context.
     const [first, last] = hunks[index] as [number, number];
-    const start = Math.max(first, index - CONTEXT);
-    let end = Math.min(last, index + CONTEXT);
+    let start = index;
+    while (start > first && index - start < CONTEXT && isContext(body[start - 1])) start--;
+    let end = index;
+    if (body[end + 1]?.text.startsWith('\\')) end++;
+    for (let more = CONTEXT; more > 0 && end < last && isContext(body[end + 1]); more--) end++;
     if (body[end + 1]?.text.startsWith('\\')) end++;
     const previous = windows.at(-1);
     if (previous && start <= previous[1] + 1 && hunks[previous[0]]?.[0] === first)

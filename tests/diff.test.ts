@@ -139,10 +139,10 @@ describe('what a preview shows of a diff', () => {
       '--- x on box',
       '+++ x as berth writes it',
       '(+1 −2 lines: 1 of them comments or blank)',
-      '@@ -1,2 +1 @@',
-      '-# a',
+      '@@ -2 +1 @@',
       '-port 1',
       '+port 2',
+      '@@ -1 +0,0 @@ only comments or blank lines: +0 −1',
     ]);
   });
 
@@ -158,14 +158,12 @@ describe('what a preview shows of a diff', () => {
       '--- x on box',
       '+++ x as berth writes it',
       '(+1 −61 lines: 60 of them comments or blank)',
-      '@@ -59,4 +2 @@',
-      '-# mid 27',
-      '-# mid 28',
-      '-# mid 29',
+      // Its context is unchanged lines: the comments removed beside it are folded.
+      '@@ -62 +2 @@',
       '-maxmemory 2gb',
       '+maxmemory 1gb',
       // One line for the comments on both sides of the setting that stays.
-      '@@ -1,58 +1 @@ only comments or blank lines: +0 −57',
+      '@@ -1,61 +1 @@ only comments or blank lines: +0 −60',
     ]);
   });
 
@@ -180,6 +178,22 @@ describe('what a preview shows of a diff', () => {
       ...diff.slice(0, 2),
       '(+30 −30 lines)',
       ...diff.slice(2),
+    ]);
+  });
+
+  it('shows settings with the unchanged lines around them as context', () => {
+    const held = 'a 1\nb 2\nc 3\nd 4\ne 5\nf 6\ng 7\nh 8\n';
+    const shown = shownDiff(unifiedDiff(held, held.replace('e 5', 'e 50'), labels), false);
+    assert.deepEqual(shown.slice(3), [
+      '@@ -2,7 +2,7 @@',
+      ' b 2',
+      ' c 3',
+      ' d 4',
+      '-e 5',
+      '+e 50',
+      ' f 6',
+      ' g 7',
+      ' h 8',
     ]);
   });
 
