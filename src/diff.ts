@@ -16,7 +16,7 @@ import { diffArrays } from 'diff';
  * with their square, and a file that far from berth's is better read whole. A count,
  * never a time, so that a preview and its act always agree on the diff.
  */
-const MOST_EDITS = 4_000;
+const MOST_EDITS = 3_000;
 /** Lines of context around a change, as `diff -u`. */
 const CONTEXT = 3;
 const NO_NEWLINE = '\\ No newline at end of file';

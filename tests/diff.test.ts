@@ -124,7 +124,7 @@ describe('berth diff against GNU diff -u', () => {
     assert.deepEqual(diff, [
       '--- a',
       '+++ b',
-      '(5000 lines against 5000: over 4000 lines differ, too many to show)',
+      '(5000 lines against 5000: over 3000 lines differ, too many to show)',
     ]);
     assert.deepEqual(shownDiff(diff, false), diff);
   });
