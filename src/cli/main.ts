@@ -12,6 +12,7 @@ const OPTION_HELP = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  fullDiff: ['--full-diff', "Show each file's whole diff in a preview, not its first 40 lines"],
 } as const;
 
 /** The berth command line: the five commands from the table, `api`, `status` and `log`. */
@@ -34,7 +35,11 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      entry.option(name, help, option === 'yes' ? undefined : { type: [String] });
+      entry.option(
+        name,
+        help,
+        option === 'yes' || option === 'fullDiff' ? undefined : { type: [String] },
+      );
     }
     entry.action((...given: unknown[]) => {
       exit = runTableCommand(command, given, argv, location(), io);
@@ -155,7 +160,12 @@ function runTableCommand(
     filter: optionValues(argv, 'filter').at(-1),
   };
   const mint = optionValues(argv, 'mint');
-  return runFromCli(command, request, { location, mint, json: Boolean(flags.json) }, io);
+  return runFromCli(
+    command,
+    request,
+    { location, mint, fullDiff: Boolean(flags.fullDiff), json: Boolean(flags.json) },
+    io,
+  );
 }
 
 /**

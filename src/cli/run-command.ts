@@ -14,7 +14,7 @@ import { EXIT, type Io } from './io.ts';
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: { location: StateLocation; mint: string[]; json: boolean },
+  options: { location: StateLocation; mint: string[]; fullDiff: boolean; json: boolean },
   io: Io,
 ): Promise<number> {
   // Lines an act said as it went are printed then; `said` is printed less those.
@@ -54,6 +54,7 @@ export async function runFromCli(
       actor: osUser(io),
       via: 'cli',
       mint: options.mint,
+      fullDiff: options.fullDiff,
       signal: interrupted.signal,
       progress: options.json
         ? undefined
