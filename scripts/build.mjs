@@ -58,6 +58,8 @@ const LAZY_GROUPS = {
   http: ['hono/hono-base', 'hono/factory', 'hono/router', '@hono/node-server'],
   jose: ['jose'],
   pg: ['pg'],
+  // Only `berth openapi` converts schemas to JSON Schema.
+  openapi: ['@valibot/to-json-schema'],
 };
 
 /** pg requires its optional native binding only through `pg.native`, which berth never reads. */
