@@ -6,6 +6,7 @@ import { didYouMean, withHint } from '../did-you-mean.ts';
 import { COMPLETE } from './complete-word.ts';
 import { EXAMPLES } from './examples.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
+import { parseLockTimeout } from './lock-wait.ts';
 import { runFromCli } from './run-command.ts';
 
 type Flags = Record<string, unknown>;
@@ -97,6 +98,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
           Boolean(flags.json),
           io,
           Boolean(flags.check),
+          parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1)),
         ),
       );
     });
@@ -272,7 +274,13 @@ function runTableCommand(
     filter: optionValues(argv, 'filter').at(-1),
   };
   const mint = optionValues(argv, 'mint');
-  return runFromCli(command, request, { location, mint, json: Boolean(flags.json) }, io);
+  const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
+  return runFromCli(
+    command,
+    request,
+    { location, mint, json: Boolean(flags.json), lockWaitMs },
+    io,
+  );
 }
 
 /**
