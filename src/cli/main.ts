@@ -3,7 +3,6 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { type CommandShape as Command, commandLineOnly, commands } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
 import { didYouMean, withHint } from '../did-you-mean.ts';
-import { COMPLETE } from './complete-word.ts';
 import { EXAMPLES } from './examples.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
 import { parseLockTimeout } from './lock-wait.ts';
@@ -23,11 +22,6 @@ const OPTION_HELP = {
  * and the operator's surface (help, completion, validate, openapi).
  */
 export async function runCli(argv: readonly string[], io: Io = processIo): Promise<number> {
-  // A shell asks for candidates at each Tab: answered before the option parser is made.
-  if (argv[0] === COMPLETE)
-    return import('./complete.ts').then(({ printCandidates }) =>
-      printCandidates(argv.slice(1), io),
-    );
   const cli = cac('berth');
   cli.option(
     '--state <dir>',
