@@ -16,10 +16,12 @@ import {
   type Machine,
   MachineError,
   type PathFacts,
+  RAW_OUTPUT_KEPT,
   READ_LIMIT,
   type RunResult,
   type WriteOptions,
 } from '../../src/machines/machine.ts';
+import { hostileContract } from './contract-hostile.ts';
 
 /** A batch of one change, its failure thrown: a write or a directory on its own. */
 async function applyOne(machine: Machine, change: Change) {
@@ -57,7 +59,7 @@ export interface MachineUnderTest {
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
 const bytesOf = (value: string) => new TextEncoder().encode(value);
 /** A machine-path-safe quoting for exec's scripts. */
-const q = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+export const q = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 function isUnreachable(error: unknown) {
   assert.ok(error instanceof MachineError, `a MachineError, not ${String(error)}`);
@@ -768,12 +770,16 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
       });
 
       it('keeps only the end of a long output', async () => {
+        // Some 100,000 characters: more than a machine keeps.
         const result = await machine.run(
-          'i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done; echo last',
+          'i=0; while [ $i -lt 10000 ]; do echo "line $i"; i=$((i+1)); done; echo last',
           {},
         );
-        assert.ok(result.output.length <= 2_000, `${result.output.length} characters kept`);
-        assert.match(result.output, /line 499\nlast$/);
+        assert.ok(
+          result.output.length <= RAW_OUTPUT_KEPT,
+          `${result.output.length} characters kept`,
+        );
+        assert.match(result.output, /line 9999\nlast$/);
       });
 
       it('is done when its shell exits, though a daemon it started holds the output', async () => {
@@ -845,6 +851,14 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         // `trap '' TERM` is inherited: the hook's shell and its sleeps all ignore SIGTERM.
         await stopOnceUp("trap '' TERM; sleep 300 & sleep 301 &");
       });
+    });
+
+    hostileContract({
+      machine: () => machine,
+      exec,
+      at,
+      root: () => subject.root,
+      fresh,
     });
 
     describe('a machine that cannot be reached', () => {
