@@ -61,6 +61,8 @@ const LAZY_GROUPS = {
   http: ['hono/hono-base', 'hono/factory', 'hono/router', '@hono/node-server'],
   jose: ['jose'],
   pg: ['pg'],
+  // Only `berth openapi` converts schemas to JSON Schema.
+  openapi: ['@valibot/to-json-schema'],
 };
 
 /** The groups kept as text and made a module on the first use of an export: specifier → group. */

@@ -15,11 +15,12 @@ import { StoreError, type Stores } from '../stores/stores.ts';
 export function stateDeps(
   location: StateLocation,
   env: Record<string, string | undefined> = process.env,
+  storeOptions: { lockWaitMs?: number } = {},
 ): ActDeps {
   const loadConfig = fileConfig(location.dir);
   return {
     loadConfig,
-    stores: chosenStores(location, loadConfig, env),
+    stores: chosenStores(location, loadConfig, env, storeOptions),
     machines: machinesOf,
   };
 }
@@ -79,7 +80,7 @@ export function chosenStores(
   const build = async (choice: Choice): Promise<Stores> => {
     if (choice.kind === 'files') return fileStores(location, fileOptions);
     const { postgresStores } = await import('../stores/postgres-store.ts');
-    return postgresStores(choice.url);
+    return postgresStores(choice.url, { lockWaitMs: fileOptions.lockWaitMs });
   };
 
   const resolved = async () => {
