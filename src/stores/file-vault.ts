@@ -171,7 +171,8 @@ export function fileVault(
       const unopened: string[] = [];
       const tryOpen = (what: string, open: () => Promise<Uint8Array>) =>
         open().catch((error) => {
-          if (!(error instanceof VaultError)) throw error;
+          // With no identity at all, nothing is opened: the whole is refused.
+          if (!(error instanceof VaultError) || error.noIdentity) throw error;
           unopened.push(what);
           return undefined;
         });

@@ -164,7 +164,8 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
             const unopened: string[] = [];
             const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
               opening().catch((error) => {
-                if (!(error instanceof VaultError)) throw error;
+                // With no identity at all, nothing is opened: the whole is refused.
+                if (!(error instanceof VaultError) || error.noIdentity) throw error;
                 unopened.push(what);
                 return undefined;
               });

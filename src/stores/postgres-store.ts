@@ -399,7 +399,8 @@ function nodeStore({
         const unopened: string[] = [];
         const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
           opening().catch((error) => {
-            if (!(error instanceof VaultError)) throw error;
+            // With no identity at all, nothing is opened: the whole is refused.
+            if (!(error instanceof VaultError) || error.noIdentity) throw error;
             unopened.push(what);
             return undefined;
           });

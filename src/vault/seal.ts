@@ -40,6 +40,12 @@ export interface Seal {
 /** A value that cannot be sealed or opened, in words naming what berth needs and where it looked. */
 export class VaultError extends Error {
   override name = 'VaultError';
+  /** No identity at all, rather than one that does not open this value. */
+  readonly noIdentity: boolean;
+  constructor(message: string, { noIdentity = false } = {}) {
+    super(message);
+    this.noIdentity = noIdentity;
+  }
 }
 
 type Age = typeof import('age-encryption');
@@ -123,6 +129,7 @@ export function ageSeal(keys: Keys): Seal {
       if (!('decrypter' in found))
         throw new VaultError(
           `berth needs its age identity to open the sealed ${what}, and found none: it looked at ${looked(found)}`,
+          { noIdentity: true },
         );
       opener = attempt as typeof opener;
       const { armor } = await loadAge();
