@@ -93,7 +93,14 @@ export function ageSeal(keys: Keys): Seal {
       );
     const made = await generateX25519Identity();
     const recipient = await identityToRecipient(made);
-    await keys.keepNewIdentity(made, recipient);
+    try {
+      await keys.keepNewIdentity(made, recipient);
+    } catch (error) {
+      // Another berth made one meanwhile: that one is berth's.
+      const now = await identity();
+      if (!('lines' in now)) throw error;
+      return Promise.all(now.lines.map((line) => identityToRecipient(line)));
+    }
     return [recipient];
   };
 
