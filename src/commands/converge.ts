@@ -5,7 +5,7 @@ import type { Change, Machine, WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
-import { mintSecret, redactSecrets, secretText } from '../secrets.ts';
+import { mintSecret, type redactSecrets, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { type KeptSecret, StoreError } from '../stores/stores.ts';
 import { secretInside, surveyModules } from '../survey.ts';
@@ -21,6 +21,7 @@ import {
   planConverge,
   type Step,
 } from './converge-plan.ts';
+import { runClearedHook } from './run-hook.ts';
 
 /**
  * Brings a node to its assignments: a preview without `yes`; with `yes` and the
@@ -140,13 +141,13 @@ export async function runCheck(
   secrets: Parameters<typeof redactSecrets>[1],
   context: Pick<CommandContext, 'machine' | 'signal'>,
 ): Promise<CheckOutcome> {
-  const result = await context.machine.run(
+  const result = await runClearedHook(
+    context,
     script,
     { BERTH_NODE: node, BERTH_MODULE: module },
-    { signal: context.signal },
+    secrets,
   );
-  const last = redactSecrets(result.output, secrets).trim().split('\n').at(-1) ?? '';
-  return { code: result.code, last };
+  return { code: result.code, last: result.shown.split('\n').at(-1) ?? '' };
 }
 
 function describePreview(
@@ -186,6 +187,8 @@ function describeBlocker(blocker: Blocker, node: string): string {
     }
     case 'secret-differs':
       return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
+    case 'link':
+      return blocker.words;
     case 'no-such-account':
       return `${blocker.module} names ${blocker.kind === 'user' ? 'owner' : 'group'} ${blocker.name} for ${blocker.path}, but ${node} has no ${blocker.kind} ${blocker.name}: add it on ${node}, or name another in the definition`;
   }
@@ -513,26 +516,19 @@ async function runStep(
   const secrets = await context.store.vault.all();
   const tell = context.output;
   tell?.(`running ${hook} of ${module} …`);
-  // Whole lines only: a secret cut in two by a chunk would pass the redaction.
-  let pending = '';
-  const stream = (text: string) => {
-    const lines = (pending + text).split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) tell?.(`  ${redactSecrets(line, secrets)}`);
-  };
-  const result = await context.machine.run(
+  const { code, shown } = await runClearedHook(
+    context,
     script,
     { BERTH_NODE: node, BERTH_MODULE: module },
-    { signal: context.signal, ...(tell ? { output: stream } : {}) },
+    secrets,
+    tell && ((line) => tell(`  ${line}`)),
   );
-  if (pending) tell?.(`  ${redactSecrets(pending, secrets)}`);
   if (context.signal?.aborted) {
     throw new Error(`${hook} of ${module} was stopped: ${stopReason(context.signal)}`);
   }
-  const shown = redactSecrets(result.output, secrets).trim();
-  if (result.code !== 0) {
+  if (code !== 0) {
     const output = shown ? `: ${shown}` : '';
-    throw new Error(`${hook} of ${module} failed (exit ${result.code})${output}`);
+    throw new Error(`${hook} of ${module} failed (exit ${code})${output}`);
   }
   // Its last lines stay in said, so in the journal: cleared of secrets.
   const last = shown

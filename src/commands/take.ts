@@ -8,7 +8,7 @@ import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { mintSecret, SECRET_MODE, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
-import { type Holdings, holdsNothing, withAssigned, withManaged } from '../state.ts';
+import { type Holdings, holdsNothing, linksIn, withAssigned, withManaged } from '../state.ts';
 import { type KeptSecret, StoreError } from '../stores/stores.ts';
 import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
@@ -67,6 +67,7 @@ async function filesThatDiffer(
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
     const fact = facts.get(path);
+    if (fact?.kind === 'link') continue; // A refusal of its own: never shown, never read.
     if (fact?.kind !== 'file') {
       differ.push({ path, missing: true, diff: [] });
       continue;
@@ -194,7 +195,8 @@ function planTake(
     group: specs[name]?.group,
     mode: specs[name]?.mode,
   }));
-  const refusals: string[] = [];
+  // A path berth will not follow refuses the take as a whole: nothing is read through it.
+  const refusals: string[] = linksIn(holdings).map(({ words }) => words);
   for (const name of mint) {
     const secret = secrets.find((item) => item.name === name);
     if (!secret) refusals.push(`--mint names ${name}, which is not a secret of ${module}`);
