@@ -63,6 +63,7 @@ const LAZY_GROUPS = {
   pg: ['pg'],
   // Only `berth openapi` converts schemas to JSON Schema.
   openapi: ['@valibot/to-json-schema'],
+  age: ['age-encryption'],
 };
 
 /** The groups kept as text and made a module on the first use of an export: specifier → group. */

@@ -108,6 +108,31 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
   });
 
   cli
+    .command('rekey [node]', 'Seal every kept secret again to the recipients in berth.json')
+    .action((node: unknown, flags: Flags) => {
+      exit = import('./vault-commands.ts').then(({ runRekey }) =>
+        runRekey(
+          node === undefined ? undefined : String(node),
+          location(),
+          Boolean(flags.json),
+          io,
+        ),
+      );
+    });
+  cli
+    .command('secret <node> <module> <name>', 'Print a secret the vault keeps (journaled)')
+    .action((...given: unknown[]) => {
+      const flags = given.at(-1) as Flags;
+      const words = given
+        .slice(0, -1)
+        .filter((word) => word !== undefined)
+        .map(String);
+      exit = import('./vault-commands.ts').then(({ runSecret }) =>
+        runSecret(words, location(), Boolean(flags.json), io),
+      );
+    });
+
+  cli
     .command('copy-state', "Copy the state directory's records into an empty PostgreSQL store")
     .option('--to <url>', 'The store: postgresql://USER@HOST[:PORT]/DATABASE (no password)', {
       type: [String],

@@ -97,7 +97,8 @@ export async function runFromCli(
   }
 }
 
-function osUser(io: Io): string {
+/** Who acts on the command line: the OS user. */
+export function osUser(io: Io): string {
   try {
     return userInfo().username;
   } catch {
