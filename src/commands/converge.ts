@@ -6,7 +6,7 @@ import type { Change, Machine, WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
-import { mintSecret, type redactSecrets, secretText } from '../secrets.ts';
+import { type KeptValue, mintSecret, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { type KeptSecret, StoreError } from '../stores/stores.ts';
 import { secretInside, surveyModules } from '../survey.ts';
@@ -140,7 +140,7 @@ export async function runCheck(
   node: string,
   module: string,
   script: string,
-  secrets: Parameters<typeof redactSecrets>[1],
+  secrets: readonly KeptValue[],
   context: Pick<CommandContext, 'machine' | 'signal'>,
 ): Promise<CheckOutcome> {
   const result = await runClearedHook(
