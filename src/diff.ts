@@ -12,11 +12,11 @@
 import { diffArrays } from 'diff';
 
 /**
- * Past this many differing lines berth does not work the diff out: Myers's cost grows
- * with their square, and a file that far from berth's is better read whole. A count,
+ * Past this many edits among the lines both sides have, berth does not work the diff
+ * out: Myers's cost grows with their square (the same lines in another order). A count,
  * never a time, so that a preview and its act always agree on the diff.
  */
-const MOST_EDITS = 3_000;
+const MOST_EDITS = 1_500;
 /** Lines of context around a change, as `diff -u`. */
 const CONTEXT = 3;
 const NO_NEWLINE = '\\ No newline at end of file';
@@ -39,7 +39,7 @@ export function unifiedDiff(
   if (!changed) {
     return [
       ...head,
-      `(${a.length} lines against ${b.length}: over ${MOST_EDITS} lines differ, too many to show)`,
+      `(${a.length} lines against ${b.length}: the same lines in too different an order to show a diff)`,
     ];
   }
   shiftBoundaries(a, changed.a, changed.b);
@@ -55,29 +55,53 @@ function linesOf(text: string): string[] {
 /**
  * Which lines of each side are changed, by Myers (jsdiff), each side a flag a line with
  * an unchanged sentinel before and after (GNU's layout, which `shiftBoundaries` reads);
- * undefined when more than MOST_EDITS lines differ.
+ * undefined when the lines both sides have need more than MOST_EDITS edits.
  */
 function changedLines(
   a: readonly string[],
   b: readonly string[],
 ): { a: Uint8Array; b: Uint8Array } | undefined {
-  // Myers gives up only after the work of all those edits; lines not held in common
-  // say far sooner that there are too many.
-  if (a.length + b.length - 2 * inCommon(a, b) > MOST_EDITS) return undefined;
-  const edits = diffArrays(a as string[], b as string[], { maxEditLength: MOST_EDITS });
+  // A line the other side does not have at all is changed whatever the diff: it is left
+  // out of Myers's work, as GNU's discard_confusing_lines does, so that settings changed
+  // here and there cost as little as one block changed.
+  const inA = new Set(a);
+  const inB = new Set(b);
+  const keptA = indicesWhere(a, (line) => inB.has(line));
+  const keptB = indicesWhere(b, (line) => inA.has(line));
+  // Myers gives up only after the work of all those edits; the lines left that are not
+  // held in common, in any order, say far sooner that there are too many.
+  const left = (kept: number[], lines: readonly string[]) => kept.map((i) => lines[i] as string);
+  const [restA, restB] = [left(keptA, a), left(keptB, b)];
+  if (restA.length + restB.length - 2 * inCommon(restA, restB) > MOST_EDITS) return undefined;
+  const edits = diffArrays(restA, restB, { maxEditLength: MOST_EDITS });
   if (!edits) return undefined;
+  // Every line is changed but those Myers keeps in common.
   const changed = { a: new Uint8Array(a.length + 2), b: new Uint8Array(b.length + 2) };
-  let i = 1;
-  let j = 1;
+  changed.a.fill(1, 1, a.length + 1);
+  changed.b.fill(1, 1, b.length + 1);
+  let i = 0;
+  let j = 0;
   for (const edit of edits) {
-    if (edit.removed) changed.a.fill(1, i, (i += edit.count));
-    else if (edit.added) changed.b.fill(1, j, (j += edit.count));
+    if (edit.removed) i += edit.count;
+    else if (edit.added) j += edit.count;
     else {
+      for (let k = 0; k < edit.count; k++) {
+        changed.a[(keptA[i + k] as number) + 1] = 0;
+        changed.b[(keptB[j + k] as number) + 1] = 0;
+      }
       i += edit.count;
       j += edit.count;
     }
   }
   return changed;
+}
+
+function indicesWhere(lines: readonly string[], keep: (line: string) => boolean): number[] {
+  const kept: number[] = [];
+  lines.forEach((line, index) => {
+    if (keep(line)) kept.push(index);
+  });
+  return kept;
 }
 
 /** How many lines the two have in common, in any order: no diff keeps more of them. */
