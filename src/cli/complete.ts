@@ -117,9 +117,9 @@ function names(
   }
   const nodes = objectKeys(settings.nodes, ['local']).filter(isName).sort();
   if (kind === 'node') return nodes;
-  // A target: a node, or a group as `@name` (berth.json's groups).
+  // A target: a node, or a group as `@name` (berth.json's groups, and @all).
   const groups = objectKeys(settings.groups, []).filter(isName).sort();
-  return [...nodes, ...groups.map((group) => `@${group}`)];
+  return [...nodes, ...groups.map((group) => `@${group}`), '@all'];
 }
 
 /** berth.json as JSON, unchecked: completion offers what it names, an act checks it. */

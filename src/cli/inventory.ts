@@ -1,6 +1,6 @@
 import type { StateLocation } from '../config/state-dir.ts';
 import type { NodeEntry } from '../settings.ts';
-import { checkNodeIn } from '../settings.ts';
+import { resolveTarget } from '../targets.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
@@ -17,7 +17,7 @@ export interface NodeShown {
   run: string[];
 }
 
-/** `berth nodes [target]`: the inventory, a node a line, or the nodes of one target. */
+/** `berth nodes [target]`: the inventory, a node a line, or the nodes of a target (`@web,!web3`). */
 export async function showNodes(
   target: string | undefined,
   location: StateLocation,
@@ -27,23 +27,32 @@ export async function showNodes(
   const deps = stateDeps(location, io.env);
   try {
     await deps.stores.open();
-    const { settings } = await deps.loadConfig(target === undefined ? undefined : [target]);
+    const { settings } = await deps.loadConfig();
+    const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
+    let names = inventory.nodes.sort();
     if (target !== undefined) {
-      const refusal = checkNodeIn(settings, target);
-      if (refusal) {
-        if (json) io.out(JSON.stringify({ refused: refusal }));
-        else io.err(refusal);
+      const targeted = resolveTarget(target, inventory);
+      if (!targeted.ok) {
+        if (json) io.out(JSON.stringify({ refused: targeted.refused }));
+        else io.err(targeted.refused);
         return EXIT.refused;
       }
+      names = targeted.nodes;
     }
-    const names = target === undefined ? Object.keys(settings.nodes).sort() : [target];
+    // Each node's groups: the groups whose members, through the groups they name, hold it.
+    const groupsOf = new Map<string, string[]>();
+    for (const group of Object.keys(settings.groups).sort()) {
+      const members = resolveTarget(`@${group}`, inventory);
+      for (const node of members.ok ? members.nodes : [])
+        groupsOf.set(node, [...(groupsOf.get(node) ?? []), group]);
+    }
     const shown: NodeShown[] = [];
     for (const node of names) {
       const record = await deps.stores.readNode(node);
       shown.push({
         node,
         ...where(settings.nodes[node] as NodeEntry),
-        groups: [],
+        groups: groupsOf.get(node) ?? [],
         run: record.assigned,
       });
     }

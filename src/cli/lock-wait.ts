@@ -29,6 +29,7 @@ export function sayingWhenWaiting(stores: Stores, say: (line: string) => void): 
   return {
     ...stores,
     async openNode(node, act) {
+      let opened = false;
       const timer = setTimeout(async () => {
         const holder = (await stores.lockHolders([node]).catch(() => [])).find(
           (each) => each.node === node,
@@ -40,7 +41,6 @@ export function sayingWhenWaiting(stores: Stores, say: (line: string) => void): 
               : `waiting for the lock of ${node}, held by another act`,
           );
       }, SAY_WAITING_AFTER_MS);
-      let opened = false;
       try {
         return await stores.openNode(node, act);
       } finally {

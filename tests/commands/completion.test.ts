@@ -52,6 +52,7 @@ describe('berth completion in bash, zsh and fish', () => {
     world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
     await world.writeSettings({
       nodes: { box: { root: world.root }, web1: { ssh: 'admin@web1.lan' } },
+      groups: { web: ['web1'] },
     });
     // `berth` on PATH, as an installed one is.
     await writeFile(
@@ -106,6 +107,7 @@ describe('berth completion in bash, zsh and fish', () => {
     ['berth converge box --f', ['--filter']],
     ['berth converge box --filter ', ['gitea', 'postgres']],
     ['berth completion ', ['bash', 'fish', 'zsh']],
+    ['berth nodes @', ['@all', '@web']],
   ];
 
   it('bash: commands, flags, nodes and modules', async () => {

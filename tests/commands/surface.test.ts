@@ -113,6 +113,35 @@ describe('berth nodes, berth modules and berth validate', () => {
     assert.equal(typo.stderr, 'the catalog has no module postgress; did you mean postgres?\n');
   });
 
+  it('nodes of a target: a group less a node, each node with its groups; a group mistyped', async () => {
+    await world.writeSettings({
+      nodes: {
+        box: { root: world.root },
+        web1: { ssh: 'admin@web1.lan' },
+        web2: { ssh: 'admin@web2.lan' },
+      },
+      groups: { web: ['web1', 'web2'], edge: ['@web', 'box'] },
+    });
+    try {
+      const run = await world.berth('nodes', '@edge,!web2');
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(
+        run.stdout,
+        `box  root ${world.root}  groups edge  to run: postgres\nweb1  ssh admin@web1.lan  groups edge, web  to run: nothing\n`,
+      );
+      const typo = await world.berth('nodes', '@wbe');
+      assert.equal(typo.code, 1);
+      assert.equal(typo.stderr, 'berth.json has no group wbe; did you mean @web?\n');
+    } finally {
+      await world.writeSettings({
+        nodes: {
+          box: { root: world.root },
+          web1: { ssh: 'admin@web1.lan', port: 2222, sudo: true },
+        },
+      });
+    }
+  });
+
   it('validate: exit 0 on a valid state directory', async () => {
     const run = await world.berth('validate');
     assert.equal(run.code, 0);
