@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmod, readdir, readFile, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultPath } from '../commands/support.ts';
 import { post, startTestServer } from '../helpers/reliability.ts';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { ageDecrypt } from '../vault/support.ts';
+import { ageDecrypt, userIdentityFile } from '../vault/support.ts';
 
 describe('secrets through a whole cycle', () => {
   let world: World;
@@ -89,11 +88,7 @@ describe('secrets through a whole cycle', () => {
     // The values: the hand-placed one, and every one berth minted (from the vault, opened
     // with the identity berth found as this user).
     const vault = JSON.parse(await readFile(vaultPath(world), 'utf8'));
-    const identity = join(
-      process.env.XDG_CONFIG_HOME || join(homedir(), '.config'),
-      'berth/identity.txt',
-    );
-    const open = (sealed: string) => ageDecrypt(sealed, identity) ?? Buffer.alloc(0);
+    const open = (sealed: string) => ageDecrypt(sealed, userIdentityFile()) ?? Buffer.alloc(0);
     const values = Object.values(vault.secrets as Record<string, { value: string }>).map((entry) =>
       open(entry.value),
     );

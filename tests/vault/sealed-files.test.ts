@@ -139,7 +139,12 @@ describe('the sealed vault in a state directory, through the binary', {
         preview.stderr,
         `berth needs its age identity to open the sealed fingerprint key of box, and found none: ${looked}\n`,
       );
-      for (const args of [['adopt', 'box'], ['secret', 'box', 'gitea', 'db_password'], ['rekey']]) {
+      for (const args of [
+        ['adopt', 'box'],
+        ['secret', 'box', 'gitea', 'db_password'],
+        ['rekey'],
+        ['status', 'box', '--check'],
+      ]) {
         const refused = await berth(...args);
         assert.equal(refused.code, 1, args.join(' '));
         assert.match(refused.stderr, /berth needs its age identity to open the sealed/);

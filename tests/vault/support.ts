@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Run, runBerth } from '../helpers/world.ts';
 
@@ -18,6 +18,13 @@ export function ageUnavailable(): string | undefined {
   } catch {
     return "Debian's age (age, age-keygen) is not installed";
   }
+}
+
+/** The identity file berth finds when the tests run it as this user, as berth looks. */
+export function userIdentityFile(env = process.env): string {
+  if (env.BERTH_IDENTITY) return env.BERTH_IDENTITY;
+  if (env.CREDENTIALS_DIRECTORY) return join(env.CREDENTIALS_DIRECTORY, 'berth-identity');
+  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'berth', 'identity.txt');
 }
 
 /** A new identity from the reference age-keygen: its file and its recipient. */
