@@ -217,7 +217,10 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
   if (statSync(mark, { throwIfNoEntry: false })) return;
   // Earlier vaults hold no sealed value: berth may make itself an identity for them.
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
-  for (const node of await listNodes(dir)) {
+  const nodes = await listNodes(dir);
+  // A state without nodes has nothing to seal: it is left as it was, not marked.
+  if (nodes.length === 0) return;
+  for (const node of nodes) {
     const here = join(dir, FILES.nodes, node);
     const path = join(here, FILES.vault);
     const found = await readVaultFile(path);

@@ -138,10 +138,10 @@ export function hostileContract(place: HostilePlace) {
         // away is moved aside, so that the attack goes on.
         const attack = asHostile(
           mine,
-          `i=0; while [ ! -e stop ]; do i=$((i+1));
+          `i=0; end=$(($(date +%s) + 50)); while [ ! -e stop ] && [ $(date +%s) -lt $end ]; do i=$((i+1));
           if [ -d held ]; then mv -T conf junk$i 2>/dev/null; mv -T held conf 2>/dev/null; fi;
-          ln -sfn ../../victim/secret conf/.app.ini.0123456789ab.tmp 2>/dev/null;
-          for t in conf/.app.ini.*.tmp; do ln -sfn ../../victim/secret .l && mv -fT .l "$t" 2>/dev/null; done;
+          ln -sfn ../../victim/secret conf/.app0.ini.0123456789ab.tmp 2>/dev/null;
+          for t in conf/.app*.ini.*.tmp; do ln -sfn ../../victim/secret .l && mv -fT .l "$t" 2>/dev/null; done;
           if mv -T conf held 2>/dev/null; then
             ln -sfn ../victim .d && mv -fT .d conf 2>/dev/null && sleep 0.03;
             rm -f conf 2>/dev/null;
@@ -152,19 +152,22 @@ export function hostileContract(place: HostilePlace) {
         let written = 0;
         const refusals = new Set<string>();
         try {
-          for (let round = 0; round < 300; round++) {
-            const applied = await place.machine().apply([
-              {
-                kind: 'file',
-                path: `${mine}/conf/app.ini`,
+          // Three hundred writes, ten files a batch: over ssh a batch is one round trip, and
+          // the attacker (bounded at 50 s, under the fleet's limit on a command) races them all.
+          for (let round = 0; round < 30; round++) {
+            const applied = await place.machine().apply(
+              Array.from({ length: 10 }, (_, file) => ({
+                kind: 'file' as const,
+                path: `${mine}/conf/app${file}.ini`,
                 data: bytesOf(`round ${round}\n`),
                 options: { mode: 0o644, ...hostile },
-              },
-            ]);
+              })),
+            );
+            written += applied.done;
             if (applied.failure) {
               assert.notEqual(applied.failure.failure, 'unreachable', applied.failure.message);
               refusals.add(applied.failure.message);
-            } else written++;
+            }
           }
         } finally {
           await exec(`touch ${at(`${mine}/stop`)}`);
