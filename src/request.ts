@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
+import type { BlockerReport, StepReport } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
@@ -21,6 +22,18 @@ export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;
 export interface Outcome {
   said: string;
   error?: string;
+  /** The node's part of the typed result; `failed` when a step of the act failed. */
+  report?: {
+    digest?: string;
+    steps: StepReport[];
+    blockers: BlockerReport[];
+    failed?: true;
+  };
+  /**
+   * Set when the act told its steps through `progress` as it did them: the part of
+   * `said` not told so, which the command line prints at the end.
+   */
+  untold?: string;
 }
 
 export type Decoded = { ok: true; request: CommandRequest } | { ok: false; message: string };

@@ -12,6 +12,10 @@ const OPTION_HELP = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  'detailed-exitcode': [
+    '--detailed-exitcode',
+    'On a preview, exit 0 when there is nothing to do, 2 when there is and nothing blocks it, 1 when a blocker stands',
+  ],
 } as const;
 
 /** The berth command line: the five commands from the table, `api`, `status` and `log`. */
@@ -34,7 +38,8 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      entry.option(name, help, option === 'yes' ? undefined : { type: [String] });
+      const flag = option === 'yes' || option === 'detailed-exitcode';
+      entry.option(name, help, flag ? undefined : { type: [String] });
     }
     entry.action((...given: unknown[]) => {
       exit = runTableCommand(command, given, argv, location(), io);
@@ -155,7 +160,9 @@ function runTableCommand(
     filter: optionValues(argv, 'filter').at(-1),
   };
   const mint = optionValues(argv, 'mint');
-  return runFromCli(command, request, { location, mint, json: Boolean(flags.json) }, io);
+  const json = Boolean(flags.json);
+  const detailedExitcode = Boolean(flags.detailedExitcode);
+  return runFromCli(command, request, { location, mint, json, detailedExitcode }, io);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog.ts';
 import type { ActDeps } from '../commands/act.ts';
-import { runCheck } from '../commands/converge.ts';
-import type { CheckOutcome } from '../commands/converge-plan.ts';
+import { describeCheck, runCheck } from '../commands/steps/check.ts';
+import type { CheckOutcome } from '../commands/steps/step.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { describeAge } from '../duration.ts';
@@ -99,9 +99,7 @@ export async function showStatus(
         lines.push(
           outcome === null
             ? `  check ${module}: none in its definition`
-            : outcome.code === 0
-              ? `  check ${module}: passes`
-              : `  check ${module}: fails (exit ${outcome.code}${outcome.last ? `: ${outcome.last}` : ''})`,
+            : `  check ${module}: ${describeCheck(outcome)}`,
         );
       }
     }

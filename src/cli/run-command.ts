@@ -1,9 +1,9 @@
 import { userInfo } from 'node:os';
-import { missingFields, openAct } from '../commands/act.ts';
-import { HOOK_LINE } from '../commands/context.ts';
+import { answerOf, missingFields, openAct } from '../commands/act.ts';
+import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import type { CommandRequest } from '../request.ts';
+import type { CommandRequest, Outcome } from '../request.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 
@@ -14,20 +14,9 @@ import { EXIT, type Io } from './io.ts';
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: { location: StateLocation; mint: string[]; json: boolean },
+  options: { location: StateLocation; mint: string[]; json: boolean; detailedExitcode: boolean },
   io: Io,
 ): Promise<number> {
-  // Lines an act said as it went are printed then; `said` is printed less those.
-  const shown: string[] = [];
-  const say = (said: string, refused?: string) => {
-    if (options.json) {
-      io.out(JSON.stringify(refused === undefined ? { said } : { said, refused }));
-      return;
-    }
-    const rest = said.split('\n').slice(shown.length).join('\n');
-    if (rest) io.out(rest);
-    if (refused !== undefined) io.err(refused);
-  };
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string) => {
     if (options.json) io.out(JSON.stringify({ refused }));
@@ -55,13 +44,10 @@ export async function runFromCli(
       via: 'cli',
       mint: options.mint,
       signal: interrupted.signal,
+      // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
       progress: options.json
         ? undefined
-        : (line) => {
-            // A hook's own lines were streamed as it wrote them: said keeps its last ones.
-            if (!line.startsWith(HOOK_LINE)) io.out(line);
-            shown.push(line);
-          },
+        : (told) => io.out(doneWords(told.step, request.node, told.voice)),
       output: options.json ? undefined : (line) => io.out(line),
     });
     if (opened.kind === 'missing') {
@@ -73,13 +59,35 @@ export async function runFromCli(
       return EXIT.stores;
     }
     const outcome = await opened.run();
-    say(outcome.said, outcome.error);
-    if (outcome.storeFailed) return EXIT.stores;
-    return outcome.error === undefined ? EXIT.done : EXIT.refused;
+    if (outcome.storeFailed) {
+      refuseBefore(outcome.error ?? '');
+      return EXIT.stores;
+    }
+    if (options.json) io.out(JSON.stringify(answerOf(command, request, outcome)));
+    else {
+      // What was told step by step is printed already; the rest of said is printed now.
+      const rest = outcome.untold ?? outcome.said;
+      if (rest) io.out(rest);
+      if (outcome.error !== undefined) io.err(outcome.error);
+    }
+    if (outcome.error !== undefined) return EXIT.refused;
+    if (options.detailedExitcode && !request.yes) return previewExit(outcome);
+    return EXIT.done;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/**
+ * `--detailed-exitcode` on a preview: 0 nothing to do, 2 something to do and nothing
+ * blocks it, 1 a blocker stands (a refusal is 1 already, and the stores 3).
+ */
+function previewExit(outcome: Outcome): number {
+  const report = outcome.report;
+  if (report && report.blockers.length > 0) return EXIT.refused;
+  if (report && report.steps.length > 0) return EXIT.somethingToDo;
+  return EXIT.done;
 }
 
 function osUser(io: Io): string {

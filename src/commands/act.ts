@@ -1,6 +1,7 @@
 import { ConfigError, type LoadConfig } from '../config/config.ts';
 import { MachineError, type ReachMachine } from '../machines/machine.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
+import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
@@ -151,11 +152,51 @@ export async function openAct(
             return { said: '', error: storesCannotOpen(error), storeFailed: true };
           outcome = { said: '', error: failedWords(command, request, error) };
         }
+        // It reached its node: the node is in the typed result, with or without steps.
+        outcome.report ??= { steps: [], blockers: [] };
         return await journaled(outcome, (entry) => store.journal(entry));
       } finally {
         await store.close().catch(() => {});
       }
     },
+  };
+}
+
+/**
+ * A command's typed result, as `--json` prints it and the API answers a command that ran
+ * (200 or 409): `said` and `refused` as the seed has them, the preview's digest, and the
+ * node's digest, steps, blockers and outcome. A command refused before it reached its node
+ * (a node not in the inventory, berth.json not valid) has no node in `nodes`.
+ */
+export function answerOf(
+  command: Command,
+  request: CommandRequest,
+  outcome: Outcome,
+): CommandAnswer {
+  const preview = !isAct(command, request);
+  const { report } = outcome;
+  const nodes: CommandAnswer['nodes'] = {};
+  if (report) {
+    nodes[request.node] = {
+      ...(report.digest === undefined ? {} : { digest: report.digest }),
+      steps: report.steps,
+      blockers: report.blockers,
+      outcome:
+        outcome.error !== undefined
+          ? report.failed
+            ? 'failed'
+            : 'refused'
+          : preview
+            ? 'previewed'
+            : 'done',
+    };
+  }
+  return {
+    format_version: FORMAT_VERSION,
+    said: outcome.said,
+    ...(outcome.error === undefined ? {} : { refused: outcome.error }),
+    ...(preview && report?.digest !== undefined ? { digest: report.digest } : {}),
+    nodes,
   };
 }
 

@@ -6,7 +6,8 @@ import { forget } from './forget.ts';
 import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
-export type Option = 'yes' | 'digest' | 'filter' | 'mint';
+/** Options of the command line; `mint` and `detailed-exitcode` are the command line's alone. */
+export type Option = 'yes' | 'digest' | 'filter' | 'mint' | 'detailed-exitcode';
 
 /** A command as the act runner runs it, whichever face it has. */
 export interface CommandShape {
@@ -45,7 +46,7 @@ export const commands: readonly Command[] = [
     route: '/take',
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
-    options: ['yes', 'digest', 'mint'],
+    options: ['yes', 'digest', 'mint', 'detailed-exitcode'],
     run: take,
   },
   {
@@ -53,7 +54,7 @@ export const commands: readonly Command[] = [
     route: '/converge',
     needs: ['node'],
     summary: 'Bring a node to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter'],
+    options: ['yes', 'digest', 'filter', 'detailed-exitcode'],
     run: converge,
   },
   {

@@ -7,8 +7,8 @@ import {
   modulesInScope,
   modulesToSurvey,
   planConverge,
-  type Step,
 } from '../../src/commands/converge-plan.ts';
+import type { Step } from '../../src/commands/steps/step.ts';
 import type { PathFacts } from '../../src/machines/machine.ts';
 import type { Holdings, NodeRecord } from '../../src/state.ts';
 import type { ModuleSurvey } from '../../src/survey.ts';
@@ -127,7 +127,7 @@ describe('planConverge', () => {
       assert.equal(result.modules[0]?.action, 'install');
       assert.deepEqual(result.modules[0]?.steps, [
         { do: 'manage', module: 'db', started: false },
-        { do: 'create', module: 'db', path: '/var/lib/db' },
+        { do: 'mkdir', module: 'db', path: '/var/lib/db' },
         {
           do: 'mint',
           module: 'db',
@@ -192,7 +192,7 @@ describe('planConverge', () => {
       });
       assert.deepEqual(alone.modules[0]?.steps, [
         { do: 'manage', module: 'plain', started: true },
-        { do: 'create', module: 'plain', path: '/srv/plain' },
+        { do: 'mkdir', module: 'plain', path: '/srv/plain' },
       ]);
     });
   });
@@ -277,7 +277,7 @@ describe('planConverge', () => {
         vault: VAULT,
       });
       assert.deepEqual(result.modules[0]?.steps, [
-        { do: 'create', module: 'db', path: '/var/lib/db' },
+        { do: 'mkdir', module: 'db', path: '/var/lib/db' },
         {
           do: 'write',
           module: 'db',

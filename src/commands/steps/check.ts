@@ -1,0 +1,30 @@
+import { redactSecrets } from '../../secrets.ts';
+import type { CommandContext } from '../context.ts';
+import type { CheckOutcome } from './step.ts';
+
+/**
+ * One module's `check`, as an outcome: its exit and its last line, cleared of secrets.
+ * Take and converge previews plan on it; `status --check` shows it.
+ */
+export async function runCheck(
+  node: string,
+  module: string,
+  script: string,
+  secrets: Parameters<typeof redactSecrets>[1],
+  context: Pick<CommandContext, 'machine' | 'signal'>,
+): Promise<CheckOutcome> {
+  const result = await context.machine.run(
+    script,
+    { BERTH_NODE: node, BERTH_MODULE: module },
+    { signal: context.signal },
+  );
+  const last = redactSecrets(result.output, secrets).trim().split('\n').at(-1) ?? '';
+  return { code: result.code, last };
+}
+
+/** A check's outcome in words, after "check: " or "check gitea: ". */
+export function describeCheck(check: CheckOutcome): string {
+  return check.code === 0
+    ? 'passes'
+    : `fails (exit ${check.code}${check.last ? `: ${check.last}` : ''})`;
+}
