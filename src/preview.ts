@@ -74,7 +74,7 @@ export async function checkDigest(
 }
 
 /** Says, in the operator's words, what differs between two bases. */
-function describeChanges(before: Basis, after: Basis): string[] {
+export function describeChanges(before: Basis, after: Basis): string[] {
   const node = after.node;
   if (before.node !== after.node || canonicalJson(before.scope) !== canonicalJson(after.scope)) {
     const then = scopeWords(before.node, before.scope);

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
-import type { BlockerReport, StepReport } from './result.ts';
+import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
@@ -34,6 +34,11 @@ export interface Outcome {
    * `said` not told so, which the command line prints at the end.
    */
   untold?: string;
+  /**
+   * A command on a target of several nodes: the target's digest on a preview, and each
+   * node's part of the typed result, by name (in place of `report`).
+   */
+  fleet?: { digest?: string; nodes: Record<string, NodeReport> };
 }
 
 export type Decoded = { ok: true; request: CommandRequest } | { ok: false; message: string };

@@ -40,9 +40,16 @@ export type BlockerReport = v.InferOutput<typeof BlockerReportSchema>;
 
 /**
  * How a node's command ended: previewed (nothing done), done, refused (nothing done, or
- * a record the command keeps: see `said`), or failed at a step (what was done is in `said`).
+ * a record the command keeps: see `said`), failed at a step (what was done is in `said`),
+ * or, in a target's rolling act, not begun (a batch before it had a node fail).
  */
-export const NodeOutcomeSchema = v.picklist(['previewed', 'done', 'refused', 'failed']);
+export const NodeOutcomeSchema = v.picklist([
+  'previewed',
+  'done',
+  'refused',
+  'failed',
+  'not-begun',
+]);
 export type NodeOutcome = v.InferOutput<typeof NodeOutcomeSchema>;
 
 export const NodeReportSchema = v.object({
@@ -52,6 +59,8 @@ export const NodeReportSchema = v.object({
   steps: v.array(StepReportSchema),
   blockers: v.array(BlockerReportSchema),
   outcome: NodeOutcomeSchema,
+  /** In a target's act: how long the node's own act took, in milliseconds. */
+  ms: v.optional(v.number()),
 });
 export type NodeReport = v.InferOutput<typeof NodeReportSchema>;
 

@@ -1,5 +1,6 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
+import { DEFAULT_PARALLEL } from '../commands/fleet-watch.ts';
 import { type CommandShape as Command, commandLineOnly, commands } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
@@ -12,6 +13,11 @@ const OPTION_HELP = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  parallel: ['--parallel <n>', "A target's act: at most n nodes at once (default 10)"],
+  batch: [
+    '--batch <n>',
+    "A target's act: n nodes at a time, beginning no further batch after one where a node failed",
+  ],
   'detailed-exitcode': [
     '--detailed-exitcode',
     'On a preview, exit 0 when there is nothing to do, 2 when there is and nothing blocks it, 1 when a blocker stands',
@@ -162,7 +168,19 @@ function runTableCommand(
   const mint = optionValues(argv, 'mint');
   const json = Boolean(flags.json);
   const detailedExitcode = Boolean(flags.detailedExitcode);
-  return runFromCli(command, request, { location, mint, json, detailedExitcode }, io);
+  const parallel = countOption(argv, 'parallel') ?? DEFAULT_PARALLEL;
+  const batch = countOption(argv, 'batch');
+  const fleet = { parallel, ...(batch === undefined ? {} : { batch }) };
+  return runFromCli(command, request, { location, mint, json, detailedExitcode, fleet }, io);
+}
+
+/** A count option (`--parallel 5`): a whole number from 1, or a usage error saying so. */
+function countOption(argv: readonly string[], name: string): number | undefined {
+  const value = optionValues(argv, name).at(-1);
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,5}$/.test(value))
+    throw new UsageError(`--${name} takes a whole number from 1, not ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 /**

@@ -1,10 +1,13 @@
 import { userInfo } from 'node:os';
+import { isatty } from 'node:tty';
 import { answerOf, missingFields, openAct } from '../commands/act.ts';
+import type { FleetOptions } from '../commands/fleet-watch.ts';
 import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import { stateDeps } from './deps.ts';
+import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 
 /**
@@ -14,7 +17,13 @@ import { EXIT, type Io } from './io.ts';
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: { location: StateLocation; mint: string[]; json: boolean; detailedExitcode: boolean },
+  options: {
+    location: StateLocation;
+    mint: string[];
+    json: boolean;
+    detailedExitcode: boolean;
+    fleet?: FleetOptions;
+  },
   io: Io,
 ): Promise<number> {
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
@@ -32,6 +41,8 @@ export async function runFromCli(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A target of several nodes is shown node by node; one node as before.
+  const progress = options.json ? undefined : fleetProgress(io, { terminal: isatty(2) });
   try {
     // As over the API, a request without its fields is refused before the stores open.
     const missing = missingFields(command, request);
@@ -49,6 +60,8 @@ export async function runFromCli(
         ? undefined
         : (told) => io.out(doneWords(told.step, request.node, told.voice)),
       output: options.json ? undefined : (line) => io.out(line),
+      watch: progress?.watch,
+      fleet: options.fleet,
     });
     if (opened.kind === 'missing') {
       refuseBefore(opened.refused);
@@ -59,6 +72,7 @@ export async function runFromCli(
       return EXIT.stores;
     }
     const outcome = await opened.run();
+    progress?.end();
     if (outcome.storeFailed) {
       refuseBefore(outcome.error ?? '');
       return EXIT.stores;
@@ -66,7 +80,9 @@ export async function runFromCli(
     if (options.json) io.out(JSON.stringify(answerOf(command, request, outcome)));
     else {
       // What was told step by step is printed already; the rest of said is printed now.
-      const rest = outcome.untold ?? outcome.said;
+      // A target shown on a terminal had its steps drawn on standard error: said is whole.
+      const rest =
+        outcome.fleet && !progress?.toldOnOutput ? outcome.said : (outcome.untold ?? outcome.said);
       if (rest) io.out(rest);
       if (outcome.error !== undefined) io.err(outcome.error);
     }
@@ -74,6 +90,7 @@ export async function runFromCli(
     if (options.detailedExitcode && !request.yes) return previewExit(outcome);
     return EXIT.done;
   } finally {
+    progress?.end();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -6,8 +6,18 @@ import { forget } from './forget.ts';
 import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
-/** Options of the command line; `mint` and `detailed-exitcode` are the command line's alone. */
-export type Option = 'yes' | 'digest' | 'filter' | 'mint' | 'detailed-exitcode';
+/**
+ * Options of the command line; `mint`, `detailed-exitcode`, and how a target's act runs
+ * (`parallel`, `batch`) are the command line's alone.
+ */
+export type Option =
+  | 'yes'
+  | 'digest'
+  | 'filter'
+  | 'mint'
+  | 'detailed-exitcode'
+  | 'parallel'
+  | 'batch';
 
 /** A command as the act runner runs it, whichever face it has. */
 export interface CommandShape {
@@ -46,15 +56,15 @@ export const commands: readonly Command[] = [
     route: '/take',
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
-    options: ['yes', 'digest', 'mint', 'detailed-exitcode'],
+    options: ['yes', 'digest', 'mint', 'detailed-exitcode', 'parallel', 'batch'],
     run: take,
   },
   {
     name: 'converge',
     route: '/converge',
     needs: ['node'],
-    summary: 'Bring a node to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter', 'detailed-exitcode'],
+    summary: 'Bring a node, or a target of nodes, to its assignments: preview, then act',
+    options: ['yes', 'digest', 'filter', 'detailed-exitcode', 'parallel', 'batch'],
     run: converge,
   },
   {
