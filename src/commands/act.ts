@@ -85,7 +85,7 @@ export async function openAct(
     } catch (error) {
       const why = (error as Error).message;
       return {
-        said: outcome.said,
+        ...outcome,
         error:
           outcome.error === undefined
             ? `${command.name} was done, but the journal could not record it: ${why}`
