@@ -3,6 +3,7 @@ import { parseDuration } from './duration.ts';
 import { checkName, isName } from './names.ts';
 import { checkStoreUrl } from './stores/store-url.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
+import { ALL, groupsProblem, resolveTarget, targetSyntaxProblem } from './targets.ts';
 
 /**
  * A node is reached one way: `root`, or `ssh` (with its `port` and `sudo`). One strict
@@ -44,18 +45,57 @@ const NodeEntrySchema = v.pipe(
 );
 export type NodeEntry = v.InferOutput<typeof NodeEntrySchema>;
 
+const NAME_RULE = '1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit';
+
+/** A group's member: a node, or another group as `@name`. */
+const GroupMemberSchema = v.pipe(
+  v.string(),
+  v.check(
+    (member) => isName(member.startsWith('@') ? member.slice(1) : member),
+    `a member is a node or @group, its name ${NAME_RULE}`,
+  ),
+);
+
+/** The five commands of the API, as a grant names them; `*` is all of them. */
+export const GRANTABLE = ['assign', 'unassign', 'take', 'converge', 'adopt', '*'] as const;
+
+/** Who may do what over the API: a token's subject, the commands, and on which target. */
+const GrantSchema = strictJsonObject({
+  sub: v.pipe(v.string(), v.minLength(1, 'the subject of a token, as its sub claim says it')),
+  may: v.pipe(
+    v.array(v.picklist(GRANTABLE)),
+    v.minLength(1, 'at least one command, or "*" for all of them'),
+  ),
+  on: v.pipe(
+    v.string(),
+    v.check(
+      (target) => targetSyntaxProblem(target) === undefined,
+      (issue) => targetSyntaxProblem(String(issue.input)) ?? 'a target',
+    ),
+  ),
+});
+export type Grant = v.InferOutput<typeof GrantSchema>;
+
 /** `berth.json`: the inventory, where the catalog is, the flip window and the store. Strict, like a definition. */
 export const SettingsSchema = strictJsonObject({
   nodes: v.optional(
     v.pipe(
       jsonRecord(v.string(), NodeEntrySchema),
-      v.check(
-        (nodes) => Object.keys(nodes).every(isName),
-        'node names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit',
-      ),
+      v.check((nodes) => Object.keys(nodes).every(isName), `node names are ${NAME_RULE}`),
     ),
     { local: { root: '/' } },
   ),
+  /** Named sets of nodes, for targets (`@web`); checked against the inventory by `settingsProblem`. */
+  groups: v.optional(
+    v.pipe(
+      jsonRecord(v.string(), v.array(GroupMemberSchema)),
+      v.check((groups) => Object.keys(groups).every(isName), `group names are ${NAME_RULE}`),
+      v.check((groups) => !Object.hasOwn(groups, ALL), '@all is every node: no group is named all'),
+    ),
+    {},
+  ),
+  /** Who may do what over the API; without it, every authenticated subject may do everything. */
+  grants: v.optional(v.array(GrantSchema)),
   catalog: v.optional(v.pipe(v.string(), v.minLength(1, 'a directory, like "modules"')), 'modules'),
   flip: v.optional(
     v.pipe(
@@ -88,6 +128,22 @@ export const SettingsSchema = strictJsonObject({
   ),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
+
+/**
+ * What berth.json's schema cannot say alone, on the whole inventory: a group member that
+ * is neither a node nor a group, a cycle of groups, a grant on a node or group berth.json
+ * does not name. Checked where berth.json is read whole, never on a part of it.
+ */
+export function settingsProblem(settings: Settings): string | undefined {
+  const nodes = Object.keys(settings.nodes);
+  const groups = groupsProblem(settings.groups, nodes);
+  if (groups) return groups;
+  for (const [index, grant] of (settings.grants ?? []).entries()) {
+    const targeted = resolveTarget(grant.on, { nodes, groups: settings.groups });
+    if (!targeted.ok) return `grants.${index}.on: ${targeted.refused}`;
+  }
+  return undefined;
+}
 
 export function defaultSettings(): Settings {
   return v.parse(SettingsSchema, {});

@@ -1,11 +1,22 @@
 import * as v from 'valibot';
 
+/**
+ * A path berth would not follow: it, or a directory above it, is a link another user could
+ * have placed. The words name the path, the link and its owner; nothing was read through it.
+ */
+const Link = v.optional(v.string());
+
 /** What a machine holds for one module: what `adopt` records and `converge` surveys. */
 export const HoldingsSchema = v.object({
-  data: v.array(v.object({ path: v.string(), found: v.boolean() })),
+  data: v.array(v.object({ path: v.string(), found: v.boolean(), link: Link })),
   secrets: v.record(
     v.string(),
-    v.object({ path: v.string(), found: v.boolean(), fingerprint: v.optional(v.string()) }),
+    v.object({
+      path: v.string(),
+      found: v.boolean(),
+      fingerprint: v.optional(v.string()),
+      link: Link,
+    }),
   ),
   files: v.record(
     v.string(),
@@ -13,6 +24,7 @@ export const HoldingsSchema = v.object({
       found: v.boolean(),
       fingerprint: v.optional(v.string()),
       mode: v.optional(v.string()),
+      link: Link,
     }),
   ),
 });
@@ -60,12 +72,28 @@ export function isEmptyRecord(record: NodeRecord): boolean {
   );
 }
 
+/** Whether the machine holds nothing of a module: no data, secret or file, and no link in their place. */
 export function holdsNothing(holdings: Holdings): boolean {
   return (
-    holdings.data.every((item) => !item.found) &&
-    Object.values(holdings.secrets).every((item) => !item.found) &&
-    Object.values(holdings.files).every((item) => !item.found)
+    holdings.data.every((item) => !item.found && !item.link) &&
+    Object.values(holdings.secrets).every((item) => !item.found && !item.link) &&
+    Object.values(holdings.files).every((item) => !item.found && !item.link)
   );
+}
+
+/** The paths of a module berth will not follow, with their words, in the definition's order. */
+export function linksIn(holdings: Holdings): { path: string; words: string }[] {
+  const links: { path: string; words: string }[] = [];
+  const seen = new Set<string>();
+  const add = (path: string, words: string | undefined) => {
+    if (words === undefined || seen.has(path)) return;
+    seen.add(path);
+    links.push({ path, words });
+  };
+  for (const item of holdings.data) add(item.path, item.link);
+  for (const item of Object.values(holdings.secrets)) add(item.path, item.link);
+  for (const [path, item] of Object.entries(holdings.files)) add(path, item.link);
+  return links;
 }
 
 /** A copy with the assignments replaced, sorted so records diff well. */

@@ -2,6 +2,7 @@ import { accountNames, type ModuleDefinition } from './catalog.ts';
 import { fingerprintWith } from './digest.ts';
 import {
   type Accounts,
+  linkWords,
   type Machine,
   MachineError,
   type PathFacts,
@@ -83,6 +84,11 @@ async function holdingsOf(
   const holdings: Holdings = { data: [], secrets: {}, files: {} };
   for (const { path } of definition.data) {
     const fact = facts.get(path);
+    const link = linkAt(facts, path);
+    if (link) {
+      holdings.data.push({ path, found: false, link });
+      continue;
+    }
     const found =
       fact?.kind === 'other' ||
       (fact?.kind === 'file' && fact.size > 0) ||
@@ -90,6 +96,11 @@ async function holdingsOf(
     holdings.data.push({ path, found });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
+    const link = linkAt(facts, spec.path);
+    if (link) {
+      holdings.secrets[name] = { path: spec.path, found: false, link };
+      continue;
+    }
     const value = secretHeld(facts, spec);
     holdings.secrets[name] = value?.length
       ? { path: spec.path, found: true, fingerprint: await fingerprintWith(key, value) }
@@ -98,7 +109,9 @@ async function holdingsOf(
   for (const path of Object.keys(definition.files)) {
     const fact = facts.get(path);
     const content = bytesAt(facts, path);
-    if (fact?.kind !== 'file') holdings.files[path] = { found: false };
+    const link = linkAt(facts, path);
+    if (link) holdings.files[path] = { found: false, link };
+    else if (fact?.kind !== 'file') holdings.files[path] = { found: false };
     else
       holdings.files[path] = {
         found: true,
@@ -108,6 +121,12 @@ async function holdingsOf(
       };
   }
   return holdings;
+}
+
+/** The words of a path berth will not follow, when the survey found one there. */
+function linkAt(facts: ReadonlyMap<string, PathFacts>, path: string): string | undefined {
+  const fact = facts.get(path);
+  return fact?.kind === 'link' ? linkWords(path, fact) : undefined;
 }
 
 /** The bytes of a file the survey read, or undefined when it is not a file berth read. */

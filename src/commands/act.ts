@@ -1,5 +1,7 @@
 import { ConfigError, type LoadConfig } from '../config/config.ts';
+import { grantRefusal } from '../grants.ts';
 import { MachineError, type ReachMachine } from '../machines/machine.ts';
+import { isName } from '../names.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
 import type { Settings } from '../settings.ts';
@@ -60,21 +62,24 @@ export async function openAct(
   if (missing) return { kind: 'missing', refused: missing };
   const now = face.now ?? (() => new Date());
   /**
-   * Journals the act with its outcome (previews are not journaled). A journal that
+   * Journals the act with its outcome. Previews are not, unless `previewToo`: one the
+   * grants refuse is, so that the journal shows who tried what. A journal that
    * cannot record it does not undo the act (undoing could lose more): the caller hears
    * that the record is missing, in words that do not read as "nothing was done".
    */
   const journaled = async (
     outcome: Outcome,
     append: (entry: JournalEntry) => Promise<void>,
+    { previewToo = false } = {},
   ): Promise<RunOutcome> => {
-    if (!isAct(command, request)) return outcome;
+    const act = isAct(command, request);
+    if (!act && !previewToo) return outcome;
     try {
       await append({
         at: now().toISOString(),
         actor: face.actor,
         via: face.via,
-        act: command.name,
+        act: act ? command.name : `${command.name} preview`,
         node: request.node,
         module: command.needs.includes('module') ? request.module : request.filter || undefined,
         outcome: outcome.error === undefined ? 'done' : 'refused',
@@ -109,6 +114,22 @@ export async function openAct(
     if (error instanceof ConfigError)
       return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
     return { kind: 'stores', refused: storesCannotOpen(error) };
+  }
+  // Over the API, a subject no grant covers is refused before the inventory is looked at
+  // (it learns no node it may not act on) and before the node's lock is waited for; its
+  // preview as its act, and journaled either way, so that the journal shows who tried.
+  const denied =
+    face.via === 'api' && isName(request.node)
+      ? grantRefusal(config.settings, face.actor, command.name, request.node)
+      : undefined;
+  if (denied) {
+    return {
+      kind: 'ready',
+      run: () =>
+        journaled({ said: '', error: denied }, (entry) => deps.stores.journalUnplaced(entry), {
+          previewToo: true,
+        }),
+    };
   }
   const nodeRefusal = checkNodeIn(config.settings, request.node);
   if (nodeRefusal) {

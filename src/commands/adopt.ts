@@ -43,18 +43,18 @@ function describeAccount(node: string, account: Account): string {
 function describeHoldings(module: string, holdings: Holdings): string[] {
   if (holdsNothing(holdings)) return [`${module}: holds nothing`];
   const lines = [`${module}:`];
-  for (const { path, found } of holdings.data) {
-    lines.push(`  data ${path}: ${found ? 'found' : 'not found'}`);
+  for (const { path, found, link } of holdings.data) {
+    lines.push(`  data ${path}: ${link ?? (found ? 'found' : 'not found')}`);
   }
   for (const [name, secret] of Object.entries(holdings.secrets)) {
     const fact = secret.found ? `found, fingerprint ${short(secret.fingerprint)}` : 'not found';
-    lines.push(`  secret ${name} at ${secret.path}: ${fact}`);
+    lines.push(`  secret ${name} at ${secret.path}: ${secret.link ?? fact}`);
   }
   for (const [path, file] of Object.entries(holdings.files)) {
     const fact = file.found
       ? `found, mode ${file.mode}, fingerprint ${short(file.fingerprint)}`
       : 'not found';
-    lines.push(`  file ${path}: ${fact}`);
+    lines.push(`  file ${path}: ${file.link ?? fact}`);
   }
   return lines;
 }

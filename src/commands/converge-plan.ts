@@ -8,7 +8,7 @@ import { hideSecrets, unifiedDiff } from '../diff.ts';
 import type { Accounts, PathFacts } from '../machines/machine.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
-import { holdsNothing, type Managed, type NodeRecord } from '../state.ts';
+import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { bytesAt, type ModuleSurvey, secretHeld } from '../survey.ts';
 import type { Attributes, CheckOutcome, Drift, ModuleSteps, Step } from './steps/step.ts';
 
@@ -18,6 +18,8 @@ export type Blocker =
   | { because: 'needs-not-running'; module: string; needs: string[] }
   | { because: 'held-not-managed'; module: string; held: Held }
   | { because: 'secret-differs'; module: string; secret: string; path: string }
+  /** A path of the module is a link another user could have placed: nothing goes through it. */
+  | { because: 'link'; module: string; path: string; words: string }
   | {
       because: 'no-such-account';
       module: string;
@@ -131,6 +133,13 @@ export function planConverge(input: ConvergeInput): {
     }
     const survey = input.surveys.get(module);
     if (!survey) continue;
+    const links = linksIn(survey.holdings);
+    if (links.length > 0) {
+      // Whatever else the module needs waits: no step may read, write or chown through one.
+      for (const { path, words } of links)
+        plan.blockers.push({ because: 'link', module, path, words });
+      continue;
+    }
     if (!managed) {
       if (!holdsNothing(survey.holdings)) {
         plan.blockers.push({ because: 'held-not-managed', module, held: heldOf(survey) });

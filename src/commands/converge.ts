@@ -206,6 +206,8 @@ function describeBlocker(blocker: Blocker, node: string): string {
     }
     case 'secret-differs':
       return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
+    case 'link':
+      return blocker.words;
     case 'no-such-account':
       return `${blocker.module} names ${blocker.kind === 'user' ? 'owner' : 'group'} ${blocker.name} for ${blocker.path}, but ${node} has no ${blocker.kind} ${blocker.name}: add it on ${node}, or name another in the definition`;
   }

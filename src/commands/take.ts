@@ -9,7 +9,7 @@ import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { SECRET_MODE, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
-import { type Holdings, holdsNothing } from '../state.ts';
+import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import { describeCheck, runCheck } from './steps/check.ts';
@@ -22,6 +22,8 @@ import { toldLines } from './steps/words.ts';
 /** What refuses a take's act, as a value: the preview and the refusal say it in words. */
 type TakeRefusal =
   | { because: 'account-stale'; node: string; age: number; flip: number }
+  /** A path through a link another user could have placed: its words are the survey's. */
+  | { because: 'link'; path: string; words: string }
   | {
       because: 'mint-not-a-secret' | 'mint-found' | 'mint-kept' | 'mint-over-data';
       secret: string;
@@ -79,6 +81,7 @@ async function filesThatDiffer(
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
     const fact = facts.get(path);
+    if (fact?.kind === 'link') continue; // A refusal of its own: never shown, never read.
     if (fact?.kind !== 'file') {
       differ.push({ path, missing: true, diff: [] });
       continue;
@@ -181,6 +184,8 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
   switch (refusal.because) {
     case 'account-stale':
       return `the account of ${node} is ${describeAgeBeyond(refusal.age, refusal.flip)} old; the flip allows ${describeDuration(refusal.flip)}; adopt ${node} again`;
+    case 'link':
+      return refusal.words;
     case 'mint-not-a-secret':
       return `--mint names ${refusal.secret}, which is not a secret of ${module}`;
     case 'mint-found':
@@ -193,7 +198,13 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
 }
 
 function refusalReport(refusal: TakeRefusal, node: string, module: string): BlockerReport {
-  return { kind: refusal.because, module, words: describeRefusal(refusal, node, module) };
+  const words = describeRefusal(refusal, node, module);
+  return {
+    kind: refusal.because,
+    module,
+    ...('path' in refusal ? { path: refusal.path } : {}),
+    words,
+  };
 }
 
 /**
@@ -259,7 +270,12 @@ function planTake(
     group: specs[name]?.group,
     mode: specs[name]?.mode,
   }));
-  const refusals: TakeRefusal[] = [];
+  // A path berth will not follow refuses the take as a whole: nothing is read through it.
+  const refusals: TakeRefusal[] = linksIn(holdings).map(({ path, words }) => ({
+    because: 'link',
+    path,
+    words,
+  }));
   for (const name of mint) {
     const secret = secrets.find((item) => item.name === name);
     if (!secret) refusals.push({ because: 'mint-not-a-secret', secret: name });

@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Catalog, type CatalogEntry, parseDefinition, sourcesOf } from '../catalog.ts';
 import { isName } from '../names.ts';
+import { readTemplate } from './catalog-template.ts';
 
 /** Definitions read before, by name, with the stamp of the file they were read from. */
 export type DefinitionCache = Map<
@@ -66,9 +67,7 @@ async function readEntry(dir: string, name: string, cache: DefinitionCache): Pro
       // Not JSON: parseDefinition says so.
     }
     const stamps = await Promise.all(sources.map((source) => stampOf(join(dir, source))));
-    const entry = await parseDefinition(name, path, text, (source) =>
-      readFile(join(dir, source), 'utf8'),
-    );
+    const entry = await parseDefinition(name, path, text, (source) => readTemplate(dir, source));
     cache.set(name, { stamp: [own, ...stamps].join(' '), entry, sources });
     return entry;
   } catch (error) {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeIssues } from '../schema-issues.ts';
-import { defaultSettings, type Settings, SettingsSchema } from '../settings.ts';
+import { defaultSettings, type Settings, SettingsSchema, settingsProblem } from '../settings.ts';
 import { type Config, ConfigError, type LoadConfig } from './config.ts';
 import { type DefinitionCache, fileCatalog } from './file-catalog.ts';
 import { INDEXED_FROM, readIndexed, SETTLED_MS, writeIndex } from './inventory-index.ts';
@@ -64,7 +64,11 @@ async function readSettings(path: string): Promise<Settings> {
     throw new ConfigError(`${path} is not valid JSON: ${(error as Error).message}`);
   }
   const result = v.safeParse(SettingsSchema, json);
-  if (result.success) return result.output;
+  if (result.success) {
+    const problem = settingsProblem(result.output);
+    if (problem === undefined) return result.output;
+    throw new ConfigError(`${path} is not valid: ${problem}`);
+  }
   throw new ConfigError(`${path} is not valid: ${describeIssues(result.issues, SettingsSchema)}`);
 }
 

@@ -20,6 +20,7 @@ import {
   type RunResult,
   type WriteOptions,
 } from '../../src/machines/machine.ts';
+import { hostileContract } from './contract-hostile.ts';
 
 /** A batch of one change, its failure thrown: a write or a directory on its own. */
 async function applyOne(machine: Machine, change: Change) {
@@ -57,7 +58,7 @@ export interface MachineUnderTest {
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
 const bytesOf = (value: string) => new TextEncoder().encode(value);
 /** A machine-path-safe quoting for exec's scripts. */
-const q = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+export const q = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 function isUnreachable(error: unknown) {
   assert.ok(error instanceof MachineError, `a MachineError, not ${String(error)}`);
@@ -845,6 +846,14 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
         // `trap '' TERM` is inherited: the hook's shell and its sleeps all ignore SIGTERM.
         await stopOnceUp("trap '' TERM; sleep 300 & sleep 301 &");
       });
+    });
+
+    hostileContract({
+      machine: () => machine,
+      exec,
+      at,
+      root: () => subject.root,
+      fresh,
     });
 
     describe('a machine that cannot be reached', () => {

@@ -1,0 +1,185 @@
+/**
+ * A service's own user gains nothing from berth acting as root, over ssh (issue 21): on
+ * the fleet's real sshd hosts, one logged in as root (alpha) and one through `sudo -n`
+ * (bravo), the user `berthapp` owns /srv/hostile/app and places links there as itself
+ * (`setpriv`). Each command that would read, write, chown or chmod through one blocks in
+ * words naming the path, the link and its owner, and nothing of root's changes hands.
+ */
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stateFiles } from '../commands/support.ts';
+import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+
+const APP = {
+  data: [{ path: '/srv/hostile/app/data', owner: 'berthapp', group: 'berthapp', mode: '0750' }],
+  secrets: { key: { path: '/srv/hostile/app/key', owner: 'berthapp', mode: '0400' } },
+  files: {
+    '/srv/hostile/app/conf/app.ini': {
+      owner: 'berthapp',
+      mode: '0640',
+      content: 'key = {{secret key}}\n',
+    },
+  },
+  start: 'env > /srv/hostile/hook-env',
+};
+
+const WORDS = 'berth does not follow links that another user could have placed';
+const MARKER = 'berth-hostile-marker';
+
+describe('links a service user places, over ssh', { skip: fleetUnavailable() }, () => {
+  let fleet: Fleet;
+  let world: World;
+  let runtime: string;
+
+  const berth = (...args: string[]): Promise<Run> =>
+    runBerth(['--state', world.state, ...args], {
+      XDG_RUNTIME_DIR: runtime,
+      SSH_AUTH_SOCK: undefined,
+      PGPASSWORD: 'berth-hostile-pgpassword',
+    });
+  const on = async (host: string, script: string) => {
+    const result = await fleet.host(host).exec(script);
+    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
+    return result.stdout;
+  };
+  /** What the service user does on its own, with its own rights. */
+  const asApp = (host: string, script: string) =>
+    on(host, `setpriv --reuid=berthapp --regid=berthapp --clear-groups sh -c '${script}'`);
+  const previewAndAct = async (node: string) => {
+    const preview = await berth('converge', node);
+    assert.equal(preview.code, 0, preview.stderr);
+    const act = await berth('converge', node, '--yes', '--digest', digestOf(preview.stdout));
+    return { preview, act };
+  };
+
+  before(async () => {
+    fleet = await startFleet({ hosts: 2 });
+    runtime = await mkdtemp('/tmp/bfh-');
+    world = await makeWorld({ app: APP });
+    await copyFile(fleet.sshConfig, join(world.state, 'ssh_config'));
+    await world.writeSettings({
+      nodes: { alpha: { ssh: 'alpha' }, bravo: { ssh: 'bravo', sudo: true } },
+      sshConfig: 'ssh_config',
+    });
+  });
+  after(async () => {
+    await fleet?.stop();
+    await world?.cleanup();
+    if (runtime) await rm(runtime, { recursive: true, force: true });
+  });
+
+  for (const node of ['alpha', 'bravo']) {
+    describe(`${node} (${node === 'alpha' ? 'root' : 'through sudo'})`, () => {
+      before(async () => {
+        await on(
+          node,
+          [
+            'id -u berthapp >/dev/null 2>&1 || useradd --no-create-home --password "*" berthapp',
+            'rm -rf /srv/hostile /root-only && mkdir -p /srv/hostile/app/conf /root-only',
+            'chown -R berthapp:berthapp /srv/hostile/app && chmod 0700 /root-only',
+            `echo ${MARKER} > /root-only/file && chmod 0600 /root-only/file`,
+          ].join(' && '),
+        );
+        assert.equal((await berth('assign', node, 'app')).code, 0);
+        const { act } = await previewAndAct(node);
+        assert.equal(act.code, 0, act.stderr);
+      });
+
+      it('starts its hook with a clean environment: nothing of berth or the login', async () => {
+        const env = await on(node, 'cat /srv/hostile/hook-env');
+        assert.ok(!env.includes('berth-hostile-pgpassword'), env);
+        const names = env
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.split('=')[0]);
+        const allowed = [
+          'PATH',
+          'LANG',
+          'HOME',
+          'BERTH_NODE',
+          'BERTH_MODULE',
+          'BERTH_ROOT',
+          'PWD',
+          'SHLVL',
+          '_',
+        ];
+        assert.deepEqual(
+          names.filter((name) => !allowed.includes(name as string)),
+          [],
+          env,
+        );
+      });
+
+      it('a file made a link to a root-only file: the preview shows none of it; nothing is chowned', async () => {
+        await asApp(
+          node,
+          'rm /srv/hostile/app/conf/app.ini; ln -s /root-only/file /srv/hostile/app/conf/app.ini',
+        );
+        const { preview, act } = await previewAndAct(node);
+        assert.ok(!preview.stdout.includes(MARKER), preview.stdout);
+        assert.match(
+          preview.stdout,
+          new RegExp(
+            `blocked: /srv/hostile/app/conf/app.ini is a symbolic link owned by berthapp; ${WORDS}`,
+          ),
+        );
+        assert.equal(act.code, 1);
+        assert.equal(await on(node, 'stat -c "%u %a" /root-only/file'), '0 600\n');
+        await asApp(node, 'rm /srv/hostile/app/conf/app.ini');
+      });
+
+      it('a data directory swapped for a link to a root-only directory: blocked, never chowned', async () => {
+        await asApp(
+          node,
+          'mv /srv/hostile/app/data /srv/hostile/app/data.old && ln -s /root-only /srv/hostile/app/data',
+        );
+        const { preview, act } = await previewAndAct(node);
+        assert.match(
+          preview.stdout,
+          new RegExp(
+            `blocked: /srv/hostile/app/data is a symbolic link owned by berthapp; ${WORDS}`,
+          ),
+        );
+        assert.equal(act.code, 1);
+        assert.equal(await on(node, 'stat -c "%u %a" /root-only'), '0 700\n');
+        await asApp(
+          node,
+          'rm /srv/hostile/app/data && mv /srv/hostile/app/data.old /srv/hostile/app/data',
+        );
+      });
+
+      it('a directory above a file swapped for a link to a root directory: blocked, nothing written', async () => {
+        await asApp(
+          node,
+          'mv /srv/hostile/app/conf /srv/hostile/app/conf.old && ln -s /root-only /srv/hostile/app/conf',
+        );
+        const { preview, act } = await previewAndAct(node);
+        assert.match(
+          preview.stdout,
+          new RegExp(`/srv/hostile/app/conf is a symbolic link owned by berthapp; ${WORDS}`),
+        );
+        assert.equal(act.code, 1);
+        assert.equal(await on(node, 'ls /root-only'), 'file\n');
+        await asApp(
+          node,
+          'rm /srv/hostile/app/conf && mv /srv/hostile/app/conf.old /srv/hostile/app/conf',
+        );
+      });
+
+      it('a secret that is a link to a root-only file is never read: adopt names the link', async () => {
+        await asApp(node, 'rm -f /srv/hostile/app/key; ln -s /root-only/file /srv/hostile/app/key');
+        const adopt = await berth('adopt', node);
+        assert.equal(adopt.code, 0, adopt.stderr);
+        assert.match(
+          adopt.stdout,
+          new RegExp(`/srv/hostile/app/key is a symbolic link owned by berthapp; ${WORDS}`),
+        );
+        for (const [file, text] of Object.entries(await stateFiles(world)))
+          assert.ok(!text.includes(MARKER), `${file} holds the root-only file's line`);
+      });
+    });
+  }
+});
