@@ -8,6 +8,7 @@ import { describeAge } from '../duration.ts';
 import { MachineError } from '../machines/machine.ts';
 import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { FORMAT_VERSION } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
@@ -67,9 +68,15 @@ export async function showStatus(
         ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
       });
     }
+    // A check that fails is news a script acts on: exit 1, whatever is printed.
+    const exit = report.some((item) =>
+      Object.values(item.checks ?? {}).some((outcome) => outcome !== null && outcome.code !== 0),
+    )
+      ? EXIT.refused
+      : EXIT.done;
     if (json) {
-      io.out(JSON.stringify({ nodes: report }));
-      return EXIT.done;
+      io.out(JSON.stringify({ format_version: FORMAT_VERSION, nodes: report }));
+      return exit;
     }
     const lines: string[] = [];
     for (const item of report) {
@@ -104,7 +111,7 @@ export async function showStatus(
       }
     }
     io.out(lines.join('\n'));
-    return EXIT.done;
+    return exit;
   } catch (error) {
     return failed(error, io);
   } finally {

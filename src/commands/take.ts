@@ -22,8 +22,8 @@ import { toldLines } from './steps/words.ts';
 /** What refuses a take's act, as a value: the preview and the refusal say it in words. */
 type TakeRefusal =
   | { because: 'account-stale'; node: string; age: number; flip: number }
-  /** A path of the module is a link another user could have placed: its words name it. */
-  | { because: 'link'; words: string }
+  /** A path through a link another user could have placed: its words are the survey's. */
+  | { because: 'link'; path: string; words: string }
   | {
       because: 'mint-not-a-secret' | 'mint-found' | 'mint-kept' | 'mint-over-data';
       secret: string;
@@ -198,7 +198,13 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
 }
 
 function refusalReport(refusal: TakeRefusal, node: string, module: string): BlockerReport {
-  return { kind: refusal.because, module, words: describeRefusal(refusal, node, module) };
+  const words = describeRefusal(refusal, node, module);
+  return {
+    kind: refusal.because,
+    module,
+    ...('path' in refusal ? { path: refusal.path } : {}),
+    words,
+  };
 }
 
 /**
@@ -265,8 +271,9 @@ function planTake(
     mode: specs[name]?.mode,
   }));
   // A path berth will not follow refuses the take as a whole: nothing is read through it.
-  const refusals: TakeRefusal[] = linksIn(holdings).map(({ words }) => ({
-    because: 'link' as const,
+  const refusals: TakeRefusal[] = linksIn(holdings).map(({ path, words }) => ({
+    because: 'link',
+    path,
     words,
   }));
   for (const name of mint) {

@@ -209,6 +209,31 @@ describe('planConverge', () => {
       assert.deepEqual(result, { modules: [], blockers: [] });
     });
 
+    it('plans a reload owed by one that failed, though nothing differs, until it succeeds', () => {
+      const reloading = new Map([
+        [
+          'db',
+          {
+            ...(DB[1] as { definition: object }),
+            definition: { ...(DB[1] as { definition: object }).definition, reload: 'db-reload' },
+          } as CatalogEntry,
+        ],
+      ]);
+      const owed = record(['db'], { db: true });
+      (owed.managed.db as { pending?: 'reload'[] }).pending = ['reload'];
+      const surveys = new Map([['db', survey(HEALTHY_DB, { password: '/etc/db/password' })]]);
+      const result = plan({ record: owed, entries: reloading, surveys, vault: VAULT });
+      assert.deepEqual(result.modules, [
+        {
+          module: 'db',
+          action: 'update',
+          steps: [{ do: 'reload', module: 'db', script: 'db-reload', pending: true }],
+        },
+      ]);
+      const paid = plan({ record: managedDb, entries: reloading, surveys, vault: VAULT });
+      assert.deepEqual(paid, { modules: [], blockers: [] }, 'nothing owed, nothing planned');
+    });
+
     it('writes a file that differs, because it differs', () => {
       const facts = { ...HEALTHY_DB, '/etc/db/db.conf': file('password=edited\n', '0640') };
       const result = plan({
