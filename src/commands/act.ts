@@ -1,4 +1,5 @@
 import { type Config, ConfigError, type LoadConfig } from '../config/config.ts';
+import { declaredFor, withDeclared } from '../declared.ts';
 import { grantRefusal } from '../grants.ts';
 import { MachineError, type ReachMachine } from '../machines/machine.ts';
 import { isName } from '../names.ts';
@@ -168,7 +169,8 @@ export async function openNodeAct(
     return { kind: 'stores', refused: storesCannotOpen(error) };
   }
   const context: CommandContext = {
-    store,
+    // It is to run what berth.json declares too; that is never kept as an assignment.
+    store: withDeclared(store, declaredFor(config.settings, request.node)),
     settings: config.settings,
     catalog: config.catalog,
     machine,
