@@ -82,8 +82,8 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
 
   cli
     .command(
-      'status [target]',
-      'Show what each node (of a target) is to run, what berth manages, and its account',
+      'status [node]',
+      'Show what each node (or each of a target, like @web) is to run, what berth manages, and its account',
     )
     .option('--check', 'Run the check of each module berth manages on the node, and show it')
     .action((node: unknown, flags: Flags) => {
