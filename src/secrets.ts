@@ -17,20 +17,120 @@ export function secretText(value: Uint8Array): string {
 /** Secret files are readable by their owner alone. */
 export const SECRET_MODE = 0o600;
 
+/** A secret value as berth may meet it in text, and what stands for it there. */
+type Shown = { text: string; label: string };
+
+/** Kept values as they would be printed; too short to tell from an ordinary word: left out. */
+function shownSecrets(secrets: readonly KeptValue[]): Shown[] {
+  return secrets
+    .map(({ module, secret, value }) => ({
+      text: secretText(value),
+      label: `[secret ${secret} of ${module}]`,
+    }))
+    .filter(({ text }) => text.length >= 6);
+}
+
+type KeptValue = { module: string; secret: string; value: Uint8Array };
+
+function replaceAll(text: string, shown: readonly Shown[]): string {
+  let clear = text;
+  for (const { text: secret, label } of shown) clear = clear.replaceAll(secret, label);
+  return clear;
+}
+
 /**
  * Clears known secret values out of text berth will show (a hook's output): each is
  * replaced by its name. A hook may print what it reads; berth must not repeat it.
  */
-export function redactSecrets(
-  text: string,
-  secrets: { module: string; secret: string; value: Uint8Array }[],
+export function redactSecrets(text: string, secrets: readonly KeptValue[]): string {
+  return replaceAll(text, shownSecrets(secrets));
+}
+
+/** How much of a hook's output berth's words (a refusal, said, the journal) keep: its end. */
+export const SHOWN_OUTPUT = 2_000;
+
+/**
+ * A hook's output as berth's words keep it: cleared of secrets, then cut to its last
+ * SHOWN_OUTPUT characters (a little more to keep a label whole), never the other way round. `cut` says that the machine kept
+ * only the end of it: the kept text may then begin inside a secret, and the tail of one
+ * found at its start is cleared too.
+ */
+export function clearHookOutput(
+  output: string,
+  secrets: readonly KeptValue[],
+  cut: boolean,
 ): string {
-  let clear = text;
-  for (const { module, secret, value } of secrets) {
-    const shown = secretText(value);
-    // Too short to say whether it is the secret or an ordinary word: left as printed.
-    if (shown.length < 6) continue;
-    clear = clear.replaceAll(shown, `[secret ${secret} of ${module}]`);
+  const shown = shownSecrets(secrets);
+  let clear = replaceAll(output, shown);
+  if (cut) {
+    let longest: { length: number; label: string } | undefined;
+    for (const { text, label } of shown) {
+      for (let length = text.length - 1; length > (longest?.length ?? 0); length--) {
+        if (clear.startsWith(text.slice(-length))) {
+          longest = { length, label };
+          break;
+        }
+      }
+    }
+    if (longest) clear = `${longest.label}${clear.slice(longest.length)}`;
   }
-  return clear;
+  // A label the cut would fall in is kept whole: the words say whose secret stood there.
+  let from = Math.max(0, clear.length - SHOWN_OUTPUT);
+  for (const { label } of shown) {
+    const at = clear.lastIndexOf(label, from);
+    if (at >= 0 && at < from && from < at + label.length) from = at;
+  }
+  return clear.slice(from);
+}
+
+/** A line with no end this long is told in pieces, rather than held whole. */
+const LONGEST_HELD = 8 * 1024;
+
+/**
+ * Told a hook's output as it comes, tells it again line by line, cleared of secrets:
+ * what a chunk cut in two, or a line break inside a secret (a PEM key), would let pass
+ * is held back until the rest arrives. `end` tells what is left.
+ */
+export function clearingLines(
+  secrets: readonly KeptValue[],
+  tell: (line: string) => void,
+): { write(text: string): void; end(): void } {
+  const shown = shownSecrets(secrets);
+  let pending = '';
+  const flush = (final: boolean) => {
+    const clear = replaceAll(pending, shown);
+    let upTo = final ? clear.length : clear.lastIndexOf('\n') + 1;
+    if (!final) {
+      const held = heldFrom(clear, shown);
+      // A secret begun but not ended holds back the line it began in.
+      if (held < upTo) upTo = clear.lastIndexOf('\n', held - 1) + 1;
+      if (upTo === 0 && held > LONGEST_HELD) upTo = held;
+    }
+    pending = clear.slice(upTo);
+    const told = clear.slice(0, upTo).replace(/\n$/, '');
+    if (upTo > 0) for (const line of told.split('\n')) tell(line);
+  };
+  return {
+    write(text) {
+      pending += text;
+      flush(false);
+    },
+    end() {
+      if (pending) flush(true);
+    },
+  };
+}
+
+/** Where the text's end may begin a secret still to be completed; its length when nowhere. */
+function heldFrom(text: string, shown: readonly Shown[]): number {
+  let held = text.length;
+  for (const { text: secret } of shown) {
+    for (let at = Math.max(0, text.length - secret.length + 1); at < held; at++) {
+      if (secret.startsWith(text.slice(at))) {
+        held = at;
+        break;
+      }
+    }
+  }
+  return held;
 }

@@ -27,6 +27,17 @@ export function syncToDisk(fd: number): Promise<void> {
   return new Promise((done, fail) => fsync(fd, (error) => (error ? fail(error) : done())));
 }
 
+/** A fresh name for the temporary file of a write of `name`, beside it. */
+export function temporaryName(name: string): string {
+  return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** Whether `entry` is a temporary file a write of one of `names` left behind. */
+export function isLeftoverOf(entry: string, names: readonly string[]): boolean {
+  const of = /^\.(.+)\.[0-9a-f]{12}\.tmp$/.exec(entry)?.[1];
+  return of !== undefined && names.includes(of);
+}
+
 /**
  * Replaces a file so that a reader, or a crash at any moment, sees either the old
  * contents or the new, never a mix: temporary file (given its mode and owner before
@@ -37,7 +48,7 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   { mode = 0o644, uid, gid }: AtomicWriteOptions = {},
 ) {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temporary = join(dirname(path), temporaryName(basename(path)));
   const fd = openSync(temporary, 'wx', mode);
   try {
     try {
@@ -82,9 +93,7 @@ export async function syncDirectory(dir: string) {
  * knows no other write of those files is under way, one holding berth's lock, may call it.
  */
 export async function sweepLeftovers(dir: string, names: readonly string[]) {
-  const leftover = /^\.(.+)\.[0-9a-f]{12}\.tmp$/;
   for (const name of await readdir(dir).catch(() => [])) {
-    const of = leftover.exec(name)?.[1];
-    if (of !== undefined && names.includes(of)) await unlink(join(dir, name)).catch(() => {});
+    if (isLeftoverOf(name, names)) await unlink(join(dir, name)).catch(() => {});
   }
 }

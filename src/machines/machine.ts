@@ -30,8 +30,13 @@ export function whenToStop(
   };
 }
 
-/** How much of a hook's output a machine keeps: the end of it, for a refusal's words. */
-export const KEPT_OUTPUT = 2_000;
+/**
+ * How much of a hook's output a machine keeps: the end of it, as it came, for a refusal's
+ * words. Far more than the words keep (SHOWN_OUTPUT), because the caller clears secrets
+ * out of it first and cuts it after: cut first, a secret straddling the cut would leave
+ * its tail, which no clearing could then recognise.
+ */
+export const RAW_OUTPUT_KEPT = 64 * 1024;
 
 /** The largest file whose bytes a survey brings back: berth's files are configuration. */
 export const READ_LIMIT = 4 * 1024 * 1024;

@@ -1,15 +1,36 @@
 import { spawn } from 'node:child_process';
-import { chmod, chown, type lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
-import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  type Stats,
+} from 'node:fs';
+import { userInfo } from 'node:os';
+import { posix, resolve } from 'node:path';
+import {
+  type HeldDirectory,
+  holdBelow,
+  holdRoot,
+  inside,
+  release,
+  reopen,
+} from '../fs/held-directory.ts';
+import { onlyRootWrites, type Reached, walk } from '../fs/safe-walk.ts';
+import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
 import {
   type AccountNames,
   type Accounts,
   type Change,
-  KEPT_OUTPUT,
+  linkWords,
   type Machine,
   MachineError,
   type PathFacts,
+  RAW_OUTPUT_KEPT,
   READ_LIMIT,
   type RunOptions,
   type RunResult,
@@ -18,63 +39,77 @@ import {
   whenToStop,
 } from './machine.ts';
 
+/** Linux's PATH_MAX: a longer path is refused by every call that takes one. */
+const PATH_MAX = 4096;
+
+/** What a hook finds on PATH, whoever runs it: the system's own directories. */
+const HOOK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /**
- * This machine, with every machine path taken under `root` (`/` is the machine
- * itself; another root is how tests and trials stand machines up).
+ * This machine, with every machine path taken under `root` (`/` is the machine itself;
+ * another root is how tests and trials stand machines up). Every path is walked from the
+ * held root a name at a time (fs/safe-walk.ts): a link another user could have placed is
+ * never followed, and a link root placed never leads out of the root.
  */
 export function rootedMachine(root: string): Machine {
   const top = resolve(root);
-  const at = (path: string) => {
-    const full = join(top, path);
-    const inside = relative(top, full);
-    if (inside.startsWith('..') || resolve(top, inside) !== full) {
+  /** The machine path as asked, or why it is not one of this machine's. */
+  const checked = (path: string) => {
+    const names = path.split('/');
+    if (!path.startsWith('/') || names.includes('..')) {
       throw new MachineError('failed', `${path} is not a path under ${top}`);
     }
-    return full;
+    return path;
   };
-  const reach = async () => {
-    const info = await stat(top).catch(() => undefined);
-    if (!info) throw new MachineError('unreachable', `its root ${top} does not exist`);
-    if (!info.isDirectory())
-      throw new MachineError('unreachable', `its root ${top} is not a directory`);
-  };
-
-  const make = async (change: Change) => {
-    const full = at(change.path);
-    await reach();
-    if (change.kind === 'file') {
-      await failAs(`write ${change.path}`, async () => {
-        await mkdir(dirname(full), { recursive: true });
-        // Acts that write to a machine hold the node's lock: a temporary file of this one
-        // is a dead write's, and may hold a secret.
-        await sweepLeftovers(dirname(full), [basename(full)]);
-        await writeFileAtomic(full, change.data, change.options);
-      });
-      return;
+  /** Holds the root for one survey or batch; a root that is not there is unreachable. */
+  const reach = (): HeldDirectory => {
+    let held: HeldDirectory;
+    try {
+      held = holdRoot(top);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT')
+        throw new MachineError('unreachable', `its root ${top} does not exist`);
+      if (code === 'ENOTDIR') {
+        throw new MachineError('unreachable', `its root ${top} is not a directory`);
+      }
+      throw new MachineError('unreachable', `its root ${top} cannot be opened: ${wordsOf(error)}`);
     }
-    const { uid, gid, mode } = change.options ?? {};
-    await failAs(`create ${change.path}`, async () => {
-      await mkdir(full, { recursive: true });
-      if (uid !== undefined || gid !== undefined) await chown(full, uid ?? -1, gid ?? -1);
-      if (mode !== undefined) await chmod(full, mode);
-    });
+    return held;
   };
 
   return {
     async survey(paths, names) {
-      await reach();
-      const facts = new Map<string, PathFacts>();
-      await Promise.all(
-        paths.map(async (asked) => facts.set(asked.path, await pathFacts(at(asked.path), asked))),
-      );
-      if (!names) return facts;
-      return Object.assign(facts, { accounts: await accountsUnder(top, names) });
+      const held = reach();
+      try {
+        const facts = new Map<string, PathFacts>();
+        for (const asked of paths)
+          facts.set(asked.path, surveyOne(held, checked(asked.path), asked));
+        const links = [...facts.values()].filter((fact) => fact.kind === 'link');
+        if (links.length > 0) {
+          const owners = usersOf(held);
+          for (const link of links) {
+            const owner = owners.get(link.uid);
+            if (owner !== undefined) link.owner = owner;
+          }
+        }
+        if (!names) return facts;
+        return Object.assign(facts, { accounts: accountsUnder(held, names) });
+      } finally {
+        release(held);
+      }
     },
     async apply(changes) {
       // One change after another, as the ssh machine's batch does them in one script.
       for (const [done, change] of changes.entries()) {
         try {
-          await make(change);
+          checked(change.path);
+          const held = reach();
+          try {
+            await make(held, change);
+          } finally {
+            release(held);
+          }
         } catch (error) {
           if (!(error instanceof MachineError)) throw error;
           return { done, failure: error };
@@ -83,74 +118,265 @@ export function rootedMachine(root: string): Machine {
       return { done: changes.length };
     },
     async run(script, env, options) {
-      await reach();
+      release(reach());
       return runHook(script, top, { ...env, BERTH_ROOT: top }, options);
     },
     close: async () => {},
   };
 }
 
+/** One change, walked from the held root; a link in the way refuses it in words. */
+async function make(root: HeldDirectory, change: Change) {
+  if (change.kind === 'file') {
+    const what = `write ${change.path}`;
+    const name = posix.basename(change.path);
+    const dir = await failAs(what, () =>
+      holdDirectory(root, change.path, posix.dirname(change.path), what),
+    );
+    try {
+      await failAs(what, async () => {
+        // Acts that write to a machine hold the node's lock: a temporary file of this one
+        // is a dead write's, and may hold a secret.
+        sweepLeftoversIn(dir, [name]);
+        await writeFileIn(dir, name, change.data, change.options);
+      });
+    } finally {
+      release(dir);
+    }
+    return;
+  }
+  const what = `create ${change.path}`;
+  const dir = await failAs(what, () => holdDirectory(root, change.path, change.path, what));
+  try {
+    const { uid, gid, mode } = change.options ?? {};
+    if (uid === undefined && gid === undefined && mode === undefined) return;
+    await failAs(what, () => {
+      // On the directory opened, never on its path looked up again.
+      const fd = reopen(dir);
+      try {
+        if (uid !== undefined || gid !== undefined) fchownSync(fd, uid ?? -1, gid ?? -1);
+        if (mode !== undefined) fchmodSync(fd, mode);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  } finally {
+    release(dir);
+  }
+}
+
+/**
+ * Holds the directory `dir` (made with those above it where missing) for a change of
+ * `path`; a link another user placed on the way is refused with its words.
+ */
+function holdDirectory(root: HeldDirectory, path: string, dir: string, what: string) {
+  const reached = walk(root, dir, { make: 'all', followLast: true });
+  if (reached.kind === 'link') {
+    const owner = usersOf(root).get(reached.uid);
+    throw new MachineError('denied', linkWords(path, { ...reached, owner }));
+  }
+  if (reached.kind === 'loop') {
+    throw new MachineError(
+      'failed',
+      `${what} failed: ${reached.at}: too many levels of symbolic links`,
+    );
+  }
+  if (reached.kind === 'absent') release(reached.dir);
+  if (reached.kind === 'missing' || reached.kind === 'absent') {
+    throw new MachineError('failed', `${what} failed: ${reached.at} is not a directory`);
+  }
+  try {
+    if (!reached.stats.isDirectory()) {
+      throw new MachineError('failed', `${what} failed: ${reached.at} is not a directory`);
+    }
+    return holdBelow(reached.dir, reached.name, reached.at);
+  } finally {
+    release(reached.dir);
+  }
+}
+
+/** What one path is, found by a walk that follows only links root placed. */
+function surveyOne(root: HeldDirectory, path: string, asked: SurveyPath): PathFacts {
+  if (Buffer.byteLength(path) >= PATH_MAX) return { kind: 'unreadable', reason: 'name too long' };
+  let reached: Reached;
+  try {
+    reached = walk(root, path, { make: 'none', followLast: true });
+  } catch (error) {
+    return { kind: 'unreadable', reason: wordsOf(error) };
+  }
+  switch (reached.kind) {
+    case 'missing':
+    case 'absent':
+      if (reached.kind === 'absent') release(reached.dir);
+      return { kind: 'missing' };
+    case 'link':
+      return { kind: 'link', at: reached.at, uid: reached.uid };
+    case 'loop':
+      return { kind: 'unreadable', reason: 'too many levels of symbolic links' };
+  }
+  try {
+    return entryFacts(reached.dir, reached.name, reached.stats, reached.at, asked.read ?? false);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'unreadable', reason: wordsOf(error) };
+  } finally {
+    release(reached.dir);
+  }
+}
+
+/** The facts of what a walk found, its bytes read from what was opened without following. */
+function entryFacts(
+  dir: HeldDirectory,
+  name: string,
+  stats: Stats,
+  at: string,
+  read: boolean,
+): PathFacts {
+  if (stats.isDirectory()) {
+    const held = holdBelow(dir, name, at);
+    try {
+      const empty = readdirSync(inside(held, '.')).length === 0;
+      return { kind: 'directory', empty, ...ownership(held.stats) };
+    } finally {
+      release(held);
+    }
+  }
+  if (!stats.isFile()) return { kind: 'other' };
+  // A second name of a file, in a directory another user may write, may be theirs to make.
+  if (stats.nlink > 1 && !onlyRootWrites(dir.stats)) {
+    return { kind: 'link', at, uid: stats.uid, hard: true };
+  }
+  const file = { kind: 'file' as const, size: stats.size, ...ownership(stats) };
+  if (!read || stats.size > READ_LIMIT) return file;
+  const fd = openSync(
+    inside(dir, name),
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY,
+  );
+  try {
+    const opened = fstatSync(fd);
+    if (opened.ino !== stats.ino || opened.dev !== stats.dev) {
+      return { kind: 'unreadable', reason: 'it changed while berth looked at it' };
+    }
+    const bytes = readUpTo(fd, READ_LIMIT);
+    if (!bytes) return { ...file, size: opened.size };
+    return { ...file, size: bytes.length, bytes };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function ownership(stats: Stats) {
+  return {
+    mode: (stats.mode & 0o7777).toString(8).padStart(4, '0'),
+    uid: stats.uid,
+    gid: stats.gid,
+  };
+}
+
+/** The whole file, or undefined when it is longer than `limit` (it grew since its stat). */
+function readUpTo(fd: number, limit: number): Uint8Array | undefined {
+  const buffer = Buffer.alloc(limit + 1);
+  let length = 0;
+  for (;;) {
+    const got = readSync(fd, buffer, length, buffer.length - length, null);
+    if (got === 0) break;
+    length += got;
+    if (length > limit) return undefined;
+  }
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
+}
+
+/** One of the root's own account tables, read through the safe walk ('' where missing). */
+function tableUnder(root: HeldDirectory, file: 'passwd' | 'group'): string {
+  const facts = surveyOne(root, `/etc/${file}`, { path: `/etc/${file}`, read: true });
+  if (facts.kind === 'missing') return '';
+  if (facts.kind === 'file' && facts.bytes) return new TextDecoder().decode(facts.bytes);
+  const why =
+    facts.kind === 'unreadable'
+      ? facts.reason
+      : facts.kind === 'link'
+        ? linkWords(`/etc/${file}`, facts)
+        : 'it is not a file berth reads';
+  throw new MachineError('denied', `/etc/${file} cannot be read: ${why}`);
+}
+
+/** Each line's name and id of an account table, the first line of a name counting. */
+function entriesOf(text: string): [string, number][] {
+  const entries: [string, number][] = [];
+  for (const line of text.split('\n')) {
+    const [name, , id] = line.split(':');
+    if (name && /^[0-9]+$/.test(id ?? '')) entries.push([name, Number(id)]);
+  }
+  return entries;
+}
+
+/**
+ * The names of the root's users by id, for a link's owner (the first name of an id
+ * counts); none when its /etc/passwd cannot be read, and the words name the uid.
+ */
+function usersOf(root: HeldDirectory): Map<number, string> {
+  const names = new Map<number, string>();
+  let table = '';
+  try {
+    table = tableUnder(root, 'passwd');
+  } catch (error) {
+    if (!(error instanceof MachineError)) throw error;
+  }
+  for (const [name, id] of entriesOf(table)) if (!names.has(id)) names.set(id, name);
+  return names;
+}
+
 /**
  * The names asked for, as the root's own `/etc/passwd` and `/etc/group` give them: the
  * machine under a root is the one whose accounts count (a missing file holds no names).
  */
-async function accountsUnder(top: string, names: AccountNames): Promise<Accounts> {
-  const table = async (file: string, wanted: readonly string[]) => {
+function accountsUnder(root: HeldDirectory, names: AccountNames): Accounts {
+  const table = (file: 'passwd' | 'group', wanted: readonly string[]) => {
     const ids = new Map<string, number>();
     if (wanted.length === 0) return ids;
-    const text = await readFile(join(top, 'etc', file), 'utf8').catch((error) => {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
-      throw new MachineError('denied', `/etc/${file} cannot be read: ${reasonOf(error)}`);
-    });
-    for (const line of text.split('\n')) {
-      const [name, , id] = line.split(':');
-      if (name && wanted.includes(name) && !ids.has(name) && /^[0-9]+$/.test(id ?? ''))
-        ids.set(name, Number(id));
+    for (const [name, id] of entriesOf(tableUnder(root, file))) {
+      if (wanted.includes(name) && !ids.has(name)) ids.set(name, id);
     }
     return ids;
   };
-  return { users: await table('passwd', names.users), groups: await table('group', names.groups) };
+  return { users: table('passwd', names.users), groups: table('group', names.groups) };
 }
 
-async function pathFacts(full: string, asked: SurveyPath): Promise<PathFacts> {
-  let info: Awaited<ReturnType<typeof lstat>>;
-  try {
-    info = await stat(full);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
-    return { kind: 'unreadable', reason: reasonOf(error) };
-  }
-  const mode = (info.mode & 0o7777).toString(8).padStart(4, '0');
-  if (info.isDirectory()) {
-    const names = await readdir(full).catch(() => undefined);
-    if (!names) return { kind: 'unreadable', reason: 'permission denied' };
-    return { kind: 'directory', empty: names.length === 0, mode, uid: info.uid, gid: info.gid };
-  }
-  if (!info.isFile()) return { kind: 'other' };
-  const file = { kind: 'file' as const, size: info.size, mode, uid: info.uid, gid: info.gid };
-  if (!asked.read || info.size > READ_LIMIT) return file;
-  try {
-    return { ...file, bytes: new Uint8Array(await readFile(full)) };
-  } catch (error) {
-    return { kind: 'unreadable', reason: reasonOf(error) };
+/** An fs error in words, without the /proc path it was made through. */
+function wordsOf(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'ENAMETOOLONG':
+      return 'name too long';
+    case 'ELOOP':
+      return 'too many levels of symbolic links';
+    case 'ENOTDIR':
+      return 'not a directory';
+    case 'EISDIR':
+      return 'a directory is there';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EROFS':
+      return 'a read-only file system';
+    case 'ENOENT':
+      return 'it is no longer there';
+    default:
+      return (error as Error).message;
   }
 }
 
-function reasonOf(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message;
-}
-
-async function failAs(what: string, work: () => Promise<unknown>) {
+async function failAs<T>(what: string, work: () => T | Promise<T>): Promise<T> {
   try {
-    await work();
+    return await work();
   } catch (error) {
     if (error instanceof MachineError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new MachineError(
       code === 'EACCES' || code === 'EPERM' ? 'denied' : 'failed',
-      `${what} failed: ${reasonOf(error)}`,
+      `${what} failed: ${wordsOf(error)}`,
     );
   }
 }
@@ -170,14 +396,14 @@ function runHook(
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd,
-      env: { ...process.env, ...env },
+      env: hookEnvironment(env),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     let output = '';
     const keep = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
-      output = (output + text).slice(-KEPT_OUTPUT);
+      output = (output + text).slice(-RAW_OUTPUT_KEPT);
       options.output?.(text);
     };
     child.stdout.on('data', keep);
@@ -217,4 +443,18 @@ function runHook(
       });
     });
   });
+}
+
+/**
+ * A hook's whole environment: the system's PATH, berth's LANG (else C.UTF-8), the HOME of
+ * the user it runs as, and what berth gives it. Never berth's own environment: a daemon a
+ * hook starts keeps it in /proc/PID/environ for its user to read (PGPASSWORD, BERTH_STORE).
+ */
+function hookEnvironment(env: Record<string, string>): Record<string, string> {
+  return {
+    PATH: HOOK_PATH,
+    LANG: process.env.LANG || 'C.UTF-8',
+    HOME: userInfo().homedir,
+    ...env,
+  };
 }

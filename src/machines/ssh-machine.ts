@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
 import {
   type Change,
-  KEPT_OUTPUT,
   type Machine,
   MachineError,
+  RAW_OUTPUT_KEPT,
   type RunOptions,
   type RunResult,
   whenToStop,
@@ -306,7 +306,7 @@ function watchHook(
     const decoder = new TextDecoder();
     child.stdout?.on('data', (chunk: Buffer) => {
       const text = decoder.decode(chunk, { stream: true });
-      output = (output + text).slice(-KEPT_OUTPUT);
+      output = (output + text).slice(-RAW_OUTPUT_KEPT);
       if (text) options.output?.(text);
     });
     let stderr = '';
@@ -367,7 +367,7 @@ function watchHook(
         return;
       }
       const stopped = stoppedBy && exitCode !== 0 ? `\nstopped by ${stoppedBy}` : '';
-      done({ code: exitCode, output: `${output.slice(-KEPT_OUTPUT)}${stopped}`.trim() });
+      done({ code: exitCode, output: `${output.slice(-RAW_OUTPUT_KEPT)}${stopped}`.trim() });
     });
   });
 }

@@ -1,8 +1,10 @@
 /** The Machine contract on a rooted machine: this machine, under a temporary root. */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { rootedMachine } from '../../src/machines/rooted-machine.ts';
 import { machineContract } from './contract.ts';
@@ -21,4 +23,28 @@ machineContract('a rooted machine', async () => {
     unprivileged: process.getuid?.() === 0 ? undefined : machine,
     cleanup: () => rm(root, { recursive: true, force: true }),
   };
+});
+
+describe('a rooted machine’s hooks', () => {
+  it('get the system’s PATH, berth’s LANG, and the HOME of the user berth runs as', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'berth-rooted-'));
+    const langBefore = process.env.LANG;
+    try {
+      const machine = rootedMachine(root);
+      const said = async () =>
+        (await machine.run('printf "%s|%s|%s" "$PATH" "$LANG" "$HOME"', {})).output.split('|');
+      process.env.LANG = 'de_DE.UTF-8';
+      assert.deepEqual(await said(), [
+        '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        'de_DE.UTF-8',
+        userInfo().homedir,
+      ]);
+      delete process.env.LANG;
+      assert.equal((await said())[1], 'C.UTF-8');
+    } finally {
+      if (langBefore === undefined) delete process.env.LANG;
+      else process.env.LANG = langBefore;
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 });

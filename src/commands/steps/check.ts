@@ -1,5 +1,6 @@
-import { redactSecrets } from '../../secrets.ts';
+import type { redactSecrets } from '../../secrets.ts';
 import type { CommandContext } from '../context.ts';
+import { runClearedHook } from './cleared-hook.ts';
 import type { CheckOutcome } from './step.ts';
 
 /**
@@ -13,13 +14,13 @@ export async function runCheck(
   secrets: Parameters<typeof redactSecrets>[1],
   context: Pick<CommandContext, 'machine' | 'signal'>,
 ): Promise<CheckOutcome> {
-  const result = await context.machine.run(
+  const result = await runClearedHook(
+    context,
     script,
     { BERTH_NODE: node, BERTH_MODULE: module },
-    { signal: context.signal },
+    secrets,
   );
-  const last = redactSecrets(result.output, secrets).trim().split('\n').at(-1) ?? '';
-  return { code: result.code, last };
+  return { code: result.code, last: result.shown.split('\n').at(-1) ?? '' };
 }
 
 /** A check's outcome in words, after "check: " or "check gitea: ". */

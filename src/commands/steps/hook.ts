@@ -1,5 +1,5 @@
-import { redactSecrets } from '../../secrets.ts';
 import type { CommandContext } from '../context.ts';
+import { runClearedHook } from './cleared-hook.ts';
 
 /** A hook's words once it ran: its own, and its last lines, cleared of secrets. */
 export interface HookDone {
@@ -17,7 +17,8 @@ export class HookFailed extends Error {}
 
 /**
  * Runs a module's start, stop or reload, streaming its output (whole lines, cleared of
- * secrets) to `context.output`; a failure or a stop by berth throws HookFailed, in words.
+ * secrets) to `context.output`; a failure or a stop by berth throws HookFailed, in words
+ * whose output was cleared of secrets before it was cut.
  */
 export async function runHook(
   node: string,
@@ -29,26 +30,19 @@ export async function runHook(
   const secrets = await context.store.vault.all();
   const tell = context.output;
   tell?.(`running ${hook} of ${module} …`);
-  // Whole lines only: a secret cut in two by a chunk would pass the redaction.
-  let pending = '';
-  const stream = (text: string) => {
-    const lines = (pending + text).split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) tell?.(`  ${redactSecrets(line, secrets)}`);
-  };
-  const result = await context.machine.run(
+  const { code, shown } = await runClearedHook(
+    context,
     script,
     { BERTH_NODE: node, BERTH_MODULE: module },
-    { signal: context.signal, ...(tell ? { output: stream } : {}) },
+    secrets,
+    tell && ((line) => tell(`  ${line}`)),
   );
-  if (pending) tell?.(`  ${redactSecrets(pending, secrets)}`);
   if (context.signal?.aborted) {
     throw new HookFailed(`${hook} of ${module} was stopped: ${stopReason(context.signal)}`);
   }
-  const shown = redactSecrets(result.output, secrets).trim();
-  if (result.code !== 0) {
+  if (code !== 0) {
     const output = shown ? `: ${shown}` : '';
-    throw new HookFailed(`${hook} of ${module} failed (exit ${result.code})${output}`);
+    throw new HookFailed(`${hook} of ${module} failed (exit ${code})${output}`);
   }
   const tail = shown
     .split('\n')

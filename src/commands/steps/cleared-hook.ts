@@ -1,0 +1,30 @@
+import { RAW_OUTPUT_KEPT } from '../../machines/machine.ts';
+import { clearHookOutput, clearingLines, type redactSecrets } from '../../secrets.ts';
+import type { CommandContext } from '../context.ts';
+
+/**
+ * Runs a hook on the node's machine and answers with its exit and its output as berth's
+ * words may keep it: cleared of secrets, then cut (`SHOWN_OUTPUT`). `tell`, when given,
+ * is told each line as it comes, cleared too.
+ */
+export async function runClearedHook(
+  context: Pick<CommandContext, 'machine' | 'signal'>,
+  script: string,
+  env: Record<string, string>,
+  secrets: Parameters<typeof redactSecrets>[1],
+  tell?: (line: string) => void,
+): Promise<{ code: number; shown: string }> {
+  // How much came: more than the machine keeps means its kept text begins at a cut.
+  let came = 0;
+  const lines = tell ? clearingLines(secrets, tell) : undefined;
+  const result = await context.machine.run(script, env, {
+    signal: context.signal,
+    output: (text) => {
+      came += text.length;
+      lines?.write(text);
+    },
+  });
+  lines?.end();
+  const shown = clearHookOutput(result.output, secrets, came > RAW_OUTPUT_KEPT).trim();
+  return { code: result.code, shown };
+}
