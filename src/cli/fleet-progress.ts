@@ -48,8 +48,8 @@ function liveView(io: Io): FleetProgress {
   let drawn = 0;
   let timer: NodeJS.Timeout | undefined;
   let ended = false;
-  const height = Math.max(3, (process.stderr.rows ?? 24) - 2);
-  const width = Math.max(20, (process.stderr.columns ?? 80) - 1);
+  const height = Math.max(3, (process.stderr.rows || 24) - 2);
+  const width = Math.max(20, (process.stderr.columns || 80) - 1);
 
   const draw = () => {
     const now = performance.now();
