@@ -4,7 +4,8 @@
 //   npm run bench                 # everything, about 4 minutes
 //   npm run bench -- --quick      # a short pass to try the harness
 //   npm run bench -- http cli     # only some sections: http, cli, scale, store, teams,
-//                                 # fleet (ssh), nodes (twenty at once), bigstate, acts
+//                                 # fleet (ssh), nodes (twenty at once), bigstate, acts,
+//                                 # targets (a group in one process)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -51,6 +52,7 @@ await run('fleet', async () => (await import('./bench/fleet.ts')).benchFleet(qui
 await run('nodes', async () => (await import('./bench/seams.ts')).fleet(quick));
 await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
 await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
+await run('targets', async () => (await import('./bench/targets.ts')).benchTargets(quick));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
