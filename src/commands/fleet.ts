@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import { grantRefusal } from '../grants.ts';
@@ -99,6 +100,8 @@ class Fleet {
     private readonly face: Face,
   ) {
     this.options = face.fleet ?? { parallel: DEFAULT_PARALLEL };
+    // Every node acting at once listens for the one stop (Ctrl-C, the API's close deadline).
+    if (face.signal) setMaxListeners(0, face.signal);
   }
 
   /** assign, unassign, forget, adopt: the same on each node, each under its own lock. */
