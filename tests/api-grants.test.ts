@@ -132,6 +132,11 @@ describe('grants over the Command API, with tokens of several subjects', () => {
         },
       ],
     );
+    const log = await world.berth('log');
+    assert.match(
+      log.stdout,
+      / deployer \(api\) converge preview db1: refused: deployer may not converge db1: no grant names it\n/,
+    );
   });
 
   it('lets a granted subject act on a member of its group, and only as granted', async () => {

@@ -1,4 +1,4 @@
-import type { redactSecrets } from '../../secrets.ts';
+import type { KeptValue } from '../../secrets.ts';
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
 import type { CheckOutcome } from './step.ts';
@@ -11,7 +11,7 @@ export async function runCheck(
   node: string,
   module: string,
   script: string,
-  secrets: Parameters<typeof redactSecrets>[1],
+  secrets: readonly KeptValue[],
   context: Pick<CommandContext, 'machine' | 'signal'>,
 ): Promise<CheckOutcome> {
   const result = await runClearedHook(
