@@ -5,7 +5,7 @@
 //   npm run bench -- --quick      # a short pass to try the harness
 //   npm run bench -- http cli     # only some sections: http, cli, scale, store, teams,
 //                                 # fleet (ssh), nodes (twenty at once), bigstate, acts,
-//                                 # targets (a group in one process)
+//                                 # targets (a group in one process), targets-ssh (50 hosts)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -53,6 +53,9 @@ await run('nodes', async () => (await import('./bench/seams.ts')).fleet(quick));
 await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
 await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
 await run('targets', async () => (await import('./bench/targets.ts')).benchTargets(quick));
+await run('targets-ssh', async () =>
+  (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 51),
+);
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
