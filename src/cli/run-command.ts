@@ -9,6 +9,7 @@ import type { CommandRequest, Outcome } from '../request.ts';
 import { stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
+import { sayingWhenWaiting } from './lock-wait.ts';
 
 /**
  * Runs one of the five commands for the command line, through the same act runner as
@@ -20,8 +21,10 @@ export async function runFromCli(
   options: {
     location: StateLocation;
     mint: string[];
+    fullDiff: boolean;
     json: boolean;
     detailedExitcode: boolean;
+    lockWaitMs: number;
     fleet?: FleetOptions;
   },
   io: Io,
@@ -50,19 +53,27 @@ export async function runFromCli(
       refuseBefore(missing);
       return EXIT.usage;
     }
-    const opened = await openAct(command, request, stateDeps(options.location, io.env), {
-      actor: osUser(io),
-      via: 'cli',
-      mint: options.mint,
-      signal: interrupted.signal,
-      // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
-      progress: options.json
-        ? undefined
-        : (told) => io.out(doneWords(told.step, request.node, told.voice)),
-      output: options.json ? undefined : (line) => io.out(line),
-      watch: progress?.watch,
-      fleet: options.fleet,
-    });
+    const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
+    const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
+    const opened = await openAct(
+      command,
+      request,
+      { ...deps, stores },
+      {
+        actor: osUser(io),
+        via: 'cli',
+        mint: options.mint,
+        fullDiff: options.fullDiff,
+        signal: interrupted.signal,
+        // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
+        progress: options.json
+          ? undefined
+          : (told) => io.out(doneWords(told.step, request.node, told.voice)),
+        output: options.json ? undefined : (line) => io.out(line),
+        watch: progress?.watch,
+        fleet: options.fleet,
+      },
+    );
     if (opened.kind === 'missing') {
       refuseBefore(opened.refused);
       return EXIT.usage;
@@ -107,7 +118,8 @@ function previewExit(outcome: Outcome): number {
   return EXIT.done;
 }
 
-function osUser(io: Io): string {
+/** Who acts on the command line: the OS user. */
+export function osUser(io: Io): string {
   try {
     return userInfo().username;
   } catch {

@@ -8,6 +8,7 @@ import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
+import { VaultError } from '../vault/seal.ts';
 import type { CommandContext } from './context.ts';
 import type { FleetEvent, FleetOptions } from './fleet-watch.ts';
 import type { CommandShape as Command } from './table.ts';
@@ -21,7 +22,7 @@ export interface ActDeps {
 
 export type Face = Pick<
   CommandContext,
-  'actor' | 'via' | 'mint' | 'progress' | 'output' | 'signal'
+  'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
   /** How a target's act runs: at most `parallel` nodes at once, `batch` at a time. */
@@ -178,6 +179,7 @@ export async function openNodeAct(
     via: face.via,
     now,
     mint: face.mint,
+    fullDiff: face.fullDiff,
     progress: face.progress,
     output: face.output,
     signal: face.signal,
@@ -193,7 +195,11 @@ export async function openNodeAct(
         } catch (error) {
           if (error instanceof StoreError)
             return { said: '', error: storesCannotOpen(error), storeFailed: true };
-          outcome = { said: '', error: failedWords(command, asked, error) };
+          // A value berth cannot seal or open: refused in its own words (exit 1, 409).
+          outcome = {
+            said: '',
+            error: error instanceof VaultError ? error.message : failedWords(command, asked, error),
+          };
         }
         // It reached its node: the node is in the typed result, with or without steps.
         outcome.report ??= { steps: [], blockers: [] };

@@ -47,7 +47,10 @@ export const converge: CommandFunction = async (request, context) => {
   };
   if (gated.to === 'preview') {
     const title = filter ? `converge ${node}, ${filter} alone` : `converge ${node}`;
-    return { said: describePreview(title, node, plan, nothingToDo, gated.digest), report };
+    return {
+      said: describePreview(title, node, plan, nothingToDo, gated.digest, context.fullDiff),
+      report,
+    };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
   if (plan.blockers.length > 0) {
@@ -164,11 +167,12 @@ function describePreview(
   plan: ConvergePlan,
   nothingToDo: boolean,
   digest: string,
+  fullDiff = false,
 ) {
   const lines = [title];
   for (const { module, action, steps } of plan.modules) {
     lines.push(`${action} ${module}:`);
-    for (const step of steps) lines.push(`  ${previewWords(step, node)}`);
+    for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff)}`);
   }
   for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
   if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');

@@ -7,7 +7,7 @@ import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
 /**
- * Options of the command line; `mint`, `detailed-exitcode`, and how a target's act runs
+ * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, and how a target's act runs
  * (`parallel`, `batch`) are the command line's alone.
  */
 export type Option =
@@ -16,6 +16,7 @@ export type Option =
   | 'filter'
   | 'mint'
   | 'detailed-exitcode'
+  | 'fullDiff'
   | 'parallel'
   | 'batch';
 
@@ -56,7 +57,7 @@ export const commands: readonly Command[] = [
     route: '/take',
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
-    options: ['yes', 'digest', 'mint', 'detailed-exitcode', 'parallel', 'batch'],
+    options: ['yes', 'digest', 'mint', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
     run: take,
   },
   {
@@ -64,7 +65,7 @@ export const commands: readonly Command[] = [
     route: '/converge',
     needs: ['node'],
     summary: 'Bring a node, or a target of nodes, to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter', 'detailed-exitcode', 'parallel', 'batch'],
+    options: ['yes', 'digest', 'filter', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
     run: converge,
   },
   {

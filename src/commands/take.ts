@@ -1,5 +1,6 @@
 import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
 import { hideSecrets, unifiedDiff } from '../diff.ts';
+import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
@@ -163,7 +164,13 @@ export const take: CommandFunction = async (request, context) => {
   };
 
   if (gated.to === 'preview') {
-    const said = describeTakePreview(node, module, plan, { age, flip, nothingHeld, report });
+    const said = describeTakePreview(node, module, plan, {
+      age,
+      flip,
+      nothingHeld,
+      report,
+      fullDiff: context.fullDiff ?? false,
+    });
     return { said, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
@@ -300,6 +307,7 @@ function describeTakePreview(
     flip: number;
     nothingHeld: boolean;
     report: { digest: string; blockers: BlockerReport[] };
+    fullDiff: boolean;
   },
 ): string {
   const lines = [
@@ -328,7 +336,7 @@ function describeTakePreview(
         ? `file ${file.path}: missing on ${node}; the next converge writes it`
         : `file ${file.path}: differs from what berth writes; the next converge rewrites it`,
     );
-    for (const line of file.diff) lines.push(`    ${line}`);
+    for (const line of shownDiff(file.diff, facts.fullDiff)) lines.push(`    ${line}`);
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
