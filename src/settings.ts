@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { didYouMean, withHint } from './did-you-mean.ts';
 import { parseDuration } from './duration.ts';
 import { checkName, isName } from './names.ts';
 import { checkStoreUrl } from './stores/store-url.ts';
@@ -126,6 +127,18 @@ export const SettingsSchema = strictJsonObject({
   sshConfig: v.optional(
     v.pipe(v.string(), v.minLength(1, 'a file, like "ssh_config", relative to berth.json')),
   ),
+  /**
+   * The age recipients every kept secret is sealed to: each operator's and each berth
+   * api's public key. Without them, values are sealed to berth's own identity.
+   */
+  recipients: v.optional(
+    v.array(
+      v.pipe(
+        v.string(),
+        v.regex(/^age1[02-9ac-hj-np-z]{58}$/, 'an age X25519 recipient, like "age1ql3z7hjy…"'),
+      ),
+    ),
+  ),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
@@ -158,5 +171,10 @@ export function checkNodeIn(settings: Settings, node: string): string | undefine
   if (!isName(node)) return checkName('node', node);
   // Own names only: `constructor` is in every object, and is no node of the inventory.
   if (Object.hasOwn(settings.nodes, node)) return undefined;
-  return `berth does not know node ${node}; add it under nodes in berth.json`;
+  return withHint(
+    `berth does not know node ${node}`,
+    didYouMean(node, Object.keys(settings.nodes)),
+    'add it under nodes in berth.json',
+    'else add it under nodes in berth.json',
+  );
 }

@@ -6,6 +6,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
+import { sayingWhenWaiting } from './lock-wait.ts';
 
 /**
  * Runs one of the five commands for the command line, through the same act runner as
@@ -14,7 +15,14 @@ import { EXIT, type Io } from './io.ts';
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: { location: StateLocation; mint: string[]; json: boolean; detailedExitcode: boolean },
+  options: {
+    location: StateLocation;
+    mint: string[];
+    fullDiff: boolean;
+    json: boolean;
+    lockWaitMs: number;
+    detailedExitcode: boolean;
+  },
   io: Io,
 ): Promise<number> {
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
@@ -39,17 +47,25 @@ export async function runFromCli(
       refuseBefore(missing);
       return EXIT.usage;
     }
-    const opened = await openAct(command, request, stateDeps(options.location, io.env), {
-      actor: osUser(io),
-      via: 'cli',
-      mint: options.mint,
-      signal: interrupted.signal,
-      // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
-      progress: options.json
-        ? undefined
-        : (told) => io.out(doneWords(told.step, request.node, told.voice)),
-      output: options.json ? undefined : (line) => io.out(line),
-    });
+    const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
+    const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
+    const opened = await openAct(
+      command,
+      request,
+      { ...deps, stores },
+      {
+        actor: osUser(io),
+        via: 'cli',
+        mint: options.mint,
+        fullDiff: options.fullDiff,
+        signal: interrupted.signal,
+        // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
+        progress: options.json
+          ? undefined
+          : (told) => io.out(doneWords(told.step, request.node, told.voice)),
+        output: options.json ? undefined : (line) => io.out(line),
+      },
+    );
     if (opened.kind === 'missing') {
       refuseBefore(opened.refused);
       return EXIT.usage;
@@ -90,7 +106,8 @@ function previewExit(outcome: Outcome): number {
   return EXIT.done;
 }
 
-function osUser(io: Io): string {
+/** Who acts on the command line: the OS user. */
+export function osUser(io: Io): string {
   try {
     return userInfo().username;
   } catch {

@@ -7,6 +7,7 @@ import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
+import { VaultError } from '../vault/seal.ts';
 import type { CommandContext } from './context.ts';
 import type { CommandShape as Command } from './table.ts';
 
@@ -19,7 +20,7 @@ export interface ActDeps {
 
 export type Face = Pick<
   CommandContext,
-  'actor' | 'via' | 'mint' | 'progress' | 'output' | 'signal'
+  'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
 };
@@ -157,6 +158,7 @@ export async function openAct(
     via: face.via,
     now,
     mint: face.mint,
+    fullDiff: face.fullDiff,
     progress: face.progress,
     output: face.output,
     signal: face.signal,
@@ -171,7 +173,12 @@ export async function openAct(
         } catch (error) {
           if (error instanceof StoreError)
             return { said: '', error: storesCannotOpen(error), storeFailed: true };
-          outcome = { said: '', error: failedWords(command, request, error) };
+          // A value berth cannot seal or open: refused in its own words (exit 1, 409).
+          outcome = {
+            said: '',
+            error:
+              error instanceof VaultError ? error.message : failedWords(command, request, error),
+          };
         }
         // It reached its node: the node is in the typed result, with or without steps.
         outcome.report ??= { steps: [], blockers: [] };

@@ -47,7 +47,11 @@ export const converge: CommandFunction = async (request, context) => {
   };
   if (gated.to === 'preview') {
     const title = filter ? `converge ${node}, ${filter} alone` : `converge ${node}`;
-    return { said: describePreview(title, node, plan, nothingToDo, gated.digest), report };
+    const fullDiff = context.fullDiff ?? false;
+    return {
+      said: describePreview(title, node, plan, { nothingToDo, digest: gated.digest, fullDiff }),
+      report,
+    };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
   if (plan.blockers.length > 0) {
@@ -162,13 +166,12 @@ function describePreview(
   title: string,
   node: string,
   plan: ConvergePlan,
-  nothingToDo: boolean,
-  digest: string,
+  { nothingToDo, digest, fullDiff }: { nothingToDo: boolean; digest: string; fullDiff: boolean },
 ) {
   const lines = [title];
   for (const { module, action, steps } of plan.modules) {
     lines.push(`${action} ${module}:`);
-    for (const step of steps) lines.push(`  ${previewWords(step, node)}`);
+    for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff)}`);
   }
   for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
   if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');

@@ -6,8 +6,8 @@ import { forget } from './forget.ts';
 import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
-/** Options of the command line; `mint` and `detailed-exitcode` are the command line's alone. */
-export type Option = 'yes' | 'digest' | 'filter' | 'mint' | 'detailed-exitcode';
+/** Options of the command line; `mint`, `fullDiff` and `detailed-exitcode` are its alone. */
+export type Option = 'yes' | 'digest' | 'filter' | 'mint' | 'fullDiff' | 'detailed-exitcode';
 
 /** A command as the act runner runs it, whichever face it has. */
 export interface CommandShape {
@@ -46,7 +46,7 @@ export const commands: readonly Command[] = [
     route: '/take',
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
-    options: ['yes', 'digest', 'mint', 'detailed-exitcode'],
+    options: ['yes', 'digest', 'mint', 'fullDiff', 'detailed-exitcode'],
     run: take,
   },
   {
@@ -54,7 +54,7 @@ export const commands: readonly Command[] = [
     route: '/converge',
     needs: ['node'],
     summary: 'Bring a node to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter', 'detailed-exitcode'],
+    options: ['yes', 'digest', 'filter', 'fullDiff', 'detailed-exitcode'],
     run: converge,
   },
   {

@@ -1,5 +1,7 @@
 import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
+import { didYouMean } from '../did-you-mean.ts';
 import { hideSecrets, unifiedDiff } from '../diff.ts';
+import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
@@ -92,12 +94,13 @@ async function filesThatDiffer(
     differ.push({
       path,
       missing: false,
-      diff: held
-        ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
-            held: `${path} on ${node}`,
-            wanted: `${path} as berth writes it`,
-          })
-        : [`(over ${fact.size} bytes: too long to read)`],
+      diff:
+        held !== undefined
+          ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
+              held: `${path} on ${node}`,
+              wanted: `${path} as berth writes it`,
+            })
+          : [`(over ${fact.size} bytes: too long to read)`],
     });
   }
   return differ;
@@ -115,8 +118,12 @@ export const take: CommandFunction = async (request, context) => {
   const { store, catalog } = context;
   const record = await store.record();
   const entry = await catalog.entry(module);
-  if ('problem' in entry)
-    return refuse(doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem }));
+  if ('problem' in entry) {
+    const hint = entry.missing ? didYouMean(module, await catalog.names()) : '';
+    return refuse(
+      `${doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem })}${hint}`,
+    );
+  }
   if (module in record.managed) return refuse(`berth already manages ${module} on ${node}`);
   const account = record.account;
   if (!account) return refuse(`no account of ${node} yet; adopt it first`);
@@ -163,7 +170,14 @@ export const take: CommandFunction = async (request, context) => {
   };
 
   if (gated.to === 'preview') {
-    const said = describeTakePreview(node, module, plan, { age, flip, nothingHeld, report });
+    const fullDiff = context.fullDiff ?? false;
+    const said = describeTakePreview(node, module, plan, {
+      age,
+      flip,
+      nothingHeld,
+      report,
+      fullDiff,
+    });
     return { said, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
@@ -300,6 +314,7 @@ function describeTakePreview(
     flip: number;
     nothingHeld: boolean;
     report: { digest: string; blockers: BlockerReport[] };
+    fullDiff: boolean;
   },
 ): string {
   const lines = [
@@ -328,7 +343,7 @@ function describeTakePreview(
         ? `file ${file.path}: missing on ${node}; the next converge writes it`
         : `file ${file.path}: differs from what berth writes; the next converge rewrites it`,
     );
-    for (const line of file.diff) lines.push(`    ${line}`);
+    for (const line of shownDiff(file.diff, facts.fullDiff)) lines.push(`    ${line}`);
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);

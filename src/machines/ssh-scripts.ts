@@ -171,6 +171,12 @@ w() {
   done
   C=$wo
 }
+# N <uid>: the user's name, UNKNOWN when it has none: by the uid lstat-ed, as the link
+# itself may be gone by now.
+N() {
+  set -- "$(getent passwd "$1" 2>/dev/null)"
+  if [ -n "$1" ]; then printf '%s' "\${1%%:*}"; else printf UNKNOWN; fi
+}
 # B <text>: the text in base64 on one line, for a name that may hold any byte.
 B() { printf '%s' "$1" | base64 | tr -d '\\n'; }
 `;
@@ -181,10 +187,10 @@ h() {
   set -- "$1" "$2" $3 "$4"
   printf '%s %s %s %s %s %s%s\\n' "$1" "$2" "$3" "$8" "$4" "$9" "\${10:+ \${10}}"
 }
-# j <index> <uid> <hard 0|1> <name> <where>: a link berth does not follow, its owner named.
+# j <index> <uid> <hard 0|1> <where>: a link berth does not follow, its owner named.
 j() {
   printf '%s link %s %s %s %s\\n' "$1" "$2" "$3" \\
-    "$(stat -c %U -- "$4" 2>/dev/null || echo UNKNOWN)" "$(B "$5")"
+    "$(N "$2")" "$(B "$4")"
 }
 # Q <index> <read> <path> <record>: a path all of whose names only root could have placed.
 Q() {
@@ -229,7 +235,7 @@ Y() {
   case $W in
     leaf) ;;
     missing|notdir) printf '%s missing\\n' "$1"; return 0 ;;
-    link*) set -- "$1" $W; j "$1" "$3" 0 "./$c" "\${W#link * }"; return 0 ;;
+    link*) set -- "$1" $W; j "$1" "$3" 0 "\${W#link * }"; return 0 ;;
     raced*) printf '%s unreadable it changed while berth looked at it\\n' "$1"; return 0 ;;
     *) printf '%s unreadable %s\\n' "$1" "\${W#unreadable }"; return 0 ;;
   esac
@@ -243,13 +249,13 @@ P() {
   Z "$E"
   [ $z = f ] || { printf '%s other\\n' "$1"; return 0; }
   set -- "$1" "$2" "$3" "$4" $E
-  if [ "$9" != 1 ] && ! T "$D" "$E"; then j "$1" "$6" 1 "$3" "$4"; return 0; fi
+  if [ "$9" != 1 ] && ! T "$D" "$E"; then j "$1" "$6" 1 "$4"; return 0; fi
   if [ "$2" != 1 ] || [ "\${10}" -gt ${READ_LIMIT} ]; then h "$1" file "$E"; return 0; fi
   command exec 3<"$3" 2>/dev/null || { printf '%s unreadable permission denied\\n' "$1"; return 0; }
   F=$(stat -L -c "$V" /proc/self/fd/3) && Z "$F" && [ $z = f ] && I "$E" "$F" || {
     exec 3<&-; printf '%s unreadable it changed while berth looked at it\\n' "$1"; return 0; }
   set -- "$1" "$2" "$3" "$4" $F
-  if [ "$9" != 1 ] && ! T "$D" "$F"; then exec 3<&-; j "$1" "$6" 1 "$3" "$4"; return 0; fi
+  if [ "$9" != 1 ] && ! T "$D" "$F"; then exec 3<&-; j "$1" "$6" 1 "$4"; return 0; fi
   h "$1" read "$F"
   if base64 <&3 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
   exec 3<&-
@@ -296,7 +302,7 @@ k() {
         if T "$D" "$E"; then
           if [ $z != l ]; then Q "$i" "$r" "$p" "$E"; return 0; fi
         elif [ $z = l ]; then
-          set -- $E; j "$i" "$2" 0 "$p" "$p"; return 0
+          set -- $E; j "$i" "$2" 0 "$p"; return 0
         elif [ $z != d ]; then
           P "$i" "$r" "$p" "$p"; return 0
         fi
@@ -339,7 +345,6 @@ export function surveyScript(paths: readonly SurveyPath[], names?: AccountNames)
     }
     return index;
   };
-  indexOf('/');
   const asks = paths.map((asked, index) => {
     checkPath(asked.path);
     // The directories above it, then itself; a path too long for Linux is only itself.
@@ -599,7 +604,7 @@ y() {
   case $W in
     link*)
       set -- $W
-      e "berth-link $2 $(stat -c %U -- "./$c" 2>/dev/null || echo UNKNOWN) $(B "\${W#link * }")" ;;
+      e "berth-link $2 $(N "$2") $(B "\${W#link * }")" ;;
     missing|notdir|leaf) e "$1: a name on the way is not a directory" ;;
     raced*) e "\${W#raced }: it changed while berth walked to it; nothing was done there" ;;
     *) e "\${W#unreadable }" ;;

@@ -71,6 +71,17 @@ export interface NodeVault {
   put(...kept: readonly KeptSecret[]): Promise<void>;
   /** Every secret kept for the node, so that hook output can be cleared of their values. */
   all(): Promise<{ module: string; secret: string; value: Uint8Array }[]>;
+  /**
+   * Seals every kept value and the fingerprint key again, to the recipients of now, in
+   * one write. A value the identity cannot open is kept as it was, and named.
+   */
+  reseal(): Promise<Resealed>;
+}
+
+/** What a reseal did: how many values it sealed again, and those it could not open. */
+export interface Resealed {
+  resealed: number;
+  unopened: string[];
 }
 
 /**
@@ -135,10 +146,11 @@ export function storesCannotOpen(error: unknown): string {
 
 /** The words of a lock not had in time: the holder, its act, its node, since when. */
 export function lockNotHad(holder: LockHolder | undefined, node: string, waitMs: number): string {
-  const seconds = Math.round(waitMs / 1000);
+  // `--lock-timeout 500ms` is said as given, not rounded to a second it never waited.
+  const within = waitMs % 1000 === 0 ? `${waitMs / 1000}s` : `${waitMs}ms`;
   if (!holder)
-    return `another berth holds the lock of node ${node} and did not let go within ${seconds}s`;
-  return `berth process ${holder.pid} on ${holder.host} holds the lock of node ${node} (${holder.act}, since ${holder.since}) and did not let go within ${seconds}s`;
+    return `another berth holds the lock of node ${node} and did not let go within ${within}`;
+  return `berth process ${holder.pid} on ${holder.host} holds the lock of node ${node} (${holder.act}, since ${holder.since}) and did not let go within ${within}`;
 }
 
 /**

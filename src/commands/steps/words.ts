@@ -1,3 +1,4 @@
+import { shownDiff } from '../../diff-shown.ts';
 import { describeCheck } from './check.ts';
 import type { HookDone } from './hook.ts';
 import type { Attributes, Drift, Step } from './step.ts';
@@ -70,8 +71,11 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
   }
 }
 
-/** What a step will do, as a preview says it (indented under its module by the caller). */
-export function previewWords(step: Step, node: string): string {
+/**
+ * What a step will do, as a preview says it (indented under its module by the caller);
+ * a file's diff in full with `--full-diff`, else its settings first and about 40 lines.
+ */
+export function previewWords(step: Step, node: string, fullDiff = false): string {
   switch (step.do) {
     case 'manage':
       return step.started
@@ -105,7 +109,7 @@ export function previewWords(step: Step, node: string): string {
       const diff = step.why.because === 'differs' ? step.why.diff : [];
       return [
         `write ${step.path} (${describeAttributes(step)})${why}`,
-        ...diff.map((line) => `    ${line}`),
+        ...shownDiff(diff, fullDiff).map((line) => `    ${line}`),
       ].join('\n');
     }
     case 'start':
