@@ -47,8 +47,9 @@ export const converge: CommandFunction = async (request, context) => {
   };
   if (gated.to === 'preview') {
     const title = filter ? `converge ${node}, ${filter} alone` : `converge ${node}`;
+    const fullDiff = context.fullDiff ?? false;
     return {
-      said: describePreview(title, node, plan, nothingToDo, gated.digest, context.fullDiff),
+      said: describePreview(title, node, plan, { nothingToDo, digest: gated.digest, fullDiff }),
       report,
     };
   }
@@ -165,9 +166,7 @@ function describePreview(
   title: string,
   node: string,
   plan: ConvergePlan,
-  nothingToDo: boolean,
-  digest: string,
-  fullDiff = false,
+  { nothingToDo, digest, fullDiff }: { nothingToDo: boolean; digest: string; fullDiff: boolean },
 ) {
   const lines = [title];
   for (const { module, action, steps } of plan.modules) {

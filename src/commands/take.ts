@@ -1,4 +1,5 @@
 import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
+import { didYouMean } from '../did-you-mean.ts';
 import { hideSecrets, unifiedDiff } from '../diff.ts';
 import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
@@ -93,12 +94,13 @@ async function filesThatDiffer(
     differ.push({
       path,
       missing: false,
-      diff: held
-        ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
-            held: `${path} on ${node}`,
-            wanted: `${path} as berth writes it`,
-          })
-        : [`(over ${fact.size} bytes: too long to read)`],
+      diff:
+        held !== undefined
+          ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
+              held: `${path} on ${node}`,
+              wanted: `${path} as berth writes it`,
+            })
+          : [`(over ${fact.size} bytes: too long to read)`],
     });
   }
   return differ;
@@ -116,8 +118,12 @@ export const take: CommandFunction = async (request, context) => {
   const { store, catalog } = context;
   const record = await store.record();
   const entry = await catalog.entry(module);
-  if ('problem' in entry)
-    return refuse(doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem }));
+  if ('problem' in entry) {
+    const hint = entry.missing ? didYouMean(module, await catalog.names()) : '';
+    return refuse(
+      `${doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem })}${hint}`,
+    );
+  }
   if (module in record.managed) return refuse(`berth already manages ${module} on ${node}`);
   const account = record.account;
   if (!account) return refuse(`no account of ${node} yet; adopt it first`);
@@ -164,12 +170,13 @@ export const take: CommandFunction = async (request, context) => {
   };
 
   if (gated.to === 'preview') {
+    const fullDiff = context.fullDiff ?? false;
     const said = describeTakePreview(node, module, plan, {
       age,
       flip,
       nothingHeld,
       report,
-      fullDiff: context.fullDiff ?? false,
+      fullDiff,
     });
     return { said, report };
   }

@@ -71,7 +71,10 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
   }
 }
 
-/** What a step will do, as a preview says it (indented under its module by the caller). */
+/**
+ * What a step will do, as a preview says it (indented under its module by the caller);
+ * a file's diff in full with `--full-diff`, else its settings first and about 40 lines.
+ */
 export function previewWords(step: Step, node: string, fullDiff = false): string {
   switch (step.do) {
     case 'manage':
