@@ -6,7 +6,8 @@
 //   npm run bench -- http cli     # only some sections: http, cli, scale, store, teams,
 //                                 # fleet (ssh), nodes (twenty at once), bigstate, acts,
 //                                 # diff (a take preview of a 5,000-line file),
-//                                 # vault (a converge of 100 secrets, sealed and not)
+//                                 # vault (a converge of 100 secrets, sealed and not),
+//                                 # targets (a group in one process), targets-ssh (50 hosts)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -57,6 +58,10 @@ await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(qu
 await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
 await run('diff', async () => (await import('./bench/diff.ts')).benchDiff(quick ? 3 : 11));
 await run('vault', async () => (await import('./bench/vault.ts')).benchVault(quick ? 2 : 9));
+await run('targets', async () => (await import('./bench/targets.ts')).benchTargets(quick));
+await run('targets-ssh', async () =>
+  (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 51),
+);
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

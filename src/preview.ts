@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { canonicalJson, digestOf } from './digest.ts';
 import type { KeptPreview, NodeStore } from './stores/stores.ts';
 
@@ -7,8 +8,8 @@ import type { KeptPreview, NodeStore } from './stores/stores.ts';
  */
 export interface Basis {
   node: string;
-  /** The command previewed, as an operator types it after `berth`: `converge box --filter gitea`. */
-  scope: string;
+  /** The command previewed. */
+  scope: Scope;
   assigned: string[];
   managed: Record<string, unknown>;
   definitions: Record<string, unknown>;
@@ -16,6 +17,24 @@ export interface Basis {
   desired?: Record<string, unknown>;
   /** What each module's check said, by module: `{code, last}`. */
   checks?: Record<string, unknown>;
+}
+
+/** What a preview covers: the command, and its module (take) or filter (converge). */
+export const ScopeSchema = v.variant('command', [
+  v.object({ command: v.literal('take'), module: v.string() }),
+  v.object({ command: v.literal('converge'), filter: v.optional(v.string()) }),
+]);
+export type Scope = v.InferOutput<typeof ScopeSchema>;
+
+/** A preview's command as an operator types it after `berth`: `converge box --filter gitea`. */
+export function scopeWords(node: string, scope: unknown): string {
+  const parsed = v.safeParse(ScopeSchema, scope);
+  if (!parsed.success) return `${node} (a preview of an earlier berth)`;
+  const { output } = parsed;
+  if (output.command === 'take') return `take ${node} ${output.module}`;
+  return output.filter === undefined
+    ? `converge ${node}`
+    : `converge ${node} --filter ${output.filter}`;
 }
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -55,10 +74,13 @@ export async function checkDigest(
 }
 
 /** Says, in the operator's words, what differs between two bases. */
-function describeChanges(before: Basis, after: Basis): string[] {
+export function describeChanges(before: Basis, after: Basis): string[] {
   const node = after.node;
-  if (before.node !== after.node || before.scope !== after.scope) {
-    return [`that digest is of a preview of berth ${before.scope}, not of berth ${after.scope}`];
+  if (before.node !== after.node || canonicalJson(before.scope) !== canonicalJson(after.scope)) {
+    const then = scopeWords(before.node, before.scope);
+    return [
+      `that digest is of a preview of berth ${then}, not of berth ${scopeWords(node, after.scope)}`,
+    ];
   }
   const said = new Set<string>();
   const was = new Set(before.assigned);

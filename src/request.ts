@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
+import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
@@ -21,6 +22,23 @@ export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;
 export interface Outcome {
   said: string;
   error?: string;
+  /** The node's part of the typed result; `failed` when a step of the act failed. */
+  report?: {
+    digest?: string;
+    steps: StepReport[];
+    blockers: BlockerReport[];
+    failed?: true;
+  };
+  /**
+   * Set when the act told its steps through `progress` as it did them: the part of
+   * `said` not told so, which the command line prints at the end.
+   */
+  untold?: string;
+  /**
+   * A command on a target of several nodes: the target's digest on a preview, and each
+   * node's part of the typed result, by name (in place of `report`).
+   */
+  fleet?: { digest?: string; nodes: Record<string, NodeReport> };
 }
 
 /** The Command API's answer once the command ran: 200 with `said`, 409 with `refused` too. */

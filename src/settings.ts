@@ -95,6 +95,26 @@ export const SettingsSchema = strictJsonObject({
     ),
     {},
   ),
+  /**
+   * Declared desired state: by target, the modules its nodes are to run, beside what
+   * `assign` keeps (a node runs the union), so that a team reviews it in a pull request.
+   */
+  run: v.optional(
+    v.pipe(
+      jsonRecord(
+        v.string(),
+        v.array(v.pipe(v.string(), v.check(isName, `a module name is ${NAME_RULE}`))),
+      ),
+      v.check(
+        (run) => Object.keys(run).every((target) => targetSyntaxProblem(target) === undefined),
+        (issue) =>
+          Object.keys(issue.input as object)
+            .map((target) => targetSyntaxProblem(target))
+            .find((problem) => problem !== undefined) ?? 'a target',
+      ),
+    ),
+    {},
+  ),
   /** Who may do what over the API; without it, every authenticated subject may do everything. */
   grants: v.optional(v.array(GrantSchema)),
   catalog: v.optional(v.pipe(v.string(), v.minLength(1, 'a directory, like "modules"')), 'modules'),
@@ -151,6 +171,10 @@ export function settingsProblem(settings: Settings): string | undefined {
   const nodes = Object.keys(settings.nodes);
   const groups = groupsProblem(settings.groups, nodes);
   if (groups) return groups;
+  for (const target of Object.keys(settings.run)) {
+    const targeted = resolveTarget(target, { nodes, groups: settings.groups });
+    if (!targeted.ok) return `run.${target}: ${targeted.refused}`;
+  }
   for (const [index, grant] of (settings.grants ?? []).entries()) {
     const targeted = resolveTarget(grant.on, { nodes, groups: settings.groups });
     if (!targeted.ok) return `grants.${index}.on: ${targeted.refused}`;

@@ -43,6 +43,8 @@ export const ManagedSchema = v.object({
   since: v.string(),
   via: v.picklist(['take', 'converge']),
   started: v.boolean(),
+  /** Hooks that failed and are owed: the next converge runs them until one succeeds. */
+  pending: v.optional(v.array(v.picklist(['reload']))),
 });
 export type Managed = v.InferOutput<typeof ManagedSchema>;
 

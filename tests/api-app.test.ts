@@ -296,7 +296,7 @@ describe('the Command API through app.request()', () => {
   });
 
   describe('step 5: running the command', () => {
-    it('200 carries only what the command said', async () => {
+    it('200 carries what the command said, beside its typed result', async () => {
       const fresh = await makeWorld();
       try {
         await fresh.writeModule('postgres', POSTGRES);
@@ -305,7 +305,11 @@ describe('the Command API through app.request()', () => {
           module: 'postgres',
         });
         assert.equal(answer.status, 200);
-        assert.deepEqual(answer.body, { said: 'box is to run postgres' });
+        assert.deepEqual(answer.body, {
+          format_version: 1,
+          said: 'box is to run postgres',
+          nodes: { box: { steps: [], blockers: [], outcome: 'done' } },
+        });
       } finally {
         await fresh.cleanup();
       }
@@ -319,8 +323,16 @@ describe('the Command API through app.request()', () => {
           module: 'gitea',
         });
         assert.equal(answer.status, 409);
-        assert.deepEqual(Object.keys(answer.body ?? {}).sort(), ['refused', 'said']);
+        assert.deepEqual(Object.keys(answer.body ?? {}).sort(), [
+          'format_version',
+          'nodes',
+          'refused',
+          'said',
+        ]);
         assert.equal(answer.body?.said, 'box is to run gitea');
+        assert.deepEqual(answer.body?.nodes, {
+          box: { steps: [], blockers: [], outcome: 'refused' },
+        });
         assert.match(String(answer.body?.refused), /^gitea does not resolve: /);
         const status = await fresh.berth('status', 'box', '--json');
         assert.equal(status.code, 0, status.stderr);
@@ -330,10 +342,12 @@ describe('the Command API through app.request()', () => {
       }
     });
 
-    it('a refusal with nothing said is 409 with an empty said', async () => {
+    it('a refusal with nothing said is 409 with an empty said, and no node reached', async () => {
       const answer = await post(app, '/assign', { node: 'nowhere', module: 'postgres' });
       assert.equal(answer.status, 409);
       assert.deepEqual(answer.body, {
+        format_version: 1,
+        nodes: {},
         said: '',
         refused: 'berth does not know node nowhere; add it under nodes in berth.json',
       });
@@ -405,8 +419,10 @@ describe('the Command API through app.request()', () => {
       const answer = await post(unjournaled, '/assign', { node: 'box', module: 'postgres' });
       assert.equal(answer.status, 409);
       assert.deepEqual(answer.body, {
+        format_version: 1,
         said: 'box is to run postgres',
         refused: 'assign was done, but the journal could not record it: no space left on device',
+        nodes: { box: { steps: [], blockers: [], outcome: 'refused' } },
       });
       assert.deepEqual((await world.readState()).assignments, { box: ['postgres'] });
     });

@@ -101,8 +101,10 @@ describe('grants over the Command API, with tokens of several subjects', () => {
     const answer = await converge('deployer', 'db1');
     assert.equal(answer.status, 409);
     assert.deepEqual(answer.body, {
+      format_version: 1,
       said: '',
       refused: 'deployer may not converge db1: no grant names it',
+      nodes: {},
     });
     assert.equal(await exists(stopped('db1')), false, 'the stop hook ran');
     const { managed } = await world.readState();

@@ -14,7 +14,8 @@ export const processIo: Io = {
 };
 
 /** The exit codes: done, refused by the command, usage, stores. */
-export const EXIT = { done: 0, refused: 1, usage: 2, stores: 3 } as const;
+/** `somethingToDo` is `--detailed-exitcode`'s 2 for a preview with steps and no blocker. */
+export const EXIT = { done: 0, refused: 1, usage: 2, somethingToDo: 2, stores: 3 } as const;
 
 export class UsageError extends Error {
   override name = 'UsageError';

@@ -1,5 +1,6 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
+import { DEFAULT_PARALLEL } from '../commands/fleet-watch.ts';
 import { type CommandShape as Command, commandLineOnly, commands } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
 import { didYouMean, withHint } from '../did-you-mean.ts';
@@ -15,6 +16,15 @@ const OPTION_HELP = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  parallel: ['--parallel <n>', "A target's act: at most n nodes at once (default 10)"],
+  batch: [
+    '--batch <n>',
+    "A target's act: n nodes at a time, beginning no further batch after one where a node failed",
+  ],
+  'detailed-exitcode': [
+    '--detailed-exitcode',
+    'On a preview, exit 0 when there is nothing to do, 2 when there is and nothing blocks it, 1 when a blocker stands',
+  ],
   fullDiff: ['--full-diff', "Show each file's whole diff in a preview, not its first 40 lines"],
 } as const;
 
@@ -46,11 +56,8 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      entry.option(
-        name,
-        help,
-        option === 'yes' || option === 'fullDiff' ? undefined : { type: [String] },
-      );
+      const flag = option === 'yes' || option === 'detailed-exitcode' || option === 'fullDiff';
+      entry.option(name, help, flag ? undefined : { type: [String] });
     }
     for (const example of EXAMPLES[command.name] ?? []) entry.example(example);
     entry.action((...given: unknown[]) => {
@@ -87,7 +94,10 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     });
 
   cli
-    .command('status [node]', 'Show what each node is to run, what berth manages, and its account')
+    .command(
+      'status [node]',
+      'Show what each node (or each of a target, like @web) is to run, what berth manages, and its account',
+    )
     .option('--check', 'Run the check of each module berth manages on the node, and show it')
     .action((node: unknown, flags: Flags) => {
       exit = import('./reading.ts').then(({ showStatus }) =>
@@ -299,12 +309,27 @@ function runTableCommand(
   };
   const mint = optionValues(argv, 'mint');
   const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
+  const fullDiff = Boolean(flags.fullDiff);
+  const json = Boolean(flags.json);
+  const detailedExitcode = Boolean(flags.detailedExitcode);
+  const parallel = countOption(argv, 'parallel') ?? DEFAULT_PARALLEL;
+  const batch = countOption(argv, 'batch');
+  const fleet = { parallel, ...(batch === undefined ? {} : { batch }) };
   return runFromCli(
     command,
     request,
-    { location, mint, fullDiff: Boolean(flags.fullDiff), json: Boolean(flags.json), lockWaitMs },
+    { location, mint, fullDiff, json, detailedExitcode, lockWaitMs, fleet },
     io,
   );
+}
+
+/** A count option (`--parallel 5`): a whole number from 1, or a usage error saying so. */
+function countOption(argv: readonly string[], name: string): number | undefined {
+  const value = optionValues(argv, name).at(-1);
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,5}$/.test(value))
+    throw new UsageError(`--${name} takes a whole number from 1, not ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 /**

@@ -1,16 +1,20 @@
 import type { Catalog } from '../catalog.ts';
 import type { ActDeps } from '../commands/act.ts';
-import { runCheck } from '../commands/converge.ts';
-import type { CheckOutcome } from '../commands/converge-plan.ts';
+import { describeCheck, runCheck } from '../commands/steps/check.ts';
+import type { CheckOutcome } from '../commands/steps/step.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
+import { type Declared, declaredFor } from '../declared.ts';
 import { describeAge } from '../duration.ts';
 import { MachineError } from '../machines/machine.ts';
+import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { FORMAT_VERSION } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
+import { resolveTarget } from '../targets.ts';
 import { VaultError } from '../vault/seal.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
@@ -31,19 +35,33 @@ export async function showStatus(
   const { stores } = deps;
   try {
     await stores.open();
-    const { settings, catalog } = await deps.loadConfig(node === undefined ? undefined : [node]);
+    // One node's status reads that node's entry; a target needs the whole inventory.
+    const one = node !== undefined && isName(node);
+    const { settings, catalog } = await deps.loadConfig(one ? [node] : undefined);
     if (check && node === undefined) {
-      io.err('berth status --check runs checks on one node: berth status NODE --check');
+      io.err('berth status --check runs checks on a target: berth status TARGET --check');
       return EXIT.refused;
     }
-    if (node !== undefined) {
+    let nodes: string[];
+    if (node === undefined) nodes = Object.keys(settings.nodes).sort();
+    else if (one) {
       const refusal = checkNodeIn(settings, node);
       if (refusal) {
         io.err(refusal);
         return EXIT.refused;
       }
+      nodes = [node];
+    } else {
+      const targeted = resolveTarget(node, {
+        nodes: Object.keys(settings.nodes),
+        groups: settings.groups,
+      });
+      if (!targeted.ok) {
+        io.err(targeted.refused);
+        return EXIT.refused;
+      }
+      nodes = targeted.nodes;
     }
-    const nodes = node === undefined ? Object.keys(settings.nodes).sort() : [node];
     const holders = new Map<string, LockHolder>(
       // `status NODE` reads that node's lock alone: its cost does not grow with the fleet.
       (await stores.lockHolders(node === undefined ? undefined : nodes)).map((holder) => [
@@ -54,10 +72,13 @@ export async function showStatus(
     const report = [];
     for (const name of nodes) {
       const record = await stores.readNode(name);
-      const entries = await loadEntries(catalog, record.assigned);
+      const declared = declaredFor(settings, name);
+      // A node is to run the union of what was assigned and what berth.json declares.
+      const toRun = [...new Set([...record.assigned, ...declared.map((item) => item.module)])];
+      const entries = await loadEntries(catalog, toRun);
       const unresolved: Record<string, string> = {};
-      for (const module of record.assigned) {
-        const resolution = resolveModule(module, new Set(record.assigned), entries);
+      for (const module of toRun.sort()) {
+        const resolution = resolveModule(module, new Set(toRun), entries);
         if (!resolution.ok)
           unresolved[module] = doesNotResolve(module, name, resolution.unresolved);
       }
@@ -65,6 +86,7 @@ export async function showStatus(
         node: name,
         machine: settings.nodes[name],
         assigned: record.assigned,
+        declared,
         managed: record.managed,
         account: record.account ? { takenAt: record.account.takenAt } : null,
         unresolved,
@@ -72,9 +94,15 @@ export async function showStatus(
         ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
       });
     }
+    // A check that fails is news a script acts on: exit 1, whatever is printed.
+    const exit = report.some((item) =>
+      Object.values(item.checks ?? {}).some((outcome) => outcome !== null && outcome.code !== 0),
+    )
+      ? EXIT.refused
+      : EXIT.done;
     if (json) {
-      io.out(JSON.stringify({ nodes: report }));
-      return EXIT.done;
+      io.out(JSON.stringify({ format_version: FORMAT_VERSION, nodes: report }));
+      return exit;
     }
     const lines: string[] = [];
     for (const item of report) {
@@ -83,7 +111,7 @@ export async function showStatus(
           ? `root ${item.machine.root}`
           : `ssh ${item.machine?.ssh}`;
       lines.push(`${item.node} (${where})`);
-      lines.push(`  to run: ${item.assigned.length ? item.assigned.join(', ') : 'nothing'}`);
+      lines.push(`  to run: ${toRunWords(item.assigned, item.declared)}`);
       const managed = Object.entries(item.managed).map(
         ([module, record]) =>
           `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'})`,
@@ -104,19 +132,38 @@ export async function showStatus(
         lines.push(
           outcome === null
             ? `  check ${module}: none in its definition`
-            : outcome.code === 0
-              ? `  check ${module}: passes`
-              : `  check ${module}: fails (exit ${outcome.code}${outcome.last ? `: ${outcome.last}` : ''})`,
+            : `  check ${module}: ${describeCheck(outcome)}`,
         );
       }
     }
     io.out(lines.join('\n'));
-    return EXIT.done;
+    return exit;
   } catch (error) {
     return failed(error, io);
   } finally {
     await stores.close().catch(() => {});
   }
+}
+
+/**
+ * What a node is to run, each with where it comes from when berth.json declares any:
+ * `nginx (berth.json run.@web), redis (assigned)`.
+ */
+function toRunWords(assigned: readonly string[], declared: readonly Declared[]): string {
+  const from = new Map<string, string[]>();
+  for (const module of assigned) from.set(module, ['assigned']);
+  for (const item of declared)
+    from.set(item.module, [
+      ...(from.get(item.module) ?? []),
+      ...item.from.map((target) => `berth.json run.${target}`),
+    ]);
+  if (from.size === 0) return 'nothing';
+  // Where each comes from is news only when berth.json declares some of them.
+  if (declared.length === 0) return [...assigned].join(', ');
+  return [...from.keys()]
+    .sort()
+    .map((module) => `${module} (${(from.get(module) ?? []).join('; ')})`)
+    .join(', ');
 }
 
 /**

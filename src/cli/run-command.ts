@@ -1,10 +1,13 @@
 import { userInfo } from 'node:os';
-import { missingFields, openAct } from '../commands/act.ts';
-import { HOOK_LINE } from '../commands/context.ts';
+import { isatty } from 'node:tty';
+import { answerOf, missingFields, openAct } from '../commands/act.ts';
+import type { FleetOptions } from '../commands/fleet-watch.ts';
+import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import type { CommandRequest } from '../request.ts';
+import type { CommandRequest, Outcome } from '../request.ts';
 import { stateDeps } from './deps.ts';
+import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
 
@@ -20,21 +23,12 @@ export async function runFromCli(
     mint: string[];
     fullDiff: boolean;
     json: boolean;
+    detailedExitcode: boolean;
     lockWaitMs: number;
+    fleet?: FleetOptions;
   },
   io: Io,
 ): Promise<number> {
-  // Lines an act said as it went are printed then; `said` is printed less those.
-  const shown: string[] = [];
-  const say = (said: string, refused?: string) => {
-    if (options.json) {
-      io.out(JSON.stringify(refused === undefined ? { said } : { said, refused }));
-      return;
-    }
-    const rest = said.split('\n').slice(shown.length).join('\n');
-    if (rest) io.out(rest);
-    if (refused !== undefined) io.err(refused);
-  };
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string) => {
     if (options.json) io.out(JSON.stringify({ refused }));
@@ -50,6 +44,8 @@ export async function runFromCli(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A target of several nodes is shown node by node; one node as before.
+  const progress = options.json ? undefined : fleetProgress(io, { terminal: isatty(2) });
   try {
     // As over the API, a request without its fields is refused before the stores open.
     const missing = missingFields(command, request);
@@ -69,14 +65,13 @@ export async function runFromCli(
         mint: options.mint,
         fullDiff: options.fullDiff,
         signal: interrupted.signal,
+        // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json
           ? undefined
-          : (line) => {
-              // A hook's own lines were streamed as it wrote them: said keeps its last ones.
-              if (!line.startsWith(HOOK_LINE)) io.out(line);
-              shown.push(line);
-            },
+          : (told) => io.out(doneWords(told.step, request.node, told.voice)),
         output: options.json ? undefined : (line) => io.out(line),
+        watch: progress?.watch,
+        fleet: options.fleet,
       },
     );
     if (opened.kind === 'missing') {
@@ -88,13 +83,39 @@ export async function runFromCli(
       return EXIT.stores;
     }
     const outcome = await opened.run();
-    say(outcome.said, outcome.error);
-    if (outcome.storeFailed) return EXIT.stores;
-    return outcome.error === undefined ? EXIT.done : EXIT.refused;
+    progress?.end();
+    if (outcome.storeFailed) {
+      refuseBefore(outcome.error ?? '');
+      return EXIT.stores;
+    }
+    if (options.json) io.out(JSON.stringify(answerOf(command, request, outcome)));
+    else {
+      // What was told step by step is printed already; the rest of said is printed now.
+      // A target shown on a terminal had its steps drawn on standard error: said is whole.
+      const rest =
+        outcome.fleet && !progress?.toldOnOutput ? outcome.said : (outcome.untold ?? outcome.said);
+      if (rest) io.out(rest);
+      if (outcome.error !== undefined) io.err(outcome.error);
+    }
+    if (outcome.error !== undefined) return EXIT.refused;
+    if (options.detailedExitcode && !request.yes) return previewExit(outcome);
+    return EXIT.done;
   } finally {
+    progress?.end();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/**
+ * `--detailed-exitcode` on a preview: 0 nothing to do, 2 something to do and nothing
+ * blocks it, 1 a blocker stands (a refusal is 1 already, and the stores 3).
+ */
+function previewExit(outcome: Outcome): number {
+  const report = outcome.report;
+  if (report && report.blockers.length > 0) return EXIT.refused;
+  if (report && report.steps.length > 0) return EXIT.somethingToDo;
+  return EXIT.done;
 }
 
 /** Who acts on the command line: the OS user. */

@@ -1,13 +1,16 @@
-import { ConfigError, type LoadConfig } from '../config/config.ts';
+import { type Config, ConfigError, type LoadConfig } from '../config/config.ts';
+import { declaredFor, withDeclared } from '../declared.ts';
 import { grantRefusal } from '../grants.ts';
 import { MachineError, type ReachMachine } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
+import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
 import type { CommandContext } from './context.ts';
+import type { FleetEvent, FleetOptions } from './fleet-watch.ts';
 import type { CommandShape as Command } from './table.ts';
 
 /** What both faces give the act runner: where things are, and who is asking. */
@@ -22,6 +25,10 @@ export type Face = Pick<
   'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
+  /** How a target's act runs: at most `parallel` nodes at once, `batch` at a time. */
+  fleet?: FleetOptions;
+  /** Told how each node of a target is getting on: the command line shows it. */
+  watch?: (event: FleetEvent) => void;
 };
 
 /**
@@ -60,44 +67,6 @@ export async function openAct(
 ): Promise<OpenedAct> {
   const missing = missingFields(command, request);
   if (missing) return { kind: 'missing', refused: missing };
-  const now = face.now ?? (() => new Date());
-  /**
-   * Journals the act with its outcome. Previews are not, unless `previewToo`: one the
-   * grants refuse is, so that the journal shows who tried what. A journal that
-   * cannot record it does not undo the act (undoing could lose more): the caller hears
-   * that the record is missing, in words that do not read as "nothing was done".
-   */
-  const journaled = async (
-    outcome: Outcome,
-    append: (entry: JournalEntry) => Promise<void>,
-    { previewToo = false } = {},
-  ): Promise<RunOutcome> => {
-    const act = isAct(command, request);
-    if (!act && !previewToo) return outcome;
-    try {
-      await append({
-        at: now().toISOString(),
-        actor: face.actor,
-        via: face.via,
-        act: act ? command.name : `${command.name} preview`,
-        node: request.node,
-        module: command.needs.includes('module') ? request.module : request.filter || undefined,
-        outcome: outcome.error === undefined ? 'done' : 'refused',
-        said: outcome.said,
-        error: outcome.error,
-      });
-      return outcome;
-    } catch (error) {
-      const why = (error as Error).message;
-      return {
-        said: outcome.said,
-        error:
-          outcome.error === undefined
-            ? `${command.name} was done, but the journal could not record it: ${why}`
-            : `${outcome.error} (and the journal could not record this refusal: ${why})`,
-      };
-    }
-  };
 
   try {
     await deps.stores.open();
@@ -107,14 +76,58 @@ export async function openAct(
       return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
     return { kind: 'stores', refused: storesCannotOpen(error) };
   }
-  let config: Awaited<ReturnType<LoadConfig>>;
+  // A target that is not one node's name (a group, a list) needs the whole inventory.
+  const oneNode = isName(request.node);
+  let config: Config;
   try {
-    config = await deps.loadConfig([request.node]);
+    config = await deps.loadConfig(oneNode ? [request.node] : undefined);
   } catch (error) {
     if (error instanceof ConfigError)
       return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
     return { kind: 'stores', refused: storesCannotOpen(error) };
   }
+  if (!oneNode) {
+    const { openFleetAct } = await import('./fleet.ts');
+    return openFleetAct(command, request, config, deps, face);
+  }
+  const opened = await openNodeAct(command, request, config, deps, face);
+  if (opened.kind !== 'open') return opened;
+  return {
+    kind: 'ready',
+    async run() {
+      try {
+        return await opened.act.run(request);
+      } finally {
+        await opened.act.close();
+      }
+    },
+  };
+}
+
+/**
+ * One node's act, its lock held from opening to `close`: `run` carries the command out on
+ * that node and journals it, and may be called more than once under the same lock (a
+ * target's act plans every node again under its lock before acting on any).
+ */
+export interface NodeAct {
+  context: CommandContext;
+  run(request: CommandRequest): Promise<RunOutcome>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens one node of the inventory for a command: the grants over the API, the node name,
+ * then its machine and its locked records. A refusal before the lock is a `ready` act
+ * that only says it (journaled apart from every node).
+ */
+export async function openNodeAct(
+  command: Command,
+  request: CommandRequest,
+  config: Config,
+  deps: ActDeps,
+  face: Face,
+): Promise<{ kind: 'open'; act: NodeAct } | Exclude<OpenedAct, { kind: 'missing' }>> {
+  const now = face.now ?? (() => new Date());
   // Over the API, a subject no grant covers is refused before the inventory is looked at
   // (it learns no node it may not act on) and before the node's lock is waited for; its
   // preview as its act, and journaled either way, so that the journal shows who tried.
@@ -126,9 +139,15 @@ export async function openAct(
     return {
       kind: 'ready',
       run: () =>
-        journaled({ said: '', error: denied }, (entry) => deps.stores.journalUnplaced(entry), {
-          previewToo: true,
-        }),
+        journaled(
+          command,
+          request,
+          face,
+          now,
+          { said: '', error: denied },
+          (entry) => deps.stores.journalUnplaced(entry),
+          { previewToo: true },
+        ),
     };
   }
   const nodeRefusal = checkNodeIn(config.settings, request.node);
@@ -136,7 +155,9 @@ export async function openAct(
     return {
       kind: 'ready',
       run: () =>
-        journaled({ said: '', error: nodeRefusal }, (entry) => deps.stores.journalUnplaced(entry)),
+        journaled(command, request, face, now, { said: '', error: nodeRefusal }, (entry) =>
+          deps.stores.journalUnplaced(entry),
+        ),
     };
   }
 
@@ -149,7 +170,8 @@ export async function openAct(
     return { kind: 'stores', refused: storesCannotOpen(error) };
   }
   const context: CommandContext = {
-    store,
+    // It is to run what berth.json declares too; that is never kept as an assignment.
+    store: withDeclared(store, declaredFor(config.settings, request.node)),
     settings: config.settings,
     catalog: config.catalog,
     machine,
@@ -163,32 +185,122 @@ export async function openAct(
     signal: face.signal,
   };
   return {
-    kind: 'ready',
-    async run() {
-      try {
+    kind: 'open',
+    act: {
+      context,
+      async run(asked) {
         let outcome: Outcome;
         try {
-          outcome = await command.run(request, context);
+          outcome = await command.run(asked, context);
         } catch (error) {
           if (error instanceof StoreError)
             return { said: '', error: storesCannotOpen(error), storeFailed: true };
           // A value berth cannot seal or open: refused in its own words (exit 1, 409).
           outcome = {
             said: '',
-            error:
-              error instanceof VaultError ? error.message : failedWords(command, request, error),
+            error: error instanceof VaultError ? error.message : failedWords(command, asked, error),
           };
         }
-        return await journaled(outcome, (entry) => store.journal(entry));
-      } finally {
-        await store.close().catch(() => {});
-      }
+        // It reached its node: the node is in the typed result, with or without steps.
+        outcome.report ??= { steps: [], blockers: [] };
+        return await journaled(command, asked, face, now, outcome, (entry) => store.journal(entry));
+      },
+      close: () => store.close().catch(() => {}),
     },
   };
 }
 
+/**
+ * Journals the act with its outcome. Previews are not, unless `previewToo`: one the
+ * grants refuse is, so that the journal shows who tried what. A journal that
+ * cannot record it does not undo the act (undoing could lose more): the caller hears
+ * that the record is missing, in words that do not read as "nothing was done".
+ */
+export async function journaled(
+  command: Command,
+  request: CommandRequest,
+  face: Face,
+  now: () => Date,
+  outcome: Outcome,
+  append: (entry: JournalEntry) => Promise<void>,
+  { previewToo = false } = {},
+): Promise<RunOutcome> {
+  const act = isAct(command, request);
+  if (!act && !previewToo) return outcome;
+  try {
+    await append({
+      at: now().toISOString(),
+      actor: face.actor,
+      via: face.via,
+      act: act ? command.name : `${command.name} preview`,
+      node: request.node,
+      module: command.needs.includes('module') ? request.module : request.filter || undefined,
+      outcome: outcome.error === undefined ? 'done' : 'refused',
+      said: outcome.said,
+      error: outcome.error,
+    });
+    return outcome;
+  } catch (error) {
+    const why = (error as Error).message;
+    return {
+      ...outcome,
+      error:
+        outcome.error === undefined
+          ? `${command.name} was done, but the journal could not record it: ${why}`
+          : `${outcome.error} (and the journal could not record this refusal: ${why})`,
+    };
+  }
+}
+
+/**
+ * A command's typed result, as `--json` prints it and the API answers a command that ran
+ * (200 or 409): `said` and `refused` as the seed has them, the preview's digest, and the
+ * node's digest, steps, blockers and outcome. A command refused before it reached its node
+ * (a node not in the inventory, berth.json not valid) has no node in `nodes`.
+ */
+export function answerOf(
+  command: Command,
+  request: CommandRequest,
+  outcome: Outcome,
+): CommandAnswer {
+  const preview = !isAct(command, request);
+  const { report, fleet } = outcome;
+  if (fleet) {
+    return {
+      format_version: FORMAT_VERSION,
+      said: outcome.said,
+      ...(outcome.error === undefined ? {} : { refused: outcome.error }),
+      ...(fleet.digest === undefined ? {} : { digest: fleet.digest }),
+      nodes: fleet.nodes,
+    };
+  }
+  const nodes: CommandAnswer['nodes'] = {};
+  if (report) {
+    nodes[request.node] = {
+      ...(report.digest === undefined ? {} : { digest: report.digest }),
+      steps: report.steps,
+      blockers: report.blockers,
+      outcome:
+        outcome.error !== undefined
+          ? report.failed
+            ? 'failed'
+            : 'refused'
+          : preview
+            ? 'previewed'
+            : 'done',
+    };
+  }
+  return {
+    format_version: FORMAT_VERSION,
+    said: outcome.said,
+    ...(outcome.error === undefined ? {} : { refused: outcome.error }),
+    ...(preview && report?.digest !== undefined ? { digest: report.digest } : {}),
+    nodes,
+  };
+}
+
 /** Previews change nothing and are not journaled; everything else a command does is an act. */
-function isAct(command: Command, request: CommandRequest) {
+export function isAct(command: Command, request: CommandRequest) {
   return !command.options.includes('yes') || request.yes;
 }
 

@@ -3,6 +3,7 @@ import type { Machine } from '../machines/machine.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
+import type { Told } from './steps/words.ts';
 
 /** What every command function is given besides the request: one node, opened for the act. */
 export interface CommandContext {
@@ -21,14 +22,14 @@ export interface CommandContext {
   /** Previews show each file's whole diff, not its settings first and about 40 lines: `--full-diff`. */
   fullDiff?: boolean;
   /**
-   * Told each line of `said` as an act does it, so that a command line shows a long
-   * converge step by step; `said` still holds every line, in the same order.
+   * Told each step as the engine does it, so that a command line shows a long converge
+   * step by step; `said` still holds every step, in the same order.
    */
-  progress?: (line: string) => void;
+  progress?: (done: Told) => void;
   /**
    * Told, as it comes, that a hook runs ("running start of gitea …") and each line it
    * writes, cleared of secrets: the command line shows them. Not part of `said`, which
-   * keeps a hook's last lines, each starting with HOOK_LINE, after the step's own line.
+   * keeps a hook's last lines after the step's own line.
    */
   output?: (line: string) => void;
   /**
@@ -46,6 +47,3 @@ export type CommandFunction = (
 export function refuse(error: string, said = ''): Outcome {
   return { said, error };
 }
-
-/** How `said` marks a line a hook wrote (the command line has streamed it already). */
-export const HOOK_LINE = '  > ';

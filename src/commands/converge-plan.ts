@@ -8,73 +8,9 @@ import { hideSecrets, unifiedDiff } from '../diff.ts';
 import type { Accounts, PathFacts } from '../machines/machine.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
-import { holdsNothing, linksIn, type NodeRecord } from '../state.ts';
+import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { bytesAt, type ModuleSurvey, secretHeld } from '../survey.ts';
-
-/**
- * The mode and owner a file is written with: what the definition names, else what the
- * file has (kept as it was), else for a new file the writer's own user and group (uid and
- * gid left out) and 0644 (0600 for a secret).
- */
-export interface Attributes {
-  mode: string;
-  uid?: number;
-  gid?: number;
-}
-
-/** An owner, group or mode a path has that its definition does not want: drift. */
-export interface Drift {
-  what: 'mode' | 'owner' | 'group';
-  was: string;
-  want: string;
-}
-
-/** One thing a converge does to a machine or to berth's own record. */
-export type Step =
-  | {
-      do: 'create';
-      module: string;
-      path: string;
-      /** What the definition names (and only that): a directory keeps what it is not told. */
-      mode?: string;
-      uid?: number;
-      gid?: number;
-      /** The directory is there; its owner, group or mode is mended. */
-      drift?: Drift[];
-    }
-  | ({
-      do: 'mint';
-      module: string;
-      secret: string;
-      path: string;
-      bytes: number;
-      /** A secret inside a file: minted into the vault only; the file's write places it. */
-      inside?: true;
-    } & Attributes)
-  | ({ do: 'restore'; module: string; secret: string; path: string; drift?: Drift[] } & Attributes)
-  | { do: 'keep'; module: string; secret: string; path: string; match?: string }
-  | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
-  | { do: 'start'; module: string; script: string; check?: CheckOutcome }
-  /** After an update's writes to a module berth runs; without `script`, there is none to run. */
-  | { do: 'reload'; module: string; script?: string }
-  | { do: 'stop'; module: string; script: string }
-  | { do: 'manage'; module: string; started: boolean }
-  | { do: 'release'; module: string };
-
-/** Why a file is written, as a value: the preview says it in words. */
-export type WriteReason =
-  | { because: 'install' }
-  | { because: 'missing' }
-  | { because: 'differs'; diff: string[] }
-  | { because: 'drift'; drift: Drift[] }
-  | { because: 'carries-minted-secret' };
-
-/** What a module's `check` said when the preview ran it: exit 0 is running. */
-export interface CheckOutcome {
-  code: number;
-  /** The last line it wrote, cleared of secrets. */
-  last: string;
-}
+import type { Attributes, CheckOutcome, Drift, ModuleSteps, Step } from './steps/step.ts';
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
 export type Blocker =
@@ -102,7 +38,7 @@ export type Action = 'install' | 'update' | 'release';
 
 export interface ConvergePlan {
   /** Each module acted on, in the order the act takes them, with its steps. */
-  modules: { module: string; action: Action; steps: Step[] }[];
+  modules: (ModuleSteps & { action: Action })[];
   blockers: Blocker[];
 }
 
@@ -214,7 +150,7 @@ export function planConverge(input: ConvergeInput): {
       plan.modules.push({ module, action: 'install', steps: install.steps });
       continue;
     }
-    const update = updateSteps(input, module, definition, survey, managed.started);
+    const update = updateSteps(input, module, definition, survey, managed);
     desired.set(module, update.desired);
     plan.blockers.push(...update.blockers);
     if (update.steps.length > 0)
@@ -341,9 +277,9 @@ class Owners {
   }
 
   /** A data directory: made when missing, mended when its named owner or mode drifted. */
-  directory(data: Ownership & { path: string }): Step & { do: 'create' } {
+  directory(data: Ownership & { path: string }): Step & { do: 'mkdir' } {
     const { uid, gid } = this.ids(data.path, data);
-    const step: Step & { do: 'create' } = { do: 'create', module: this.module, path: data.path };
+    const step: Step & { do: 'mkdir' } = { do: 'mkdir', module: this.module, path: data.path };
     if (data.mode !== undefined) step.mode = normalMode(data.mode);
     if (uid !== undefined) step.uid = uid;
     if (gid !== undefined) step.gid = gid;
@@ -366,8 +302,9 @@ function updateSteps(
   module: string,
   definition: ModuleDefinition,
   survey: ModuleSurvey,
-  started: boolean,
+  managed: Managed,
 ) {
+  const { started } = managed;
   const steps: Step[] = [];
   const blockers: Blocker[] = [];
   const desired = new Map<string, Uint8Array>();
@@ -478,6 +415,9 @@ function updateSteps(
   if (failing && definition.start)
     steps.push({ do: 'start', module, script: definition.start, check });
   else if (started && rewrote) steps.push({ do: 'reload', module, script: definition.reload });
+  else if (started && managed.pending?.includes('reload') && definition.reload)
+    // A reload that failed is owed until one succeeds: the change it was for is not live.
+    steps.push({ do: 'reload', module, script: definition.reload, pending: true });
   if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };

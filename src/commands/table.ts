@@ -6,7 +6,19 @@ import { forget } from './forget.ts';
 import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
-export type Option = 'yes' | 'digest' | 'filter' | 'mint' | 'fullDiff';
+/**
+ * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, and how a target's act runs
+ * (`parallel`, `batch`) are the command line's alone.
+ */
+export type Option =
+  | 'yes'
+  | 'digest'
+  | 'filter'
+  | 'mint'
+  | 'detailed-exitcode'
+  | 'fullDiff'
+  | 'parallel'
+  | 'batch';
 
 /** A command as the act runner runs it, whichever face it has. */
 export interface CommandShape {
@@ -45,15 +57,15 @@ export const commands: readonly Command[] = [
     route: '/take',
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
-    options: ['yes', 'digest', 'mint', 'fullDiff'],
+    options: ['yes', 'digest', 'mint', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
     run: take,
   },
   {
     name: 'converge',
     route: '/converge',
     needs: ['node'],
-    summary: 'Bring a node to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter', 'fullDiff'],
+    summary: 'Bring a node, or a target of nodes, to its assignments: preview, then act',
+    options: ['yes', 'digest', 'filter', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
     run: converge,
   },
   {

@@ -4,18 +4,32 @@ import { hideSecrets, unifiedDiff } from '../diff.ts';
 import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
-import type { WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
-import { type Basis, checkDigest, sealPreview } from '../preview.ts';
+import type { Basis } from '../preview.ts';
+import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
-import { mintSecret, SECRET_MODE, secretText } from '../secrets.ts';
+import type { BlockerReport } from '../result.ts';
+import { SECRET_MODE, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
-import { type Holdings, holdsNothing, linksIn, withAssigned, withManaged } from '../state.ts';
-import { type KeptSecret, StoreError } from '../stores/stores.ts';
+import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
-import { applyReady, type Ready, runCheck } from './converge.ts';
-import type { CheckOutcome } from './converge-plan.ts';
+import { describeCheck, runCheck } from './steps/check.ts';
+import { carryOut } from './steps/engine.ts';
+import { gate } from './steps/gate.ts';
+import { stepReport } from './steps/report.ts';
+import type { CheckOutcome, Step } from './steps/step.ts';
+import { toldLines } from './steps/words.ts';
+
+/** What refuses a take's act, as a value: the preview and the refusal say it in words. */
+type TakeRefusal =
+  | { because: 'account-stale'; node: string; age: number; flip: number }
+  /** A path through a link another user could have placed: its words are the survey's. */
+  | { because: 'link'; path: string; words: string }
+  | {
+      because: 'mint-not-a-secret' | 'mint-found' | 'mint-kept' | 'mint-over-data';
+      secret: string;
+    };
 
 /** Where a secret comes from when a module is taken. */
 type Origin = 'found' | 'vault' | 'mint';
@@ -32,8 +46,8 @@ interface TakePlan {
   } & Ownership)[];
   /** The secrets `--mint` names: the preview shows what the act with the same options does. */
   mint: string[];
-  /** What the act would be refused for, in words. */
-  refusals: string[];
+  /** What the act would be refused for (besides an account too old, which time brings). */
+  refusals: TakeRefusal[];
   /** What the module's check said, when it has one and the machine holds something. */
   check?: CheckOutcome;
   /** The files that differ from what berth would write (the next converge rewrites them). */
@@ -123,7 +137,7 @@ export const take: CommandFunction = async (request, context) => {
   const kept = new Set<string>();
   for (const name of Object.keys(holdings.secrets))
     if (await store.vault.get(module, name)) kept.add(name);
-  const plan = planTake(node, module, holdings, entry.definition.secrets, kept, context.mint);
+  const plan = planTake(holdings, entry.definition.secrets, kept, context.mint);
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
@@ -134,57 +148,120 @@ export const take: CommandFunction = async (request, context) => {
     plan.files = await filesThatDiffer(node, module, entry.definition, context);
   const basis: Basis = {
     node,
-    scope: `take ${node} ${module}`,
+    scope: { command: 'take', module },
     assigned: record.assigned,
     managed: {},
     definitions: { [module]: entry.definition },
     survey: { [module]: holdings },
     ...(check ? { checks: { [module]: check } } : {}),
   };
-  const now = context.now();
-  const digest = await sealPreview(store, 'take', plan, basis, now);
-  const age = now.getTime() - Date.parse(account.takenAt);
-  const flip = flipMs(context.settings);
-  const stale =
-    age > flip
-      ? `the account of ${node} is ${describeAgeBeyond(age, flip)} old; the flip allows ${describeDuration(flip)}; adopt ${node} again`
-      : undefined;
   const nothingHeld = holdsNothing(holdings);
+  const gated = await gate(request, context, { kind: 'take', plan, basis, yesAlone: nothingHeld });
+  const age = context.now().getTime() - Date.parse(account.takenAt);
+  const flip = flipMs(context.settings);
+  const refusals: TakeRefusal[] = [
+    ...(age > flip ? [{ because: 'account-stale' as const, node, age, flip }] : []),
+    ...plan.refusals,
+  ];
+  const report = {
+    digest: gated.digest,
+    steps: takeSteps(module, plan, new Map()).map(stepReport),
+    blockers: refusals.map((refusal) => refusalReport(refusal, node, module)),
+  };
 
-  if (!request.yes) {
-    return {
-      said: describeTakePreview(node, module, plan, {
-        age,
-        flip,
-        stale,
-        nothingHeld,
-        digest,
-        fullDiff: context.fullDiff ?? false,
-      }),
-    };
+  if (gated.to === 'preview') {
+    const fullDiff = context.fullDiff ?? false;
+    const said = describeTakePreview(node, module, plan, {
+      age,
+      flip,
+      nothingHeld,
+      report,
+      fullDiff,
+    });
+    return { said, report };
   }
-
-  if (request.digest !== undefined) {
-    const changed = await checkDigest(store, request.digest, digest, basis);
-    if (changed) return refuse(changed);
-  } else if (!nothingHeld) {
-    return refuse(
-      `a take acts on a preview: preview it (berth take ${node} ${module}), then act with yes and its digest`,
-    );
-  }
-  if (stale) return refuse(stale);
-  const [firstRefusal] = plan.refusals;
-  if (firstRefusal) return refuse(firstRefusal);
-  const outcome = await actOnTake(node, module, plan, holdings, nothingHeld, context);
+  if (gated.to === 'refused') return { said: '', error: gated.error, report };
+  const [firstRefusal] = report.blockers;
+  if (firstRefusal) return { said: '', error: firstRefusal.words, report };
+  const outcome = await actOnTake(node, module, plan, holdings, gated.digest, context);
   if (outcome.error !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
   const assigned = new Set((await store.record()).assigned);
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
   if (resolution.ok) return outcome;
-  return {
-    said: `${outcome.said}\n${doesNotResolve(module, node, resolution.unresolved)}: converge ${node} is blocked until it does`,
-  };
+  const after = `${doesNotResolve(module, node, resolution.unresolved)}: converge ${node} is blocked until it does`;
+  return { ...outcome, said: `${outcome.said}\n${after}`, untold: after };
 };
+
+/** A take's refusal in words, as the preview lists it and the act is refused with it. */
+function describeRefusal(refusal: TakeRefusal, node: string, module: string): string {
+  switch (refusal.because) {
+    case 'account-stale':
+      return `the account of ${node} is ${describeAgeBeyond(refusal.age, refusal.flip)} old; the flip allows ${describeDuration(refusal.flip)}; adopt ${node} again`;
+    case 'link':
+      return refusal.words;
+    case 'mint-not-a-secret':
+      return `--mint names ${refusal.secret}, which is not a secret of ${module}`;
+    case 'mint-found':
+      return `--mint names ${refusal.secret}, which was found on ${node}; berth mints only what is missing`;
+    case 'mint-kept':
+      return `--mint names ${refusal.secret}, which berth's vault keeps; berth restores it rather than mint over it`;
+    case 'mint-over-data':
+      return `${refusal.secret} is to be minted, but ${module}'s data was found on ${node}: berth will not mint it unless named with --mint ${refusal.secret} (a command-line option)`;
+  }
+}
+
+function refusalReport(refusal: TakeRefusal, node: string, module: string): BlockerReport {
+  const words = describeRefusal(refusal, node, module);
+  return {
+    kind: refusal.because,
+    module,
+    ...('path' in refusal ? { path: refusal.path } : {}),
+    words,
+  };
+}
+
+/**
+ * A take as the engine's steps: found secrets kept (their fingerprint as the account saw
+ * it), then each other secret restored from the vault or minted, then berth manages the
+ * module, started when what the machine holds runs.
+ */
+function takeSteps(
+  module: string,
+  plan: TakePlan,
+  owners: ReadonlyMap<string, { uid?: number; gid?: number }>,
+  fingerprints: ReadonlyMap<string, string | undefined> = new Map(),
+  started = false,
+): Step[] {
+  const keeps: Step[] = [];
+  const writes: Step[] = [];
+  for (const secret of plan.secrets) {
+    const { name, path } = secret;
+    if (secret.origin === 'found') {
+      const fingerprint = fingerprints.get(name);
+      keeps.push({
+        do: 'keep',
+        module,
+        secret: name,
+        path,
+        ...(secret.match === undefined ? {} : { match: secret.match }),
+        ...(fingerprint === undefined ? {} : { fingerprint }),
+      });
+      continue;
+    }
+    const attributes = {
+      mode: secret.mode === undefined ? SECRET_MODE.toString(8).padStart(4, '0') : secret.mode,
+      ...owners.get(name),
+      ...(secret.match === undefined ? {} : { inside: true as const }),
+    };
+    writes.push(
+      secret.origin === 'vault'
+        ? { do: 'restore', module, secret: name, path, ...attributes }
+        : { do: 'mint', module, secret: name, path, bytes: secret.bytes, ...attributes },
+    );
+  }
+  return [...keeps, ...writes, { do: 'manage', module, started, via: 'take' }];
+}
 
 /**
  * Each secret's origin: found on the machine; kept in the vault (managed here before,
@@ -192,8 +269,6 @@ export const take: CommandFunction = async (request, context) => {
  * minted, which over found data only `--mint NAME` allows.
  */
 function planTake(
-  node: string,
-  module: string,
   holdings: Holdings,
   specs: Record<string, { bytes: number; match?: string } & Ownership>,
   kept: ReadonlySet<string>,
@@ -210,25 +285,21 @@ function planTake(
     mode: specs[name]?.mode,
   }));
   // A path berth will not follow refuses the take as a whole: nothing is read through it.
-  const refusals: string[] = linksIn(holdings).map(({ words }) => words);
+  const refusals: TakeRefusal[] = linksIn(holdings).map(({ path, words }) => ({
+    because: 'link',
+    path,
+    words,
+  }));
   for (const name of mint) {
     const secret = secrets.find((item) => item.name === name);
-    if (!secret) refusals.push(`--mint names ${name}, which is not a secret of ${module}`);
-    else if (secret.origin === 'found')
-      refusals.push(
-        `--mint names ${name}, which was found on ${node}; berth mints only what is missing`,
-      );
-    else if (secret.origin === 'vault')
-      refusals.push(
-        `--mint names ${name}, which berth's vault keeps; berth restores it rather than mint over it`,
-      );
+    if (!secret) refusals.push({ because: 'mint-not-a-secret', secret: name });
+    else if (secret.origin === 'found') refusals.push({ because: 'mint-found', secret: name });
+    else if (secret.origin === 'vault') refusals.push({ because: 'mint-kept', secret: name });
   }
   if (holdings.data.some((item) => item.found)) {
     for (const secret of secrets) {
       if (secret.origin === 'mint' && !mint.includes(secret.name))
-        refusals.push(
-          `${secret.name} is to be minted, but ${module}'s data was found on ${node}: berth will not mint it unless named with --mint ${secret.name} (a command-line option)`,
-        );
+        refusals.push({ because: 'mint-over-data', secret: secret.name });
     }
   }
   return { data: holdings.data, secrets, mint: [...mint].sort(), refusals };
@@ -241,9 +312,8 @@ function describeTakePreview(
   facts: {
     age: number;
     flip: number;
-    stale?: string;
     nothingHeld: boolean;
-    digest: string;
+    report: { digest: string; blockers: BlockerReport[] };
     fullDiff: boolean;
   },
 ): string {
@@ -265,7 +335,7 @@ function describeTakePreview(
     lines.push(
       plan.check.code === 0
         ? `check: passes, so ${module} is taken as running`
-        : `check: fails (exit ${plan.check.code}${plan.check.last ? `: ${plan.check.last}` : ''}), so ${module} is taken as not started: the next converge runs its start`,
+        : `check: ${describeCheck(plan.check)}, so ${module} is taken as not started: the next converge runs its start`,
     );
   for (const file of plan.files ?? []) {
     lines.push(
@@ -277,9 +347,9 @@ function describeTakePreview(
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
-  const refusals = facts.stale ? [facts.stale, ...plan.refusals] : plan.refusals;
-  for (const refusal of refusals) lines.push(`the act would be refused: ${refusal}`);
-  lines.push(`digest ${facts.digest}`);
+  for (const refusal of facts.report.blockers)
+    lines.push(`the act would be refused: ${refusal.words}`);
+  lines.push(`digest ${facts.report.digest}`);
   return lines.join('\n');
 }
 
@@ -288,10 +358,11 @@ async function actOnTake(
   module: string,
   plan: TakePlan,
   holdings: Holdings,
-  nothingHeld: boolean,
+  digest: string,
   context: CommandContext,
-) {
+): Promise<Outcome> {
   const { store, machine } = context;
+  const nothingHeld = holdsNothing(holdings);
   const key = await store.vault.fingerprintKey();
 
   // The account may be minutes old: what is read into the vault must be what it saw.
@@ -304,7 +375,7 @@ async function actOnTake(
   );
   // A secret file berth writes gets the owner its definition names: a name the machine
   // does not know is refused before anything is written.
-  const writeOptions = new Map<string, WriteOptions>();
+  const owners = new Map<string, { uid?: number; gid?: number }>();
   for (const secret of plan.secrets) {
     const id = (kind: 'user' | 'group', account: string | number | undefined) => {
       if (account === undefined || typeof account === 'number') return account;
@@ -321,13 +392,12 @@ async function actOnTake(
       return refuse(
         `${module} names group ${secret.group} for ${secret.path}, but ${node} has no group ${secret.group}`,
       );
-    writeOptions.set(secret.name, {
-      mode: secret.mode === undefined ? SECRET_MODE : Number.parseInt(secret.mode, 8),
+    owners.set(secret.name, {
       ...(uid === undefined ? {} : { uid }),
       ...(gid === undefined ? {} : { gid }),
     });
   }
-  const found = new Map<string, Uint8Array>();
+  const fingerprints = new Map<string, string | undefined>();
   for (const secret of plan.secrets) {
     const fact = facts.get(secret.path);
     const unreadable =
@@ -348,85 +418,17 @@ async function actOnTake(
       return refuse(
         `secret ${secret.name} of ${module} changed on ${node} since the account was taken; adopt ${node} again`,
       );
-    if (value && secret.origin === 'found') found.set(secret.name, value);
+    fingerprints.set(secret.name, now);
   }
 
-  const at = context.now().toISOString();
-  const said: string[] = [];
-  // Every secret into the vault first, in one write; then the files berth writes, in one batch.
-  const ready: Ready[] = [];
-  const toKeep: KeptSecret[] = [];
-  let unready: unknown;
-  try {
-    for (const secret of plan.secrets) {
-      const options = writeOptions.get(secret.name) as WriteOptions;
-      if (secret.origin === 'found') {
-        toKeep.push({
-          module,
-          secret: secret.name,
-          entry: {
-            value: found.get(secret.name) as Uint8Array,
-            origin: `found on ${node} at ${secret.path}`,
-            at,
-          },
-        });
-        ready.push({ done: `secret ${secret.name}: read into the vault from ${secret.path}` });
-      } else if (secret.origin === 'vault') {
-        const kept = await store.vault.get(module, secret.name);
-        if (!kept) throw new Error(`the vault no longer holds ${secret.name}`);
-        ready.push(
-          secret.match === undefined
-            ? {
-                change: { kind: 'file', path: secret.path, data: kept.value, options },
-                done: `secret ${secret.name}: restored from the vault to ${secret.path}`,
-              }
-            : {
-                done: `secret ${secret.name}: kept in the vault; the next converge places it in ${secret.path}`,
-              },
-        );
-      } else {
-        const value = mintSecret(secret.bytes);
-        toKeep.push({
-          module,
-          secret: secret.name,
-          entry: { value, origin: 'minted by berth', at },
-        });
-        ready.push(
-          secret.match === undefined
-            ? {
-                change: { kind: 'file', path: secret.path, data: value, options },
-                done: `secret ${secret.name}: minted by berth and written to ${secret.path}`,
-              }
-            : {
-                done: `secret ${secret.name}: minted by berth; the next converge places it in ${secret.path}`,
-              },
-        );
-      }
-    }
-  } catch (error) {
-    if (error instanceof StoreError) throw error;
-    unready = error;
-  }
-  if (toKeep.length > 0) await store.vault.put(...toKeep);
-  try {
-    await applyReady(machine, ready, (done) => said.push(done));
-    if (unready !== undefined) throw unready;
-  } catch (error) {
-    return refuse(
-      `the take of ${module} on ${node} stopped: ${(error as Error).message}`,
-      said.join('\n'),
-    );
-  }
-  const record = await store.record();
   // What held something was installed by hand and runs; what held nothing is not
   // running, so the next converge writes its files and runs its start.
   const started = !nothingHeld && (plan.check === undefined || plan.check.code === 0);
-  const managed = withManaged(record, module, { since: at, via: 'take', started });
-  await store.saveRecord(withAssigned(managed, [...record.assigned, module]));
-  said.push(
-    started
-      ? `berth manages ${module} on ${node} now, and ${node} is to run it`
-      : `berth manages ${module} on ${node} now, not yet started, and ${node} is to run it: converge ${node} to start it`,
-  );
-  return { said: said.join('\n') };
+  const steps = takeSteps(module, plan, owners, fingerprints, started);
+  const carried = await carryOut([{ module, steps }], node, context, 'take');
+  const said = carried.told.flatMap((told) => toldLines(told, node)).join('\n');
+  const report = { digest, steps: carried.told.map(({ step }) => stepReport(step)), blockers: [] };
+  if (!carried.failure) return { said, report, untold: '' };
+  const error = `the take of ${module} on ${node} stopped: ${carried.failure.why}`;
+  return { said, error, report: { ...report, failed: true }, untold: '' };
 }

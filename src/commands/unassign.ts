@@ -1,12 +1,19 @@
+import { declaredFor } from '../declared.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { checkName } from '../names.ts';
 import { withAssigned } from '../state.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
 /** Drops an assignment. It touches no machine: the next converge releases the module. */
-export const unassign: CommandFunction = async ({ node, module }, { store, catalog }) => {
+export const unassign: CommandFunction = async ({ node, module }, { store, catalog, settings }) => {
   const refusal = checkName('module', module);
   if (refusal) return refuse(refusal);
+  // Declared in berth.json, it stays desired whatever is unassigned: berth.json is where it goes.
+  const declared = declaredFor(settings, node).find((item) => item.module === module);
+  if (declared)
+    return refuse(
+      `${node} is to run ${module} because berth.json declares it (run.${declared.from.join(', run.')}); remove it there to stop running it`,
+    );
 
   const record = await store.record();
   if (!record.assigned.includes(module))

@@ -38,7 +38,7 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
         authenticate(options.authenticator),
         validateRequest(command),
         openStores(command, options, options),
-        runCommand,
+        runCommand(command),
       ),
     );
   app.all('*', (c) => answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)) }));

@@ -30,6 +30,14 @@ import { type Answer, failedAs, lines, noShell, noSsh, sshWords } from './ssh-wo
 const CONNECT_TIMEOUT = 10;
 /** A ControlMaster lives this many seconds after its last session. */
 const CONTROL_PERSIST = 60;
+
+/**
+ * A host that goes silent (its link cut, its machine frozen) is given up within about
+ * 12 s: a keep-alive after 4 s without a word from it, and the connection dropped when
+ * 2 more go unanswered; the other nodes of a target carry on.
+ */
+const SERVER_ALIVE_INTERVAL = 4;
+const SERVER_ALIVE_COUNT_MAX = 2;
 /**
  * The longest script (as a printf format) that rides in the command itself. The far side's
  * login shell gets the whole command as one argument, and Linux takes at most 128 KiB in one.
@@ -96,9 +104,9 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     '-o',
     `ConnectTimeout=${connectTimeout}`,
     '-o',
-    'ServerAliveInterval=15',
+    `ServerAliveInterval=${SERVER_ALIVE_INTERVAL}`,
     '-o',
-    'ServerAliveCountMax=3',
+    `ServerAliveCountMax=${SERVER_ALIVE_COUNT_MAX}`,
     ...(port === undefined ? [] : ['-p', String(port)]),
     ...(sshConfig === undefined ? [] : ['-F', sshConfig]),
   ];

@@ -22,6 +22,13 @@ export interface ConnectOptions {
 /** A pool of connections to a database whose schema is this berth's, and its words. */
 export interface Connected {
   pool: pg.Pool;
+  /**
+   * A connection from the pool; one not had within the connect timeout fails as
+   * ConnectTimedOut, measured here rather than read from pg's words.
+   */
+  connect(): Promise<pg.PoolClient>;
+  /** A query on a connection of the pool, had as `connect` has it. */
+  query<R extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
   /** Where the database is, as the words name it: `db.lan:5432`. */
   where: string;
   /** A failure of PostgreSQL as a StoreError: what could not be done, and why. */
@@ -29,6 +36,13 @@ export interface Connected {
 }
 
 export const CONNECT_TIMEOUT_MS = 5_000;
+
+/** A connection not had within the connect timeout; `poolFull` when every one was in use. */
+class ConnectTimedOut extends Error {
+  constructor(readonly poolFull: boolean) {
+    super('no connection within the connect timeout');
+  }
+}
 
 /** The server's side of a connection: how soon it finds a controller gone. */
 const KEEPALIVES =
@@ -61,6 +75,8 @@ export async function connectPostgres(
 ): Promise<Connected> {
   const refused = checkStoreUrl(url);
   if (refused) throw new StoreError(refused);
+  // Set when the server asked for a password and none was found: its failure says so.
+  const asked = { withoutPassword: false };
   const fromUrl = parseIntoClientConfig(url);
   const config: pg.PoolConfig = {
     application_name: 'berth',
@@ -69,9 +85,13 @@ export async function connectPostgres(
     // sends no goodbye: the server probes a quiet connection after 10 s and ends it
     // after three unanswered probes, so the lock is free within half a minute.
     options: [fromUrl.options, KEEPALIVES].filter(Boolean).join(' '),
-    // pg calls it with the connection's parameters, and takes undefined for none; its
-    // types know neither.
-    password: password as unknown as () => Promise<string>,
+    // pg calls it (with the connection's parameters) only when the server asks for a
+    // password, and takes undefined for none; its types know neither.
+    password: (async (params: Parameters<typeof password>[0]) => {
+      const given = await password(params);
+      if (given === undefined) asked.withoutPassword = true;
+      return given;
+    }) as unknown as () => Promise<string>,
     max: maxConnections,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 10_000,
@@ -90,11 +110,31 @@ export async function connectPostgres(
   pool.on('error', () => {});
   const failure = (error: unknown, doing?: string) => {
     if (error instanceof StoreError) return error;
-    const why = whyFailed(error, words, { connectTimeoutMs, maxConnections, pool });
+    const why = whyFailed(error, words, { connectTimeoutMs, maxConnections, asked });
     return new StoreError(doing ? `${doing}: ${why}` : why);
   };
+  const connect = async () => {
+    const started = performance.now();
+    try {
+      return await pool.connect();
+    } catch (error) {
+      // pg says a timeout only in words: the time it took is the fact berth goes by.
+      const coded = typeof (error as { code?: unknown }).code === 'string';
+      if (!coded && performance.now() - started >= connectTimeoutMs - 50)
+        throw new ConnectTimedOut(pool.totalCount >= maxConnections);
+      throw error;
+    }
+  };
+  const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+    const client = await connect();
+    try {
+      return await client.query<R>(sql, params);
+    } finally {
+      client.release();
+    }
+  };
   try {
-    const client = await pool.connect();
+    const client = await connect();
     try {
       await migrate(client, where, undefined, seal);
     } finally {
@@ -104,7 +144,7 @@ export async function connectPostgres(
     await pool.end().catch(() => {});
     throw failure(error);
   }
-  return { pool, where, failure };
+  return { pool, connect, query, where, failure };
 }
 
 /** What went wrong, in words a person can act on; never a password or a value. */
@@ -114,8 +154,8 @@ function whyFailed(
   {
     connectTimeoutMs,
     maxConnections,
-    pool,
-  }: { connectTimeoutMs: number; maxConnections: number; pool: pg.Pool },
+    asked,
+  }: { connectTimeoutMs: number; maxConnections: number; asked: { withoutPassword: boolean } },
 ): string {
   const { code, message } = error as { code?: string; message?: string };
   const at = `PostgreSQL at ${where}`;
@@ -149,16 +189,14 @@ function whyFailed(
       return `${at} is starting up or shutting down`;
   }
   const seconds = Math.round(connectTimeoutMs / 1000);
-  if (message === 'timeout exceeded when trying to connect') {
-    return pool.totalCount >= maxConnections
+  if (asked.withoutPassword)
+    return `${at} asks user ${user} for a password, and none was found: give it in ~/.pgpass, a PGPASSFILE or $PGPASSWORD`;
+  if (error instanceof ConnectTimedOut) {
+    return error.poolFull
       ? `all ${maxConnections} of this berth's connections to ${at} stayed in use for ${seconds}s`
       : `${at} did not answer within ${seconds}s`;
   }
-  if (/connection timeout|timeout expired/i.test(message ?? ''))
-    return `${at} did not answer within ${seconds}s`;
   if (message === 'Query read timeout') return `${at} stopped answering`;
-  if (/password must be a string/i.test(message ?? ''))
-    return `${at} asks user ${user} for a password, and none was found: give it in ~/.pgpass, a PGPASSFILE or $PGPASSWORD`;
   if (/Connection terminated|not queryable|ended/i.test(message ?? ''))
     return `the connection to ${at} was lost`;
   return `${at}: ${message ?? String(error)}`;

@@ -42,9 +42,9 @@ export async function importIntoPostgres(
   records: StateRecords,
   options: ConnectOptions = {},
 ): Promise<ImportOutcome> {
-  const { pool, where, failure } = await connectPostgres(url, options);
+  const { pool, connect, where, failure } = await connectPostgres(url, options);
   try {
-    const client = await pool.connect().catch((error) => {
+    const client = await connect().catch((error) => {
       throw failure(error);
     });
     try {

@@ -92,8 +92,8 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
     sql: string,
     params: unknown[] = [],
   ) => {
-    const { pool, failure } = await ready();
-    return pool.query<R>(sql, params).catch((error) => {
+    const { query, failure } = await ready();
+    return query<R>(sql, params).catch((error) => {
       throw failure(error, doing);
     });
   };
@@ -121,7 +121,7 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
         lost ??= error;
       };
       try {
-        client = await db.pool.connect();
+        client = await db.connect();
         client.on('error', onLost);
         const wait = `${Math.max(1, deadline - Date.now())}ms`;
         const taken = await client.query<{ kept_record: unknown; kept_key: Buffer | null }>(

@@ -105,18 +105,24 @@ describe('the command line: usage, exit codes and --json', () => {
     assert.deepEqual(await world.journal(), []);
   });
 
-  it('prints what the API would answer with --json: said alone, or said and refused', async () => {
+  it('prints what the API would answer with --json: said alone, or said and refused, with the typed result', async () => {
     const both = await world.berth('assign', 'box', 'gitea', '--json');
     assert.equal(both.code, 1);
     assert.deepEqual(JSON.parse(both.stdout), {
+      format_version: 1,
       said: 'box is to run gitea',
       refused: 'gitea does not resolve: it needs postgres, which box is not assigned',
+      nodes: { box: { steps: [], blockers: [], outcome: 'refused' } },
     });
     assert.equal(both.stderr, '');
 
     const done = await world.berth('--json', 'assign', 'box', 'postgres');
     assert.equal(done.code, 0);
-    assert.deepEqual(JSON.parse(done.stdout), { said: 'box is to run postgres' });
+    assert.deepEqual(JSON.parse(done.stdout), {
+      format_version: 1,
+      said: 'box is to run postgres',
+      nodes: { box: { steps: [], blockers: [], outcome: 'done' } },
+    });
     assert.equal(done.stderr, '');
 
     const usage = await world.berth('--json', 'adopt');

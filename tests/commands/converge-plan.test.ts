@@ -7,8 +7,8 @@ import {
   modulesInScope,
   modulesToSurvey,
   planConverge,
-  type Step,
 } from '../../src/commands/converge-plan.ts';
+import type { Step } from '../../src/commands/steps/step.ts';
 import type { PathFacts } from '../../src/machines/machine.ts';
 import type { Holdings, NodeRecord } from '../../src/state.ts';
 import type { ModuleSurvey } from '../../src/survey.ts';
@@ -127,7 +127,7 @@ describe('planConverge', () => {
       assert.equal(result.modules[0]?.action, 'install');
       assert.deepEqual(result.modules[0]?.steps, [
         { do: 'manage', module: 'db', started: false },
-        { do: 'create', module: 'db', path: '/var/lib/db' },
+        { do: 'mkdir', module: 'db', path: '/var/lib/db' },
         {
           do: 'mint',
           module: 'db',
@@ -192,7 +192,7 @@ describe('planConverge', () => {
       });
       assert.deepEqual(alone.modules[0]?.steps, [
         { do: 'manage', module: 'plain', started: true },
-        { do: 'create', module: 'plain', path: '/srv/plain' },
+        { do: 'mkdir', module: 'plain', path: '/srv/plain' },
       ]);
     });
   });
@@ -207,6 +207,31 @@ describe('planConverge', () => {
         vault: VAULT,
       });
       assert.deepEqual(result, { modules: [], blockers: [] });
+    });
+
+    it('plans a reload owed by one that failed, though nothing differs, until it succeeds', () => {
+      const reloading = new Map([
+        [
+          'db',
+          {
+            ...(DB[1] as { definition: object }),
+            definition: { ...(DB[1] as { definition: object }).definition, reload: 'db-reload' },
+          } as CatalogEntry,
+        ],
+      ]);
+      const owed = record(['db'], { db: true });
+      (owed.managed.db as { pending?: 'reload'[] }).pending = ['reload'];
+      const surveys = new Map([['db', survey(HEALTHY_DB, { password: '/etc/db/password' })]]);
+      const result = plan({ record: owed, entries: reloading, surveys, vault: VAULT });
+      assert.deepEqual(result.modules, [
+        {
+          module: 'db',
+          action: 'update',
+          steps: [{ do: 'reload', module: 'db', script: 'db-reload', pending: true }],
+        },
+      ]);
+      const paid = plan({ record: managedDb, entries: reloading, surveys, vault: VAULT });
+      assert.deepEqual(paid, { modules: [], blockers: [] }, 'nothing owed, nothing planned');
     });
 
     it('writes a file that differs, because it differs', () => {
@@ -277,7 +302,7 @@ describe('planConverge', () => {
         vault: VAULT,
       });
       assert.deepEqual(result.modules[0]?.steps, [
-        { do: 'create', module: 'db', path: '/var/lib/db' },
+        { do: 'mkdir', module: 'db', path: '/var/lib/db' },
         {
           do: 'write',
           module: 'db',

@@ -62,6 +62,45 @@ describe('reload and check', () => {
     assert.match(again.stdout, /nothing to do/);
   });
 
+  it('keeps a reload that failed owed: the next converge plans it until it succeeds', async () => {
+    // nginx -t style: the reload checks the whole configuration, and a file berth does
+    // not write (an include an admin edits) can break it.
+    const checked = {
+      ...SVC,
+      reload:
+        'if grep -q broken "$BERTH_ROOT/etc/svc/include.conf"; then echo "include.conf:1: syntax error"; exit 1; fi; echo "reload $BERTH_MODULE" >> "$BERTH_ROOT/reloads"',
+    };
+    await world.onBox('/etc/svc/include.conf', 'broken\n');
+    await world.writeModule('svc', {
+      ...checked,
+      files: { ...SVC.files, '/etc/svc/a.conf': { content: 'a=2\n' } },
+    });
+    const preview = await world.berth('converge', 'box');
+    const failed = await actOnPreview(world, preview);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stdout, /^wrote \/etc\/svc\/a\.conf\n/);
+    assert.match(
+      failed.stderr,
+      /stopped at svc: reload of svc failed \(exit 1\): include\.conf:1: syntax error/,
+    );
+    assert.equal(await reloads(world), '(none)');
+
+    await world.onBox('/etc/svc/include.conf', 'fixed\n');
+    const owed = await world.berth('converge', 'box', '--detailed-exitcode');
+    assert.equal(owed.code, 2, 'something to do');
+    assert.match(
+      owed.stdout,
+      /update svc:\n {2}run reload, which failed before and is owed: if grep/,
+    );
+    const done = await actOnPreview(world, owed);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /ran reload of svc\n/);
+    assert.equal(await reloads(world), 'reload svc\n');
+    const paid = await world.berth('converge', 'box', '--detailed-exitcode');
+    assert.equal(paid.code, 0, 'nothing to do once it succeeded');
+    assert.match(paid.stdout, /nothing to do/);
+  });
+
   it('says that a module without reload takes the change at its next start', async () => {
     const { reload: _, ...noReload } = SVC;
     await world.writeModule('svc', {
@@ -104,8 +143,13 @@ describe('reload and check', () => {
     await rm(join(world.root, 'running'));
     const failing = await world.berth('status', 'box', '--check');
     assert.match(failing.stdout, /\n {2}check svc: fails \(exit 3: not running at all\)\n$/);
-    const json = JSON.parse((await world.berth('status', 'box', '--check', '--json')).stdout);
-    assert.deepEqual(json.nodes[0].checks, { svc: { code: 3, last: 'not running at all' } });
+    assert.equal(failing.code, 1, 'a check that fails is exit 1');
+    const json = await world.berth('status', 'box', '--check', '--json');
+    assert.equal(json.code, 1);
+    assert.equal(JSON.parse(json.stdout).format_version, 1);
+    assert.deepEqual(JSON.parse(json.stdout).nodes[0].checks, {
+      svc: { code: 3, last: 'not running at all' },
+    });
     const without = await world.berth('status', 'box');
     assert.doesNotMatch(without.stdout, /check svc/);
     await world.writeSettings({ nodes: { box: { root: join(world.root, 'gone') } } });

@@ -237,10 +237,14 @@ describe('the core Command API (memory stores, memory machine) through app.reque
   });
 
   describe('step 5: the command', () => {
-    it('200 carries only what the command said, and the journal has the act as alice, via the api', async () => {
+    it('200 carries what the command said beside its typed result, and the journal has the act as alice, via the api', async () => {
       const answer = await post(w.app, '/assign', { node: 'box', module: 'postgres' });
       assert.equal(answer.status, 200);
-      assert.deepEqual(answer.body, { said: 'box is to run postgres' });
+      assert.deepEqual(answer.body, {
+        format_version: 1,
+        said: 'box is to run postgres',
+        nodes: { box: { steps: [], blockers: [], outcome: 'done' } },
+      });
       assert.deepEqual(await w.stores.readJournal(), [
         {
           entry: {
@@ -271,8 +275,10 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       const answer = await post(w.app, '/unassign', { node: 'box', module: 'postgres' });
       assert.equal(answer.status, 409);
       assert.deepEqual(answer.body, {
+        format_version: 1,
         said: '',
         refused: 'box is not to run postgres; there is nothing to unassign',
+        nodes: { box: { steps: [], blockers: [], outcome: 'refused' } },
       });
     });
 
@@ -280,8 +286,10 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       const answer = await post(w.app, '/converge', { node: 'nowhere' });
       assert.equal(answer.status, 409);
       assert.deepEqual(answer.body, {
+        format_version: 1,
         said: '',
         refused: 'berth does not know node nowhere; add it under nodes in berth.json',
+        nodes: {},
       });
     });
 

@@ -40,7 +40,16 @@ const CAROL = {
 
 const RECORD: NodeRecord = {
   assigned: ['gitea', 'postgres'],
-  managed: { postgres: { since: '2026-11-21T07:00:00.000Z', via: 'take', started: true } },
+  managed: {
+    postgres: { since: '2026-11-21T07:00:00.000Z', via: 'take', started: true },
+    // A reload that failed is owed: the record keeps it until one succeeds.
+    gitea: {
+      since: '2026-11-21T07:00:00.000Z',
+      via: 'converge',
+      started: true,
+      pending: ['reload'],
+    },
+  },
   account: {
     takenAt: '2026-11-21T06:59:00.000Z',
     modules: {

@@ -1,6 +1,6 @@
-import { RAW_OUTPUT_KEPT } from '../machines/machine.ts';
-import { clearHookOutput, clearingLines, type KeptValue } from '../secrets.ts';
-import type { CommandContext } from './context.ts';
+import { RAW_OUTPUT_KEPT } from '../../machines/machine.ts';
+import { clearHookOutput, clearingLines, type KeptValue } from '../../secrets.ts';
+import type { CommandContext } from '../context.ts';
 
 /**
  * Runs a hook on the node's machine and answers with its exit and its output as berth's

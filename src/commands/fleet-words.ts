@@ -1,0 +1,75 @@
+import type { CommandRequest, Outcome } from '../request.ts';
+import type { StepReport } from '../result.ts';
+import type { RunOutcome } from './act.ts';
+
+/** How a node of a target's act ended, with what it said and how long its act took. */
+export interface NodeEnd {
+  node: string;
+  how: 'done' | 'failed' | 'blocked' | 'refused' | 'not-begun';
+  outcome: RunOutcome;
+  ms: number | undefined;
+}
+
+/** A target's command as an operator types it after `berth`: `converge @web --filter redis`. */
+export function targetWords(command: string, request: CommandRequest): string {
+  const words = [command, request.node];
+  if (request.module) words.push(request.module);
+  if (request.filter) words.push('--filter', request.filter);
+  return words.join(' ');
+}
+
+/** A node's words, a line each prefixed by its name: `web1: wrote /etc/redis/redis.conf`. */
+export function prefixed(node: string, text: string): string[] {
+  if (text === '') return [];
+  return text.split('\n').map((line) => `${node}: ${line}`);
+}
+
+/** A preview's recap line: what the node's act would do, that it is blocked, or nothing. */
+export function previewRecapLine(node: string, command: string, outcome: Outcome): string {
+  const report = outcome.report;
+  if (outcome.error !== undefined) return `  ${node}: refused: ${outcome.error}`;
+  if (report && report.blockers.length > 0)
+    return `  ${node}: blocked: ${report.blockers.map((blocker) => blocker.words).join('; ')}`;
+  if (!report || report.steps.length === 0) return `  ${node}: nothing to do`;
+  const actions = actionsOf(command, report.steps).join(', ');
+  const count = report.steps.length;
+  return `  ${node}: ${actions} (${count} ${count === 1 ? 'step' : 'steps'})`;
+}
+
+/** An act's recap line: done, failed at which step, blocked, refused or not begun, with its time. */
+export function actRecapLine(node: string, end: NodeEnd): string {
+  const time = end.ms === undefined ? '' : ` in ${(end.ms / 1000).toFixed(1)} s`;
+  const error = end.outcome.error ?? '';
+  switch (end.how) {
+    case 'done':
+      return `  ${node}: done${time}`;
+    case 'failed':
+      return `  ${node}: failed${time}: ${error}`;
+    case 'blocked':
+      return `  ${node}: blocked: ${error}`;
+    case 'refused':
+      return `  ${node}: refused: ${error}`;
+    case 'not-begun':
+      return `  ${node}: not begun`;
+  }
+}
+
+/**
+ * What a node's plan does to each module, from its steps in order: a take takes it; a
+ * converge releases it (a release step), installs it (a fresh install begins by managing
+ * it) or updates it.
+ */
+function actionsOf(command: string, steps: readonly StepReport[]): string[] {
+  const byModule = new Map<string, StepReport[]>();
+  for (const step of steps) {
+    const list = byModule.get(step.module) ?? [];
+    list.push(step);
+    byModule.set(step.module, list);
+  }
+  return [...byModule].map(([module, list]) => {
+    if (command === 'take') return `take ${module}`;
+    if (list.some((step) => step.kind === 'release')) return `release ${module}`;
+    if (list[0]?.kind === 'manage') return `install ${module}`;
+    return `update ${module}`;
+  });
+}

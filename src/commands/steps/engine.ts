@@ -1,0 +1,279 @@
+import { renderFile } from '../../catalog.ts';
+import { fingerprintWith } from '../../digest.ts';
+import type { Change, WriteOptions } from '../../machines/machine.ts';
+import { mintSecret, secretText } from '../../secrets.ts';
+import { type Managed, withAssigned, withManaged } from '../../state.ts';
+import { type KeptSecret, StoreError } from '../../stores/stores.ts';
+import { secretInside } from '../../survey.ts';
+import type { CommandContext } from '../context.ts';
+import { runHook, stopReason } from './hook.ts';
+import { changesFiles, type FileStep, type ModuleSteps, type Step } from './step.ts';
+import type { Told, Voice } from './words.ts';
+
+/** Where an act stopped: before a module's next step (told to stop), or at a failing one. */
+export interface StepFailure {
+  module: string;
+  /** `stopped`: berth was told to stop between steps; `failed`: a step failed. */
+  how: 'stopped' | 'failed';
+  why: string;
+}
+
+/** What the engine did: every step done, in order, and where it stopped if it did. */
+export interface Carried {
+  told: Told[];
+  failure?: StepFailure;
+}
+
+/** A step's own failure, in words (a store's failure is not one: it ends the act as such). */
+class StepFailed extends Error {}
+
+/**
+ * Carries out the steps of any plan, module by module, in order; the first failing step
+ * stops it, and what was done is told. Each step is recorded as it is done, so a later
+ * act carries on. A module's consecutive steps that change files go as one batch (one
+ * round trip over ssh), as do its consecutive `keep`s (one survey); a stop asked for is
+ * heeded before a batch, not within it.
+ */
+export async function carryOut(
+  plan: readonly ModuleSteps[],
+  node: string,
+  context: CommandContext,
+  voice: Voice,
+): Promise<Carried> {
+  const told: Told[] = [];
+  const tell = (done: Omit<Told, 'voice'>) => {
+    const said = { ...done, voice };
+    told.push(said);
+    context.progress?.(said);
+  };
+  for (const { module, steps } of plan) {
+    for (const turn of turnsOf(steps)) {
+      if (context.signal?.aborted)
+        return { told, failure: { module, how: 'stopped', why: stopReason(context.signal) } };
+      try {
+        if (turn.kind === 'files') await doChanges(turn.steps, context, tell);
+        else if (turn.kind === 'keeps') await doKeeps(turn.steps, node, context, tell);
+        else await doStep(turn.step, node, context, tell);
+      } catch (error) {
+        if (error instanceof StoreError) throw error;
+        return { told, failure: { module, how: 'failed', why: (error as Error).message } };
+      }
+    }
+  }
+  return { told };
+}
+
+type KeepStep = Step & { do: 'keep' };
+type Turn =
+  | { kind: 'files'; steps: FileStep[] }
+  | { kind: 'keeps'; steps: KeepStep[] }
+  | { kind: 'one'; step: Exclude<Step, FileStep | KeepStep> };
+
+/** A module's steps in turns: a run of steps that change files, a run of keeps, or one step. */
+function turnsOf(steps: readonly Step[]): Turn[] {
+  const turns: Turn[] = [];
+  for (const step of steps) {
+    const last = turns.at(-1);
+    if (changesFiles(step)) {
+      if (last?.kind === 'files') last.steps.push(step);
+      else turns.push({ kind: 'files', steps: [step] });
+    } else if (step.do === 'keep') {
+      if (last?.kind === 'keeps') last.steps.push(step);
+      else turns.push({ kind: 'keeps', steps: [step] });
+    } else turns.push({ kind: 'one', step });
+  }
+  return turns;
+}
+
+/**
+ * Secrets found on the machine, read into the vault in one survey and one write. A value
+ * whose fingerprint is not the one its plan saw is not kept: what was previewed is kept.
+ */
+async function doKeeps(
+  steps: readonly KeepStep[],
+  node: string,
+  context: CommandContext,
+  tell: (done: Omit<Told, 'voice'>) => void,
+): Promise<void> {
+  const { store, machine } = context;
+  const facts = await machine.survey(steps.map((step) => ({ path: step.path, read: true })));
+  const key = steps.some((step) => step.fingerprint)
+    ? await store.vault.fingerprintKey()
+    : undefined;
+  const at = context.now().toISOString();
+  const toKeep: KeptSecret[] = [];
+  for (const step of steps) {
+    const fact = facts.get(step.path);
+    const bytes = fact?.kind === 'file' ? fact.bytes : undefined;
+    const value = bytes && step.match !== undefined ? secretInside(bytes, step.match) : bytes;
+    if (!value?.length) throw new StepFailed(`${step.secret} is gone from ${step.path} on ${node}`);
+    if (key && step.fingerprint && (await fingerprintWith(key, value)) !== step.fingerprint)
+      throw new StepFailed(
+        `secret ${step.secret} of ${step.module} changed on ${node} since the account was taken; adopt ${node} again`,
+      );
+    toKeep.push({
+      module: step.module,
+      secret: step.secret,
+      entry: { value, origin: `found on ${node} at ${step.path}`, at },
+    });
+  }
+  await store.vault.put(...toKeep);
+  for (const step of steps) tell({ step });
+}
+
+/**
+ * Steps that change files, as one batch: the secrets it mints put into the vault first,
+ * in one write (so that a file carrying one is rendered with it), then each step made
+ * ready in order, then all made on the machine at once. Each step done is told; the
+ * first that was not throws. A batch that stops leaves the secrets minted for its later
+ * files in the vault, as a mint whose write failed does: the next act restores them
+ * rather than minting anew.
+ */
+async function doChanges(
+  steps: readonly FileStep[],
+  context: CommandContext,
+  tell: (done: Omit<Told, 'voice'>) => void,
+): Promise<void> {
+  const at = context.now().toISOString();
+  const minted = new Map<FileStep, Uint8Array>();
+  const toKeep: KeptSecret[] = [];
+  for (const step of steps) {
+    if (step.do !== 'mint') continue;
+    const value = mintSecret(step.bytes);
+    minted.set(step, value);
+    toKeep.push({
+      module: step.module,
+      secret: step.secret,
+      entry: { value, origin: 'minted by berth', at },
+    });
+  }
+  if (toKeep.length > 0) await context.store.vault.put(...toKeep);
+  const ready: { step: FileStep; change?: Change }[] = [];
+  let unready: unknown;
+  for (const step of steps) {
+    try {
+      ready.push({ step, change: await changeOf(step, context, minted) });
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      unready = error;
+      break;
+    }
+  }
+  const applied = await context.machine.apply(
+    ready.flatMap(({ change }) => (change ? [change] : [])),
+  );
+  let made = 0;
+  for (const { step, change } of ready) {
+    if (change) {
+      if (made === applied.done) throw applied.failure;
+      made++;
+    }
+    tell({ step });
+  }
+  if (unready !== undefined) throw unready;
+}
+
+/** The change a file step makes on the machine; none for a secret the vault alone keeps. */
+async function changeOf(
+  step: FileStep,
+  context: CommandContext,
+  minted: ReadonlyMap<FileStep, Uint8Array>,
+): Promise<Change | undefined> {
+  const { store, catalog } = context;
+  const { module } = step;
+  switch (step.do) {
+    case 'mkdir': {
+      const options = {
+        ...(step.mode === undefined ? {} : { mode: Number.parseInt(step.mode, 8) }),
+        ...(step.uid === undefined ? {} : { uid: step.uid }),
+        ...(step.gid === undefined ? {} : { gid: step.gid }),
+      };
+      return { kind: 'directory', path: step.path, options };
+    }
+    case 'mint': {
+      if (step.inside) return undefined;
+      const value = minted.get(step) as Uint8Array;
+      return { kind: 'file', path: step.path, data: value, options: writeOptions(step) };
+    }
+    case 'restore': {
+      if (step.inside) return undefined;
+      const kept = await store.vault.get(module, step.secret);
+      if (!kept) throw new StepFailed(`the vault no longer holds ${step.secret}`);
+      return { kind: 'file', path: step.path, data: kept.value, options: writeOptions(step) };
+    }
+    case 'write': {
+      const entry = await catalog.entry(module);
+      if (!('definition' in entry)) throw new StepFailed(`the definition of ${module} is gone`);
+      const file = entry.definition.files[step.path];
+      if (!file) throw new StepFailed(`the definition of ${module} no longer has ${step.path}`);
+      const values: Record<string, string> = {};
+      for (const secret of Object.keys(entry.definition.secrets)) {
+        const kept = await store.vault.get(module, secret);
+        if (kept) values[secret] = secretText(kept.value);
+      }
+      const data = new TextEncoder().encode(renderFile(file.content, values));
+      return { kind: 'file', path: step.path, data, options: writeOptions(step) };
+    }
+  }
+}
+
+/** A step that changes nothing on the machine's files: the record, or a hook. */
+async function doStep(
+  step: Exclude<Step, FileStep | KeepStep>,
+  node: string,
+  context: CommandContext,
+  tell: (done: Omit<Told, 'voice'>) => void,
+): Promise<void> {
+  const { store } = context;
+  const { module } = step;
+  const at = () => context.now().toISOString();
+  /** The module's record, changed by `change`; a module not managed yet is managed now. */
+  const record = async (change: (managed: Managed) => Managed, assign = false) => {
+    const now = await store.record();
+    const before: Managed = now.managed[module] ?? { since: at(), via: 'converge', started: false };
+    const next = withManaged(now, module, change(before));
+    await store.saveRecord(assign ? withAssigned(next, [...next.assigned, module]) : next);
+  };
+  switch (step.do) {
+    case 'manage':
+      await record(
+        (managed) => ({ ...managed, via: step.via ?? managed.via, started: step.started }),
+        step.via === 'take',
+      );
+      return tell({ step });
+    case 'reload': {
+      if (step.script === undefined) return tell({ step });
+      // Owed until it succeeds: a reload that fails (or is cut) is planned again.
+      await record((managed) => owing(managed, true));
+      const hook = await runHook(node, module, 'reload', step.script, context);
+      await record((managed) => owing(managed, false));
+      return tell({ step, hook });
+    }
+    case 'start': {
+      const hook = await runHook(node, module, 'start', step.script, context);
+      // Started, it runs what is on disk: a reload owed is owed no more.
+      await record((managed) => ({ ...owing(managed, false), started: true }));
+      return tell({ step, hook });
+    }
+    case 'stop':
+      return tell({ step, hook: await runHook(node, module, 'stop', step.script, context) });
+    case 'release':
+      await store.saveRecord(withManaged(await store.record(), module, undefined));
+      return tell({ step });
+  }
+}
+
+/** A module's record with a reload owed, or not. */
+function owing(managed: Managed, reload: boolean): Managed {
+  const { pending: _, ...rest } = managed;
+  return reload ? { ...rest, pending: ['reload'] } : rest;
+}
+
+/** A step's attributes as a machine write takes them. */
+function writeOptions(step: { mode: string; uid?: number; gid?: number }): WriteOptions {
+  return {
+    mode: Number.parseInt(step.mode, 8),
+    ...(step.uid === undefined ? {} : { uid: step.uid }),
+    ...(step.gid === undefined ? {} : { gid: step.gid }),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The typed steps every plan is made of, take's and converge's alike: the planners make
+ * them, the engine (engine.ts) carries them out, words.ts says them, report.ts lists them.
+ */
+
+/**
+ * The mode and owner a file is written with: what the definition names, else what the
+ * file has (kept as it was), else for a new file the writer's own user and group (uid and
+ * gid left out) and 0644 (0600 for a secret).
+ */
+export interface Attributes {
+  mode: string;
+  uid?: number;
+  gid?: number;
+}
+
+/** An owner, group or mode a path has that its definition does not want: drift. */
+export interface Drift {
+  what: 'mode' | 'owner' | 'group';
+  was: string;
+  want: string;
+}
+
+/** What a module's `check` said when it was run: exit 0 is running. */
+export interface CheckOutcome {
+  code: number;
+  /** The last line it wrote, cleared of secrets. */
+  last: string;
+}
+
+/** One thing an act does to a machine or to berth's own records. */
+export type Step =
+  | {
+      do: 'mkdir';
+      module: string;
+      path: string;
+      /** What the definition names (and only that): a directory keeps what it is not told. */
+      mode?: string;
+      uid?: number;
+      gid?: number;
+      /** The directory is there; its owner, group or mode is mended. */
+      drift?: Drift[];
+    }
+  | ({
+      do: 'mint';
+      module: string;
+      secret: string;
+      path: string;
+      bytes: number;
+      /** A secret inside a file: minted into the vault only; the file's write places it. */
+      inside?: true;
+    } & Attributes)
+  | ({
+      do: 'restore';
+      module: string;
+      secret: string;
+      path: string;
+      drift?: Drift[];
+      /** A secret inside a file: kept in the vault, placed by the file's next write. */
+      inside?: true;
+    } & Attributes)
+  | {
+      do: 'keep';
+      module: string;
+      secret: string;
+      path: string;
+      match?: string;
+      /** The fingerprint a plan saw: a value that no longer has it is not kept. */
+      fingerprint?: string;
+    }
+  | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
+  | { do: 'start'; module: string; script: string; check?: CheckOutcome }
+  /** After writes to a module berth runs; without `script`, there is none to run. */
+  | { do: 'reload'; module: string; script?: string; pending?: true }
+  | { do: 'stop'; module: string; script: string }
+  /** Records that berth manages the module; a take also records that the node is to run it. */
+  | { do: 'manage'; module: string; started: boolean; via?: 'take' }
+  | { do: 'release'; module: string };
+
+export type StepKind = Step['do'];
+
+/** Why a file is written, as a value: the preview says it in words. */
+export type WriteReason =
+  | { because: 'install' }
+  | { because: 'missing' }
+  | { because: 'differs'; diff: string[] }
+  | { because: 'drift'; drift: Drift[] }
+  | { because: 'carries-minted-secret' };
+
+/** A step that changes the machine's files: a directory, a secret minted or restored, a file. */
+export type FileStep = Step & { do: 'mkdir' | 'mint' | 'restore' | 'write' };
+
+export function changesFiles(step: Step): step is FileStep {
+  return step.do === 'mkdir' || step.do === 'mint' || step.do === 'restore' || step.do === 'write';
+}
+
+/** A module's steps, in the order the act takes them. */
+export interface ModuleSteps {
+  module: string;
+  steps: Step[];
+}

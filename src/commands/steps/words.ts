@@ -1,0 +1,148 @@
+import { shownDiff } from '../../diff-shown.ts';
+import { describeCheck } from './check.ts';
+import type { HookDone } from './hook.ts';
+import type { Attributes, Drift, Step } from './step.ts';
+
+/**
+ * Whose words a step is said in once done: a take says its secrets one by one
+ * ("secret db: read into the vault from …"), a converge says what it did.
+ */
+export type Voice = 'take' | 'converge';
+
+/** A step done, as the engine tells it: the step, and a hook's outcome when it ran one. */
+export interface Told {
+  step: Step;
+  voice: Voice;
+  hook?: HookDone;
+}
+
+/** How `said` marks a line a hook wrote, after the step's own line. */
+const HOOK_LINE = '  > ';
+
+/** A step done, in words: one line, then a hook's last lines. */
+export function toldLines(told: Told, node: string): string[] {
+  const lines = [doneWords(told.step, node, told.voice)];
+  for (const line of told.hook?.tail ?? []) lines.push(`${HOOK_LINE}${line}`);
+  return lines;
+}
+
+/** What a step did, in the words of the command that did it. */
+export function doneWords(step: Step, node: string, voice: Voice): string {
+  const { module } = step;
+  switch (step.do) {
+    case 'mkdir':
+      return step.drift ? `mended ${step.path}` : `created ${step.path}`;
+    case 'mint':
+      if (voice === 'take')
+        return step.inside
+          ? `secret ${step.secret}: minted by berth; the next converge places it in ${step.path}`
+          : `secret ${step.secret}: minted by berth and written to ${step.path}`;
+      return step.inside
+        ? `minted ${step.secret} into the vault, for ${step.path}`
+        : `minted ${step.secret} into the vault and wrote it to ${step.path}`;
+    case 'restore':
+      if (voice === 'take')
+        return step.inside
+          ? `secret ${step.secret}: kept in the vault; the next converge places it in ${step.path}`
+          : `secret ${step.secret}: restored from the vault to ${step.path}`;
+      return step.drift
+        ? `rewrote ${step.secret} to ${step.path}, mending its owner and mode`
+        : `restored ${step.secret} from the vault to ${step.path}`;
+    case 'keep':
+      return voice === 'take'
+        ? `secret ${step.secret}: read into the vault from ${step.path}`
+        : `read ${step.secret} into the vault from ${step.path}`;
+    case 'write':
+      return `wrote ${step.path}`;
+    case 'reload':
+      if (step.script === undefined)
+        return `no reload for ${module}: the change is live at its next start`;
+      return `ran reload of ${module}`;
+    case 'start':
+    case 'stop':
+      return `ran ${step.do} of ${module}`;
+    case 'manage':
+      if (step.via !== 'take') return `berth manages ${module} on ${node}`;
+      return step.started
+        ? `berth manages ${module} on ${node} now, and ${node} is to run it`
+        : `berth manages ${module} on ${node} now, not yet started, and ${node} is to run it: converge ${node} to start it`;
+    case 'release':
+      return `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
+  }
+}
+
+/**
+ * What a step will do, as a preview says it (indented under its module by the caller);
+ * a file's diff in full with `--full-diff`, else its settings first and about 40 lines.
+ */
+export function previewWords(step: Step, node: string, fullDiff = false): string {
+  switch (step.do) {
+    case 'manage':
+      return step.started
+        ? 'record that berth manages it'
+        : 'record that berth manages it, not yet started';
+    case 'mkdir':
+      return step.drift
+        ? `mend ${step.path}: ${describeDrift(step.drift)}`
+        : `create ${step.path}${describeNamed(step)}`;
+    case 'mint':
+      return step.inside
+        ? `mint ${step.secret} into the vault, to be placed in ${step.path}`
+        : `mint ${step.secret} into the vault and write it to ${step.path}`;
+    case 'restore':
+      return step.drift
+        ? `rewrite ${step.secret} from the vault to ${step.path} (${describeAttributes(step)}): ${describeDrift(step.drift)}`
+        : `restore ${step.secret} from the vault to ${step.path}`;
+    case 'keep':
+      return `read ${step.secret} into the vault from ${step.path}${step.match === undefined ? '' : ' (inside it)'}`;
+    case 'write': {
+      const why =
+        step.why.because === 'missing'
+          ? ': it is missing'
+          : step.why.because === 'differs'
+            ? ': it differs from what berth writes'
+            : step.why.because === 'drift'
+              ? `: ${describeDrift(step.why.drift)}`
+              : step.why.because === 'carries-minted-secret'
+                ? ': it carries a secret berth is to mint'
+                : '';
+      const diff = step.why.because === 'differs' ? step.why.diff : [];
+      return [
+        `write ${step.path} (${describeAttributes(step)})${why}`,
+        ...shownDiff(diff, fullDiff).map((line) => `    ${line}`),
+      ].join('\n');
+    }
+    case 'start':
+      return step.check
+        ? `start ${step.module}: its check ${describeCheck(step.check)}; run start: ${step.script}`
+        : `run start: ${step.script}`;
+    case 'reload':
+      if (step.script === undefined) return 'no reload: the change is live at the next start';
+      return step.pending
+        ? `run reload, which failed before and is owed: ${step.script}`
+        : `run reload: ${step.script}`;
+    case 'stop':
+      return `run stop: ${step.script}`;
+    case 'release':
+      return `stop managing it; its data, secrets and files stay on ${node}`;
+  }
+}
+
+/** The mode a file is written with; an owner that drifted is named by describeDrift. */
+function describeAttributes(step: Attributes): string {
+  return `mode ${step.mode}`;
+}
+
+/** A new directory's named mode and owner, when the definition names any. */
+function describeNamed(step: { mode?: string; uid?: number; gid?: number }): string {
+  const parts: string[] = [];
+  if (step.mode !== undefined) parts.push(`mode ${step.mode}`);
+  if (step.uid !== undefined) parts.push(`owner ${step.uid}`);
+  if (step.gid !== undefined) parts.push(`group ${step.gid}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** "its owner is 0, not git (1001); its mode is 0644, not 0640". */
+function describeDrift(drift: readonly Drift[]): string {
+  return drift.map((item) => `its ${item.what} is ${item.was}, not ${item.want}`).join('; ');
+}

@@ -1,0 +1,76 @@
+import * as v from 'valibot';
+
+/**
+ * A command's typed result, as `--json` prints it and the Command API answers it: the
+ * seed's `said` and `refused`, unchanged, with what a script needs beside them, so that
+ * no script parses `said`. `format_version` changes when a field changes meaning.
+ */
+export const FORMAT_VERSION = 1;
+
+export const STEP_KINDS = [
+  'mkdir',
+  'mint',
+  'restore',
+  'keep',
+  'write',
+  'start',
+  'reload',
+  'stop',
+  'manage',
+  'release',
+] as const;
+
+/** One step of a node's plan: what it does, to which module, at which path. */
+export const StepReportSchema = v.object({
+  kind: v.picklist(STEP_KINDS),
+  module: v.string(),
+  path: v.optional(v.string()),
+  secret: v.optional(v.string()),
+});
+export type StepReport = v.InferOutput<typeof StepReportSchema>;
+
+/** What stands in the way of a node's act: its kind as a word a script can match, and words. */
+export const BlockerReportSchema = v.object({
+  kind: v.string(),
+  module: v.optional(v.string()),
+  path: v.optional(v.string()),
+  words: v.string(),
+});
+export type BlockerReport = v.InferOutput<typeof BlockerReportSchema>;
+
+/**
+ * How a node's command ended: previewed (nothing done), done, refused (nothing done, or
+ * a record the command keeps: see `said`), failed at a step (what was done is in `said`),
+ * or, in a target's rolling act, not begun (a batch before it had a node fail).
+ */
+export const NodeOutcomeSchema = v.picklist([
+  'previewed',
+  'done',
+  'refused',
+  'failed',
+  'not-begun',
+]);
+export type NodeOutcome = v.InferOutput<typeof NodeOutcomeSchema>;
+
+export const NodeReportSchema = v.object({
+  /** The node's preview digest: on a take or converge, preview or act. */
+  digest: v.optional(v.string()),
+  /** A preview's steps, or an act's steps done. */
+  steps: v.array(StepReportSchema),
+  blockers: v.array(BlockerReportSchema),
+  outcome: NodeOutcomeSchema,
+  /** In a target's act: how long the node's own act took, in milliseconds. */
+  ms: v.optional(v.number()),
+});
+export type NodeReport = v.InferOutput<typeof NodeReportSchema>;
+
+export const CommandAnswerSchema = v.object({
+  format_version: v.literal(FORMAT_VERSION),
+  said: v.string(),
+  refused: v.optional(v.string()),
+  /** On a preview: the digest its act names. */
+  digest: v.optional(v.string()),
+  /** By node name; empty when the command was refused before it reached a node. */
+  nodes: v.record(v.string(), NodeReportSchema),
+});
+export type CommandAnswer = v.InferOutput<typeof CommandAnswerSchema>;

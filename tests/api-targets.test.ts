@@ -1,0 +1,113 @@
+/**
+ * A target in the Command API's `node`, through a real `berth api` and a real socket: a
+ * group's converge is answered with the same typed result as the command line's, a target
+ * that names no node is the command's refusal (409), and a subject granted part of a
+ * target may not act on the whole of it.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type ApiProcess, httpAsk, startApi } from './helpers/api-process.ts';
+import { type Issuer, startIssuer } from './helpers/issuer.ts';
+import { makeWorld, type World } from './helpers/world.ts';
+
+describe('a target over the Command API', () => {
+  let world: World;
+  let issuer: Issuer;
+  let api: ApiProcess;
+  const tokens: Record<string, string> = {};
+  const ask = (subject: string, route: string, body: Record<string, unknown>) =>
+    httpAsk(api.url, {
+      path: route,
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[subject]}` },
+    });
+
+  before(async () => {
+    world = await makeWorld();
+    const nodes: Record<string, { root: string }> = {};
+    for (const node of ['web1', 'web2', 'db1']) {
+      nodes[node] = { root: join(world.dir, node) };
+      await mkdir(join(world.dir, node), { recursive: true });
+    }
+    await world.writeModule('app', {
+      description: 'an app',
+      files: { '/etc/app.conf': { content: 'port 80\n' } },
+      start: 'touch "$BERTH_ROOT/started"',
+    });
+    await world.writeSettings({
+      nodes,
+      groups: { web: ['web1', 'web2'] },
+      grants: [
+        { sub: 'deployer', may: ['assign', 'converge'], on: '@web' },
+        { sub: 'ops-lead', may: ['*'], on: '@all' },
+      ],
+    });
+    issuer = await startIssuer();
+    api = await startApi([
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      issuer.url,
+      '--state',
+      world.state,
+    ]);
+    for (const subject of ['deployer', 'ops-lead'])
+      tokens[subject] = await issuer.token({ sub: subject });
+  });
+  after(async () => {
+    await api?.stop();
+    await issuer?.close();
+    await world.cleanup();
+  });
+
+  it("answers a group's preview and act with the typed result, node by node", async () => {
+    const assigned = await ask('deployer', '/assign', { node: '@web', module: 'app' });
+    assert.equal(assigned.status, 200, assigned.text);
+    assert.equal(assigned.body?.said, 'web1: web1 is to run app\nweb2: web2 is to run app');
+
+    const preview = await ask('deployer', '/converge', { node: '@web' });
+    assert.equal(preview.status, 200, preview.text);
+    const digest = preview.body?.digest as string;
+    assert.match(digest, /^[0-9a-f]{64}$/);
+    assert.equal(String(preview.body?.said).split('\n').at(-1), `digest ${digest}`);
+    const nodes = preview.body?.nodes as Record<string, { outcome: string; digest: string }>;
+    assert.deepEqual(Object.keys(nodes), ['web1', 'web2']);
+    assert.equal(nodes.web1?.outcome, 'previewed');
+
+    // The command line previews the same target to the same digest: one function.
+    const cli = await world.berth('converge', '@web', '--json');
+    assert.equal(JSON.parse(cli.stdout).digest, digest);
+
+    const act = await ask('deployer', '/converge', { node: '@web', yes: true, digest });
+    assert.equal(act.status, 200, act.text);
+    assert.equal(act.body?.format_version, 1);
+    const done = act.body?.nodes as Record<string, { outcome: string; ms: number }>;
+    assert.equal(done.web1?.outcome, 'done');
+    assert.equal(done.web2?.outcome, 'done');
+    assert.equal(typeof done.web2?.ms, 'number');
+    assert.match(String(act.body?.said), /2 of 2 nodes done$/);
+    assert.equal(existsSync(join(world.dir, 'web1', 'started')), true);
+  });
+
+  it('refuses a target it cannot resolve as the command (409), not as a bad request', async () => {
+    const answer = await ask('ops-lead', '/converge', { node: '@nope' });
+    assert.equal(answer.status, 409);
+    assert.equal(answer.body?.refused, 'berth.json has no group nope');
+    const empty = await ask('ops-lead', '/converge', { node: '@web,!web1,!web2' });
+    assert.equal(empty.status, 409);
+    assert.equal(empty.body?.refused, '@web,!web1,!web2 names no node');
+  });
+
+  it('refuses a subject a target of which its grants cover only part, and nothing runs', async () => {
+    const answer = await ask('deployer', '/converge', { node: '@all', yes: true });
+    assert.equal(answer.status, 409);
+    assert.equal(
+      answer.body?.refused,
+      'deployer may not converge @all: no grant names 1 of its 3 nodes',
+    );
+    assert.equal(existsSync(join(world.dir, 'db1', 'started')), false);
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * A group converge across the fleet's real sshd hosts, through the real binary: one
+ * preview and digest for all, then the act, during which one host's link is cut (its
+ * eth0 set down inside its namespace: nothing is refused, packets are simply lost). The
+ * silent host is given up within 15 s, in words; the others carry on and are done.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+
+const HOSTS = ['alpha', 'bravo', 'charlie'];
+
+describe('a group converge over ssh with a host cut off mid-act', {
+  skip: fleetUnavailable(),
+}, () => {
+  let fleet: Fleet;
+  let world: World;
+  let runtime: string;
+  const env = () => ({ XDG_RUNTIME_DIR: runtime, SSH_AUTH_SOCK: undefined });
+  const berth = (...args: string[]): Promise<Run> =>
+    runBerth(['--state', world.state, ...args], env());
+
+  before(async () => {
+    fleet = await startFleet({ hosts: 3 });
+    runtime = await mkdtemp('/tmp/bft-');
+    world = await makeWorld({
+      web: {
+        description: 'a web server whose start takes a while',
+        files: { '/etc/berth-test/web.conf': { content: 'listen 80\n' } },
+        start: 'sleep 4; echo up > /var/lib/berth-test-web.started',
+      },
+    });
+    await copyFile(fleet.sshConfig, join(world.state, 'ssh_config'));
+    await world.writeSettings({
+      nodes: {
+        alpha: { ssh: 'alpha' },
+        bravo: { ssh: 'bravo', sudo: true },
+        charlie: { ssh: 'charlie' },
+      },
+      groups: { edge: HOSTS },
+      run: { '@edge': ['web'] },
+      sshConfig: 'ssh_config',
+    });
+  });
+  after(async () => {
+    const dir = join(runtime ?? '/nonexistent', 'berth-ssh');
+    for (const socket of await readdir(dir).catch(() => [] as string[]))
+      await new Promise<void>((done) => {
+        const child = spawn('ssh', ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'], {
+          stdio: 'ignore',
+        });
+        child.on('error', () => done());
+        child.on('close', () => done());
+      });
+    await fleet?.stop();
+    await world?.cleanup();
+    if (runtime) await rm(runtime, { recursive: true, force: true });
+  });
+
+  it('gives the silent host up within 15 s, in words, and acts on the others', async () => {
+    const preview = await berth('converge', '@edge');
+    assert.equal(preview.code, 0, preview.stderr);
+    for (const host of HOSTS)
+      assert.match(preview.stdout, new RegExp(`^ {2}${host}: install web \\(\\d steps\\)$`, 'm'));
+
+    const acting = berth('converge', '@edge', '--yes', '--digest', digestOf(preview.stdout));
+    // Every host is in its 4 s start hook by now; charlie's link then goes silent.
+    await new Promise((done) => setTimeout(done, 2_500));
+    const cut = await fleet.host('charlie').exec('ip link set eth0 down');
+    assert.equal(cut.code, 0, cut.stderr);
+    const cutAt = performance.now();
+    const act = await acting;
+    const waited = (performance.now() - cutAt) / 1000;
+
+    assert.equal(act.code, 1, act.stdout + act.stderr);
+    assert.ok(waited < 15, `charlie was given up ${waited.toFixed(1)} s after its link was cut`);
+    assert.match(act.stdout, /^ {2}alpha: done in /m);
+    assert.match(act.stdout, /^ {2}bravo: done in /m);
+    assert.match(
+      act.stdout,
+      /^ {2}charlie: failed in [\d.]+ s: converge of charlie stopped at web: /m,
+    );
+    assert.match(act.stderr, /^charlie: converge of charlie stopped at web: ssh: .+/m);
+    for (const host of ['alpha', 'bravo']) {
+      const started = await fleet.host(host).exec('cat /var/lib/berth-test-web.started');
+      assert.equal(started.stdout, 'up\n', host);
+    }
+    await fleet.host('charlie').exec('ip link set eth0 up');
+  });
+});
