@@ -228,7 +228,7 @@ describe('the core Command API (memory stores, memory machine) through app.reque
         assert.equal(answer.status, 503);
         assert.match(
           String(answer.body?.refused),
-          /^the stores cannot be opened: berth process \d+ on this process holds the lock of node box \(take, since .*\) and did not let go within 0s$/,
+          /^the stores cannot be opened: berth process \d+ on this process holds the lock of node box \(take, since .*\) and did not let go within 200ms$/,
         );
       } finally {
         await held.close();
