@@ -4,7 +4,9 @@
 //   npm run bench                 # everything, about 4 minutes
 //   npm run bench -- --quick      # a short pass to try the harness
 //   npm run bench -- http cli     # only some sections: http, cli, scale, store, teams,
-//                                 # fleet (ssh), nodes (twenty at once), bigstate, acts
+//                                 # fleet (ssh), nodes (twenty at once), bigstate, acts,
+//                                 # diff (a take preview of a 5,000-line file),
+//                                 # vault (a converge of 100 secrets, sealed and not)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -53,6 +55,8 @@ await run('fleet', async () => (await import('./bench/fleet.ts')).benchFleet(qui
 await run('nodes', async () => (await import('./bench/seams.ts')).fleet(quick));
 await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
 await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
+await run('diff', async () => (await import('./bench/diff.ts')).benchDiff(quick ? 3 : 11));
+await run('vault', async () => (await import('./bench/vault.ts')).benchVault(quick ? 2 : 9));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

@@ -127,6 +127,18 @@ export const SettingsSchema = strictJsonObject({
   sshConfig: v.optional(
     v.pipe(v.string(), v.minLength(1, 'a file, like "ssh_config", relative to berth.json')),
   ),
+  /**
+   * The age recipients every kept secret is sealed to: each operator's and each berth
+   * api's public key. Without them, values are sealed to berth's own identity.
+   */
+  recipients: v.optional(
+    v.array(
+      v.pipe(
+        v.string(),
+        v.regex(/^age1[02-9ac-hj-np-z]{58}$/, 'an age X25519 recipient, like "age1ql3z7hjy…"'),
+      ),
+    ),
+  ),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 

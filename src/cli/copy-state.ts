@@ -1,7 +1,9 @@
+import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { copyStateTo } from '../stores/copy-state.ts';
 import { checkStoreUrl } from '../stores/store-url.ts';
 import { storesCannotOpen } from '../stores/stores.ts';
+import { processSeal } from '../vault/process-seal.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
 /**
@@ -23,7 +25,10 @@ export async function runCopyState(
   const refused = checkStoreUrl(to);
   if (refused) throw new UsageError(`berth copy-state --to: ${refused}`);
   try {
-    const outcome = await copyStateTo(location, to);
+    // Sealed to berth.json's recipients, should an earlier berth's vault be met on the way.
+    const loadConfig = fileConfig(location.dir);
+    const seal = processSeal(io.env, async () => (await loadConfig([])).settings.recipients);
+    const outcome = await copyStateTo(location, to, seal);
     if (json) io.out(JSON.stringify(outcome));
     if ('refused' in outcome) {
       if (!json) io.err(outcome.refused);

@@ -6,6 +6,7 @@ import { machinesOf } from '../machines/machines-of.ts';
 import { fileStores } from '../stores/file-store.ts';
 import { checkStoreUrl } from '../stores/store-url.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
+import { processSeal } from '../vault/process-seal.ts';
 
 /**
  * What the act runner is given on this machine, by both faces: berth.json and the
@@ -27,9 +28,11 @@ export function stateDeps(
 
 /** The deps over the state directory's own files, whatever berth.json says: for tests and benches. */
 export function fileDeps(location: StateLocation): ActDeps {
+  const loadConfig = fileConfig(location.dir);
+  const seal = processSeal(process.env, async () => (await loadConfig([])).settings.recipients);
   return {
-    loadConfig: fileConfig(location.dir),
-    stores: fileStores(location),
+    loadConfig,
+    stores: fileStores(location, { seal }),
     machines: machinesOf,
   };
 }
@@ -58,6 +61,10 @@ export function chosenStores(
   fileOptions: Parameters<typeof fileStores>[1] = {},
 ): Stores {
   let chosen: Promise<{ choice: Choice; stores: Stores }> | undefined;
+  // Sealed to berth.json's recipients as they are at each seal: a team member added is
+  // sealed to from the next act on.
+  const seal =
+    fileOptions.seal ?? processSeal(env, async () => (await loadConfig([])).settings.recipients);
 
   const choose = async (): Promise<Choice> => {
     const named = env.BERTH_STORE;
@@ -78,9 +85,9 @@ export function chosenStores(
   };
 
   const build = async (choice: Choice): Promise<Stores> => {
-    if (choice.kind === 'files') return fileStores(location, fileOptions);
+    if (choice.kind === 'files') return fileStores(location, { ...fileOptions, seal });
     const { postgresStores } = await import('../stores/postgres-store.ts');
-    return postgresStores(choice.url, { lockWaitMs: fileOptions.lockWaitMs });
+    return postgresStores(choice.url, { lockWaitMs: fileOptions.lockWaitMs, seal });
   };
 
   const resolved = async () => {

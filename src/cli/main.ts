@@ -15,6 +15,7 @@ const OPTION_HELP = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  fullDiff: ['--full-diff', "Show each file's whole diff in a preview, not its first 40 lines"],
 } as const;
 
 /**
@@ -45,7 +46,11 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      entry.option(name, help, option === 'yes' ? undefined : { type: [String] });
+      entry.option(
+        name,
+        help,
+        option === 'yes' || option === 'fullDiff' ? undefined : { type: [String] },
+      );
     }
     entry.action((...given: unknown[]) => {
       exit = runTableCommand(command, given, argv, location(), io);
@@ -100,6 +105,31 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       showLog(location(), Boolean(flags.json), io),
     );
   });
+
+  cli
+    .command('rekey [node]', 'Seal every kept secret again to the recipients in berth.json')
+    .action((node: unknown, flags: Flags) => {
+      exit = import('./vault-commands.ts').then(({ runRekey }) =>
+        runRekey(
+          node === undefined ? undefined : String(node),
+          location(),
+          Boolean(flags.json),
+          io,
+        ),
+      );
+    });
+  cli
+    .command('secret <node> <module> <name>', 'Print a secret the vault keeps (journaled)')
+    .action((...given: unknown[]) => {
+      const flags = given.at(-1) as Flags;
+      const words = given
+        .slice(0, -1)
+        .filter((word) => word !== undefined)
+        .map(String);
+      exit = import('./vault-commands.ts').then(({ runSecret }) =>
+        runSecret(words, location(), Boolean(flags.json), io),
+      );
+    });
 
   cli
     .command('copy-state', "Copy the state directory's records into an empty PostgreSQL store")
@@ -271,7 +301,7 @@ function runTableCommand(
   return runFromCli(
     command,
     request,
-    { location, mint, json: Boolean(flags.json), lockWaitMs },
+    { location, mint, fullDiff: Boolean(flags.fullDiff), json: Boolean(flags.json), lockWaitMs },
     io,
   );
 }

@@ -11,6 +11,7 @@ import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
+import { VaultError } from '../vault/seal.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { DEFAULT_LOCK_TIMEOUT_MS, sayingWhenWaiting } from './lock-wait.ts';
@@ -189,7 +190,9 @@ function failed(error: unknown, io: Io): number {
     io.err(`a check could not be run: ${error.message}`);
     return EXIT.refused;
   }
-  if (error instanceof ConfigError) {
+  // status --check opens the vault (to clear a check's output of secrets): a value berth
+  // cannot open is refused as every command refuses it.
+  if (error instanceof ConfigError || error instanceof VaultError) {
     io.err(error.message);
     return EXIT.refused;
   }

@@ -15,7 +15,13 @@ import { sayingWhenWaiting } from './lock-wait.ts';
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: { location: StateLocation; mint: string[]; json: boolean; lockWaitMs: number },
+  options: {
+    location: StateLocation;
+    mint: string[];
+    fullDiff: boolean;
+    json: boolean;
+    lockWaitMs: number;
+  },
   io: Io,
 ): Promise<number> {
   // Lines an act said as it went are printed then; `said` is printed less those.
@@ -61,6 +67,7 @@ export async function runFromCli(
         actor: osUser(io),
         via: 'cli',
         mint: options.mint,
+        fullDiff: options.fullDiff,
         signal: interrupted.signal,
         progress: options.json
           ? undefined
@@ -90,7 +97,8 @@ export async function runFromCli(
   }
 }
 
-function osUser(io: Io): string {
+/** Who acts on the command line: the OS user. */
+export function osUser(io: Io): string {
   try {
     return userInfo().username;
   } catch {

@@ -6,6 +6,7 @@ import type { CommandRequest, Outcome } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
+import { VaultError } from '../vault/seal.ts';
 import type { CommandContext } from './context.ts';
 import type { CommandShape as Command } from './table.ts';
 
@@ -18,7 +19,7 @@ export interface ActDeps {
 
 export type Face = Pick<
   CommandContext,
-  'actor' | 'via' | 'mint' | 'progress' | 'output' | 'signal'
+  'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
 };
@@ -156,6 +157,7 @@ export async function openAct(
     via: face.via,
     now,
     mint: face.mint,
+    fullDiff: face.fullDiff,
     progress: face.progress,
     output: face.output,
     signal: face.signal,
@@ -170,7 +172,12 @@ export async function openAct(
         } catch (error) {
           if (error instanceof StoreError)
             return { said: '', error: storesCannotOpen(error), storeFailed: true };
-          outcome = { said: '', error: failedWords(command, request, error) };
+          // A value berth cannot seal or open: refused in its own words (exit 1, 409).
+          outcome = {
+            said: '',
+            error:
+              error instanceof VaultError ? error.message : failedWords(command, request, error),
+          };
         }
         return await journaled(outcome, (entry) => store.journal(entry));
       } finally {

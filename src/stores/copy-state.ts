@@ -2,8 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StateLocation } from '../config/state-dir.ts';
 import { NodeRecordSchema } from '../state.ts';
-import { FILES, fileStores, PreviewsFileSchema, VaultFileSchema } from './file-store.ts';
-import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
+import { processSeal } from '../vault/process-seal.ts';
+import type { Seal } from '../vault/seal.ts';
+import { FILES, fileStores, PreviewsFileSchema } from './file-store.ts';
+import { readVaultFile, sealVaultFile } from './file-vault.ts';
+import { readJson, storeErrorOf } from './json-file.ts';
 import { importIntoPostgres, type NodeRecords, type StateRecords } from './postgres-import.ts';
 import { parseJournalLine } from './stores.ts';
 
@@ -19,9 +22,13 @@ export type CopyOutcome = { done: string } | { refused: string };
  * upgrade of an earlier berth's layout.
  * Fails with a StoreError in words when either side cannot be opened.
  */
-export async function copyStateTo(location: StateLocation, url: string): Promise<CopyOutcome> {
-  const records = await readStateRecords(location);
-  const outcome = await importIntoPostgres(url, records);
+export async function copyStateTo(
+  location: StateLocation,
+  url: string,
+  seal: Seal = processSeal(),
+): Promise<CopyOutcome> {
+  const records = await readStateRecords(location, seal);
+  const outcome = await importIntoPostgres(url, records, { seal });
   if ('refused' in outcome) return outcome;
   const { nodes, journal } = records;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -48,11 +55,15 @@ export async function copyStateTo(location: StateLocation, url: string): Promise
 
 /**
  * Reads every record of a state directory. Each node is read holding its lock, so an
- * act running meanwhile is copied whole or not at all.
+ * act running meanwhile is copied whole or not at all. Sealed values are copied as they
+ * are, never opened: copying needs no identity.
  */
-export async function readStateRecords(location: StateLocation): Promise<StateRecords> {
-  // Opening checks the directory, and upgrades an earlier berth's layout.
-  const stores = fileStores(location);
+export async function readStateRecords(
+  location: StateLocation,
+  seal: Seal = processSeal(),
+): Promise<StateRecords> {
+  // Opening checks the directory, and upgrades (and seals) an earlier berth's layout.
+  const stores = fileStores(location, { seal });
   await stores.open();
   const dir = location.dir;
   const nodes: NodeRecords[] = [];
@@ -64,21 +75,20 @@ export async function readStateRecords(location: StateLocation): Promise<StateRe
     const opened = await stores.openNode(node, 'copy-state');
     try {
       const record = await readJson(join(here, FILES.record), NodeRecordSchema, () => undefined);
-      await refuseOpenVault(join(here, FILES.vault));
-      const vault = await readJson(join(here, FILES.vault), VaultFileSchema, () => undefined, {
-        holdsSecrets: true,
-      });
+      const found = await readVaultFile(join(here, FILES.vault));
+      // A vault an earlier berth put here since the state was sealed is sealed on the way.
+      const vault = found && (await sealVaultFile(found, seal, async () => false));
       const previews = await readJson(join(here, FILES.previews), PreviewsFileSchema, () => []);
       nodes.push({
         node,
         record,
-        fingerprintKey: vault && Buffer.from(vault.key, 'base64'),
+        fingerprintKey: vault && Buffer.from(vault.key),
         secrets: Object.entries(vault?.secrets ?? {}).map(([key, kept]) => {
           const [module = '', secret = ''] = key.split('/');
           return {
             module,
             secret,
-            value: Buffer.from(kept.value, 'base64'),
+            value: Buffer.from(kept.value),
             origin: kept.origin,
             at: kept.at,
           };

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,8 +6,11 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
+import { processSeal } from '../vault/process-seal.ts';
+import type { Seal } from '../vault/seal.ts';
+import { fileVault, noSealedVault, readVaultFile, sealVaultFile } from './file-vault.ts';
 import { appendLine } from './journal-file.ts';
-import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
+import { readJson, storeErrorOf } from './json-file.ts';
 import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
 import {
   clippedEntry,
@@ -19,7 +21,6 @@ import {
   type LockHolder,
   mergeJournals,
   type NodeStore,
-  type NodeVault,
   parseJournalLine,
   StoreError,
   type Stores,
@@ -38,17 +39,9 @@ export const FILES = {
   previews: 'previews.json',
   journal: 'journal.jsonl',
   lock: 'lock',
+  /** Says that every node's vault here is sealed: an earlier berth's were sealed when first opened. */
+  sealed: 'vaults-sealed',
 } as const;
-
-export const VaultFileSchema = v.object({
-  key: v.string(),
-  /** By `module/secret`. */
-  secrets: v.record(
-    v.string(),
-    v.object({ value: v.string(), origin: v.string(), at: v.string() }),
-  ),
-});
-export type VaultFile = v.InferOutput<typeof VaultFileSchema>;
 
 export const PreviewsFileSchema = v.array(KeptPreviewSchema);
 
@@ -59,15 +52,22 @@ export const PreviewsFileSchema = v.array(KeptPreviewSchema);
  * directory that cannot be read or written, or a layout that cannot be upgraded. No
  * lock is taken but each act's own node's.
  */
-export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS } = {}): Stores {
+export function fileStores(
+  location: StateLocation,
+  { lockWaitMs = LOCK_WAIT_MS, seal = processSeal() }: { lockWaitMs?: number; seal?: Seal } = {},
+): Stores {
   const { dir } = location;
+  const fresh = () => noSealedVault(join(dir, FILES.nodes));
   let prepared: Promise<void> | undefined;
   const ready = () => {
-    prepared ??= prepareDirectory(location).then(() =>
-      upgradeOldLayout(dir).catch((error) => {
+    prepared ??= prepareDirectory(location).then(async () => {
+      try {
+        await upgradeOldLayout(dir);
+        await sealEarlierVaults(dir, seal, lockWaitMs);
+      } catch (error) {
         throw storeErrorOf(error, `${dir} cannot be upgraded to this berth's layout`);
-      }),
-    );
+      }
+    });
     return prepared.catch((error) => {
       prepared = undefined;
       throw error;
@@ -92,7 +92,7 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
         // Every write is made under the node's lock, so temporary files are left only
         // by a writer that died holding it: the one whose lock was just taken over.
         if (lock.tookOver) await sweepLeftovers(here, [FILES.record, FILES.vault, FILES.previews]);
-        return nodeStore(node, here, lock);
+        return nodeStore(node, here, lock, seal, fresh);
       } catch (error) {
         await lock.release().catch(() => {});
         throw storeErrorOf(error, `the records of node ${node} in ${dir} cannot be read`);
@@ -143,7 +143,13 @@ export function fileStores(location: StateLocation, { lockWaitMs = LOCK_WAIT_MS 
 }
 
 /** One node's files, read when first asked for and kept for the act; written under its lock. */
-function nodeStore(node: string, here: string, lock: Lock): NodeStore {
+function nodeStore(
+  node: string,
+  here: string,
+  lock: Lock,
+  seal: Seal,
+  fresh: () => Promise<boolean>,
+): NodeStore {
   const path = (name: string) => join(here, name);
   let record: NodeRecord | undefined;
   let previews: KeptPreview[] | undefined;
@@ -156,7 +162,7 @@ function nodeStore(node: string, here: string, lock: Lock): NodeStore {
       );
     await writeFileAtomic(path(name), data, { mode });
   }
-  const vault = fileVault(path(FILES.vault), (data) => write(FILES.vault, data));
+  const vault = fileVault(node, path(FILES.vault), (data) => write(FILES.vault, data), seal, fresh);
   const readPreviews = async () => {
     previews ??= await readJson(path(FILES.previews), PreviewsFileSchema, () => []);
     return previews;
@@ -196,70 +202,44 @@ function nodeStore(node: string, here: string, lock: Lock): NodeStore {
   };
 }
 
-/**
- * A node's vault file, mode 0600, read on first use; a new one gets a fingerprint key of
- * its own. The new key is written before the first record or preview that may hold a
- * fingerprint made with it (`keepNewKey`), so an act refused before then writes nothing.
- */
-function fileVault(
-  path: string,
-  save: (data: string) => Promise<void>,
-): NodeVault & { keepNewKey(): Promise<void> } {
-  let file: VaultFile | undefined;
-  let saved = false;
-  const load = async () => {
-    if (file) return file;
-    await refuseOpenVault(path);
-    const found = await readJson(path, VaultFileSchema, () => undefined, { holdsSecrets: true });
-    saved = found !== undefined;
-    file = found ?? { key: randomBytes(32).toString('base64'), secrets: {} };
-    return file;
-  };
-  const entryOf = (kept: VaultFile['secrets'][string]) => ({
-    value: new Uint8Array(Buffer.from(kept.value, 'base64')),
-    origin: kept.origin,
-    at: kept.at,
-  });
-  return {
-    async fingerprintKey() {
-      return new Uint8Array(Buffer.from((await load()).key, 'base64'));
-    },
-    async keepNewKey() {
-      if (file === undefined || saved) return;
-      await save(JSON.stringify(file));
-      saved = true;
-    },
-    async get(module, secret) {
-      const kept = (await load()).secrets[`${module}/${secret}`];
-      return kept ? entryOf(kept) : undefined;
-    },
-    async all() {
-      return Object.entries((await load()).secrets).map(([key, kept]) => {
-        const [module = '', secret = ''] = key.split('/');
-        return { module, secret, value: entryOf(kept).value };
-      });
-    },
-    async put(...kept) {
-      if (kept.length === 0) return;
-      const vault = await load();
-      const next: VaultFile = { key: vault.key, secrets: { ...vault.secrets } };
-      for (const { module, secret, entry } of kept) {
-        next.secrets[`${module}/${secret}`] = {
-          value: Buffer.from(entry.value).toString('base64'),
-          origin: entry.origin,
-          at: entry.at,
-        };
-      }
-      await save(JSON.stringify(next));
-      file = next;
-      saved = true;
-    },
-  };
-}
-
 /** A node's directory: one stat when it is there already, as it is for every act but the first. */
 function makeNodeDir(here: string) {
   if (!statSync(here, { throwIfNoEntry: false })) mkdirSync(here, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Seals the vaults an earlier berth wrote (base64, not sealed), each under its node's
+ * lock and in one atomic write, so a berth stopped half-way leaves each vault whole,
+ * sealed or not, and the next one carries on. Done once: a mark says so after.
+ */
+async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
+  const mark = join(dir, FILES.sealed);
+  if (statSync(mark, { throwIfNoEntry: false })) return;
+  // Earlier vaults hold no sealed value: berth may make itself an identity for them.
+  const fresh = () => noSealedVault(join(dir, FILES.nodes));
+  for (const node of await listNodes(dir)) {
+    const here = join(dir, FILES.nodes, node);
+    const path = join(here, FILES.vault);
+    const found = await readVaultFile(path);
+    if (found === undefined || found.sealed === 'age') continue;
+    const lock = await takeLock(
+      join(here, FILES.lock),
+      { node, act: 'seal the vault' },
+      lockWaitMs,
+    );
+    try {
+      const now = await readVaultFile(path);
+      if (now !== undefined && now.sealed !== 'age')
+        await writeFileAtomic(path, JSON.stringify(await sealVaultFile(now, seal, fresh)), {
+          mode: 0o600,
+        });
+    } finally {
+      await lock.release().catch(() => {});
+    }
+  }
+  await writeFileAtomic(mark, 'every vault.json under nodes/ is sealed with age\n', {
+    mode: 0o600,
+  });
 }
 
 async function listNodes(dir: string): Promise<string[]> {

@@ -1,4 +1,5 @@
 import { emptyRecord, type NodeRecord } from '../state.ts';
+import { type Seal, VaultError } from '../vault/seal.ts';
 import {
   clippedEntry,
   type JournalEntry,
@@ -10,14 +11,20 @@ import {
   type NodeStore,
   StoreError,
   type Stores,
-  type VaultEntry,
 } from './stores.ts';
 import { type Lines, waitTurn } from './turns.ts';
 
+/** A value as memory keeps it: sealed by the stores' seal. */
+interface KeptValue {
+  sealed: string;
+  origin: string;
+  at: string;
+}
+
 interface NodeData {
   record: NodeRecord;
-  key: Uint8Array;
-  secrets: Map<string, VaultEntry>;
+  key: string | undefined;
+  secrets: Map<string, KeptValue>;
   previews: KeptPreview[];
   journal: JournalEntry[];
 }
@@ -27,7 +34,16 @@ export interface MemoryStoreOptions {
   lockWaitMs?: number;
   /** Named as the lock's host in the words of whoever waits. */
   host?: string;
+  /** Seals what the vault keeps; without one, values are kept as they are (memory is no rest). */
+  seal?: Seal;
 }
+
+/** The seal of stores given none: values kept as text, as they are. */
+const asTheyAre: Seal = {
+  seal: async (values) =>
+    values.map((value) => btoa(Array.from(value, (byte) => String.fromCharCode(byte)).join(''))),
+  open: async (kept) => Uint8Array.from(atob(kept), (char) => char.charCodeAt(0)),
+};
 
 /**
  * Stores held in memory, for one process: for tests, trials, and a host (Deno, the
@@ -37,6 +53,7 @@ export interface MemoryStoreOptions {
 export function memoryStores(options: MemoryStoreOptions = {}): Stores {
   const lockWaitMs = options.lockWaitMs ?? 10_000;
   const host = options.host ?? 'this process';
+  const seal = options.seal ?? asTheyAre;
   const nodes = new Map<string, NodeData>();
   const unplaced: JournalEntry[] = [];
   const holders = new Map<string, LockHolder>();
@@ -47,7 +64,7 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     if (!data) {
       data = {
         record: emptyRecord(),
-        key: crypto.getRandomValues(new Uint8Array(32)),
+        key: undefined,
         secrets: new Map(),
         previews: [],
         journal: [],
@@ -76,6 +93,23 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     async openNode(node, act) {
       const release = await takeTurn(node, act);
       const data = dataOf(node);
+      const fresh = async () =>
+        [...nodes.values()].every((each) => each.key === undefined && each.secrets.size === 0);
+      const opened = new Map<string, Uint8Array>();
+      const openValue = async (name: string, kept: KeptValue) => {
+        let value = opened.get(name);
+        if (value === undefined) {
+          const [module, secret] = name.split('/');
+          value = await seal.open(kept.sealed, `value of ${secret} of ${module} on ${node}`);
+          opened.set(name, value);
+        }
+        return value.slice();
+      };
+      let key: Uint8Array | undefined;
+      const openKey = async (sealed: string) => {
+        key ??= await seal.open(sealed, `fingerprint key of ${node}`);
+        return key.slice();
+      };
       let open = true;
       const check = () => {
         if (!open) throw new StoreError(`the records of node ${node} were closed`);
@@ -88,18 +122,77 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
           data.record = structuredClone(next);
         },
         vault: {
-          fingerprintKey: async () => data.key.slice(),
-          get: async (module, secret) => copyEntry(data.secrets.get(`${module}/${secret}`)),
+          async fingerprintKey() {
+            if (data.key === undefined) {
+              const made = crypto.getRandomValues(new Uint8Array(32));
+              const [sealed = ''] = await seal.seal([made], fresh);
+              data.key ??= sealed;
+            }
+            return openKey(data.key);
+          },
+          async get(module, secret) {
+            const kept = data.secrets.get(`${module}/${secret}`);
+            if (!kept) return undefined;
+            const value = await openValue(`${module}/${secret}`, kept);
+            return { value, origin: kept.origin, at: kept.at };
+          },
           async put(...kept) {
             check();
-            for (const { module, secret, entry } of kept)
-              data.secrets.set(`${module}/${secret}`, copyEntry(entry) as VaultEntry);
+            const sealed = await seal.seal(
+              kept.map((item) => item.entry.value),
+              fresh,
+            );
+            kept.forEach(({ module, secret, entry }, index) => {
+              const name = `${module}/${secret}`;
+              data.secrets.set(name, {
+                sealed: sealed[index] ?? '',
+                origin: entry.origin,
+                at: entry.at,
+              });
+              opened.set(name, entry.value.slice());
+            });
           },
           all: async () =>
-            [...data.secrets].map(([key, entry]) => {
-              const [module = '', secret = ''] = key.split('/');
-              return { module, secret, value: entry.value.slice() };
-            }),
+            Promise.all(
+              [...data.secrets].map(async ([name, kept]) => {
+                const [module = '', secret = ''] = name.split('/');
+                return { module, secret, value: await openValue(name, kept) };
+              }),
+            ),
+          async reseal() {
+            check();
+            const unopened: string[] = [];
+            const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
+              opening().catch((error) => {
+                // With no identity at all, nothing is opened: the whole is refused.
+                if (!(error instanceof VaultError) || error.noIdentity) throw error;
+                unopened.push(what);
+                return undefined;
+              });
+            const sealedKey = data.key;
+            const keyValue =
+              sealedKey === undefined
+                ? undefined
+                : await tryOpen(`the fingerprint key of ${node}`, () => openKey(sealedKey));
+            const names = [...data.secrets.keys()];
+            const values: (Uint8Array | undefined)[] = [];
+            for (const name of names) {
+              const [module, secret] = name.split('/');
+              const kept = data.secrets.get(name) as KeptValue;
+              values.push(
+                await tryOpen(`${secret} of ${module} on ${node}`, () => openValue(name, kept)),
+              );
+            }
+            const toSeal = [keyValue, ...values].filter((value) => value !== undefined);
+            const sealed = await seal.seal(toSeal, async () => false);
+            if (keyValue !== undefined) data.key = sealed.shift();
+            names.forEach((name, index) => {
+              const kept = data.secrets.get(name);
+              if (kept && values[index] !== undefined)
+                data.secrets.set(name, { ...kept, sealed: sealed.shift() ?? '' });
+            });
+            return { resealed: toSeal.length, unopened };
+          },
         },
         async keepPreview(preview) {
           check();
@@ -137,8 +230,4 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
         .map((holder) => ({ ...holder })),
     close: async () => {},
   };
-}
-
-function copyEntry(entry: VaultEntry | undefined): VaultEntry | undefined {
-  return entry && { ...entry, value: entry.value.slice() };
 }

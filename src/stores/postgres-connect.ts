@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import pgpass from 'pgpass';
+import type { Seal } from '../vault/seal.ts';
 import { migrate } from './postgres-schema.ts';
 import { checkStoreUrl } from './store-url.ts';
 import { StoreError } from './stores.ts';
@@ -14,6 +15,8 @@ export interface ConnectOptions {
   maxConnections?: number;
   /** How long one statement may take before the connection is given up as lost; longer than the wait for a lock. */
   queryTimeoutMs?: number;
+  /** What seals the values an earlier berth kept in plain bytes, when the schema is brought up. */
+  seal?: Seal;
 }
 
 /** A pool of connections to a database whose schema is this berth's, and its words. */
@@ -53,6 +56,7 @@ export async function connectPostgres(
     connectTimeoutMs = CONNECT_TIMEOUT_MS,
     maxConnections = 64,
     queryTimeoutMs = 70_000,
+    seal,
   }: ConnectOptions = {},
 ): Promise<Connected> {
   const refused = checkStoreUrl(url);
@@ -92,7 +96,7 @@ export async function connectPostgres(
   try {
     const client = await pool.connect();
     try {
-      await migrate(client, where);
+      await migrate(client, where, undefined, seal);
     } finally {
       client.release();
     }

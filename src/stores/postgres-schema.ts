@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Seal } from '../vault/seal.ts';
 import { StoreError } from './stores.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface Migration {
   version: number;
   about: string;
   sql: string;
+  /** A step SQL cannot take (sealing with age), run in the step's transaction after its SQL. */
+  run?: (client: pg.ClientBase, seal: Seal) => Promise<void>;
 }
 
 /**
@@ -125,7 +128,57 @@ export const MIGRATIONS: readonly Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 3,
+    about: 'the vault sealed: every value and fingerprint key an armored age file',
+    sql: `
+      COMMENT ON COLUMN berth_secrets.value IS 'an armored age file: the value, sealed';
+      COMMENT ON COLUMN berth_nodes.fingerprint_key IS 'an armored age file: the key, sealed';
+    `,
+    run: sealEarlierValues,
+  },
 ];
+
+/**
+ * Seals what an earlier berth kept in plain bytes, in the migration's transaction: the
+ * store is sealed whole or not at all. These values are no sealed ones, so berth may make
+ * itself an identity to seal them to (when berth.json names no recipients).
+ */
+async function sealEarlierValues(client: pg.ClientBase, seal: Seal) {
+  const keys = await client.query<{ node: string; fingerprint_key: Buffer }>(
+    'SELECT node, fingerprint_key FROM berth_nodes WHERE fingerprint_key IS NOT NULL FOR UPDATE',
+  );
+  const secrets = await client.query<{
+    node: string;
+    module: string;
+    secret: string;
+    value: Buffer;
+  }>('SELECT node, module, secret, value FROM berth_secrets FOR UPDATE');
+  const sealed = await seal.seal(
+    [
+      ...keys.rows.map((row) => new Uint8Array(row.fingerprint_key)),
+      ...secrets.rows.map((row) => new Uint8Array(row.value)),
+    ],
+    async () => true,
+  );
+  const bytes = sealed.map((text) => Buffer.from(text));
+  await client.query(
+    `UPDATE berth_nodes n SET fingerprint_key = s.key
+       FROM unnest($1::text[], $2::bytea[]) AS s (node, key) WHERE n.node = s.node`,
+    [keys.rows.map((row) => row.node), bytes.slice(0, keys.rows.length)],
+  );
+  await client.query(
+    `UPDATE berth_secrets t SET value = s.value
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[]) AS s (node, module, secret, value)
+       WHERE t.node = s.node AND t.module = s.module AND t.secret = s.secret`,
+    [
+      secrets.rows.map((row) => row.node),
+      secrets.rows.map((row) => row.module),
+      secrets.rows.map((row) => row.secret),
+      bytes.slice(keys.rows.length),
+    ],
+  );
+}
 
 /** The newest schema this berth knows. */
 export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((step) => step.version));
@@ -159,6 +212,7 @@ export async function migrate(
   client: pg.ClientBase,
   where: string,
   upTo = SCHEMA_VERSION,
+  seal?: Seal,
 ): Promise<{ from: number; to: number }> {
   const from = await schemaVersion(client);
   refuseNewer(from, where);
@@ -173,6 +227,8 @@ export async function migrate(
       refuseNewer(version, where);
       if (step.version > version) {
         await client.query(step.sql);
+        if (step.run)
+          await step.run(client, seal ?? (await import('../vault/process-seal.ts')).processSeal());
         await client.query('INSERT INTO berth_schema (version, about) VALUES ($1, $2)', [
           step.version,
           step.about,

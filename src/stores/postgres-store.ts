@@ -4,6 +4,8 @@ import type pg from 'pg';
 import * as v from 'valibot';
 import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
+import { processSeal } from '../vault/process-seal.ts';
+import { type Seal, VaultError } from '../vault/seal.ts';
 import { type Connected, type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import {
   clippedEntry,
@@ -54,6 +56,7 @@ export interface PostgresStores extends Stores {
 export function postgresStores(url: string, options: PostgresStoreOptions = {}): PostgresStores {
   const lockWaitMs = options.lockWaitMs ?? 10_000;
   const host = options.host ?? hostname();
+  const seal = options.seal ?? processSeal();
   const queues: Lines = new Map();
   /** The nodes open now: closing the stores lets go of them. */
   const opened = new Set<NodeStore>();
@@ -61,6 +64,7 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
   const ready = () => {
     connecting ??= connectPostgres(url, {
       ...options,
+      seal,
       queryTimeoutMs: options.queryTimeoutMs ?? lockWaitMs + 60_000,
     });
     const attempt = connecting;
@@ -132,6 +136,7 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
           db,
           record,
           key: row?.kept_key ?? undefined,
+          seal,
           lost: () => lost,
           done: () => {
             client?.off('error', onLost);
@@ -235,6 +240,7 @@ interface NodeStoreParts {
   db: Connected;
   record: NodeRecord;
   key: Buffer | undefined;
+  seal: Seal;
   /** Why the connection ended, if the server said. */
   lost: () => Error | undefined;
   /** Called once the lock is let go. */
@@ -245,9 +251,21 @@ interface NodeStoreParts {
  * One node's records, opened for one act on the connection that holds its lock. Its
  * record and key came with the lock; the rest is read when asked for.
  */
-function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStoreParts): NodeStore {
+function nodeStore({
+  node,
+  client,
+  db,
+  record: kept,
+  key,
+  seal,
+  lost,
+  done,
+}: NodeStoreParts): NodeStore {
   let record = kept;
-  let fingerprintKey = key;
+  let sealedKey = key;
+  let fingerprintKey: Uint8Array | undefined;
+  /** Values opened in this act, by `module/secret`: each is opened once an act. */
+  const opened = new Map<string, Uint8Array>();
   let open = true;
 
   /** One statement on the lock's connection, committed when it resolves. */
@@ -264,6 +282,34 @@ function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStor
     }
   };
 
+  /** Whether the store holds no sealed value: only then may berth make itself an identity. */
+  const fresh = async () => {
+    const found = await run<{ fresh: boolean }>(
+      'the vault cannot be read',
+      `SELECT NOT EXISTS (SELECT 1 FROM berth_secrets)
+          AND NOT EXISTS (SELECT 1 FROM berth_nodes WHERE fingerprint_key IS NOT NULL) AS fresh`,
+      [],
+    );
+    return found.rows[0]?.fresh === true;
+  };
+  const openValue = async (module: string, secret: string, sealed: Buffer) => {
+    const name = `${module}/${secret}`;
+    let value = opened.get(name);
+    if (value === undefined) {
+      value = await seal.open(String(sealed), `value of ${secret} of ${module} on ${node}`);
+      opened.set(name, value);
+    }
+    return value.slice();
+  };
+  const allRows = async () =>
+    (
+      await run<{ module: string; secret: string; value: Buffer }>(
+        `the vault of node ${node} cannot be read`,
+        'SELECT module, secret, value FROM berth_secrets WHERE node = $1 ORDER BY module, secret',
+        [node],
+      )
+    ).rows;
+
   return {
     node,
     record: async () => structuredClone(record),
@@ -278,20 +324,22 @@ function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStor
     },
     vault: {
       async fingerprintKey() {
-        if (!fingerprintKey) {
-          // A new key is kept before any fingerprint made with it is; a key kept
+        if (!sealedKey) {
+          // A new key is kept, sealed, before any fingerprint made with it is; a key kept
           // meanwhile wins.
-          const made = await run<{ fingerprint_key: Buffer }>(
+          const [made = ''] = await seal.seal([new Uint8Array(randomBytes(32))], fresh);
+          const kept = await run<{ fingerprint_key: Buffer }>(
             `the vault of node ${node} cannot be written`,
             `INSERT INTO berth_nodes AS n (node, fingerprint_key) VALUES ($1, $2)
                ON CONFLICT (node) DO UPDATE
                  SET fingerprint_key = coalesce(n.fingerprint_key, EXCLUDED.fingerprint_key)
                RETURNING fingerprint_key`,
-            [node, randomBytes(32)],
+            [node, Buffer.from(made)],
           );
-          fingerprintKey = made.rows[0]?.fingerprint_key;
+          sealedKey = kept.rows[0]?.fingerprint_key;
         }
-        return new Uint8Array(fingerprintKey ?? []);
+        fingerprintKey ??= await seal.open(String(sealedKey ?? ''), `fingerprint key of ${node}`);
+        return fingerprintKey.slice();
       },
       async get(module, secret) {
         const found = await run<{ value: Buffer; origin: string; at: string }>(
@@ -300,7 +348,13 @@ function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStor
           [node, module, secret],
         );
         const row = found.rows[0];
-        return row && { value: new Uint8Array(row.value), origin: row.origin, at: row.at };
+        return (
+          row && {
+            value: await openValue(module, secret, row.value),
+            origin: row.origin,
+            at: row.at,
+          }
+        );
       },
       async put(...kept) {
         // One statement for all: a row a name (the last put of a name wins, as ON
@@ -308,6 +362,10 @@ function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStor
         const last = new Map(kept.map((item) => [`${item.module}/${item.secret}`, item]));
         const rows = [...last.values()];
         if (rows.length === 0) return;
+        const sealed = await seal.seal(
+          rows.map((row) => row.entry.value),
+          fresh,
+        );
         await run(
           `the vault of node ${node} cannot be written`,
           `INSERT INTO berth_secrets (node, module, secret, value, origin, at)
@@ -318,23 +376,73 @@ function nodeStore({ node, client, db, record: kept, key, lost, done }: NodeStor
             node,
             rows.map((row) => row.module),
             rows.map((row) => row.secret),
-            rows.map((row) => Buffer.from(row.entry.value)),
+            sealed.map((text) => Buffer.from(text)),
             rows.map((row) => row.entry.origin),
             rows.map((row) => row.entry.at),
           ],
         );
+        for (const row of rows) opened.set(`${row.module}/${row.secret}`, row.entry.value.slice());
       },
       async all() {
-        const found = await run<{ module: string; secret: string; value: Buffer }>(
-          `the vault of node ${node} cannot be read`,
-          'SELECT module, secret, value FROM berth_secrets WHERE node = $1 ORDER BY module, secret',
-          [node],
+        const found = await allRows();
+        const values = await Promise.all(
+          found.map((row) => openValue(row.module, row.secret, row.value)),
         );
-        return found.rows.map((row) => ({
+        return found.map((row, index) => ({
           module: row.module,
           secret: row.secret,
-          value: new Uint8Array(row.value),
+          value: values[index] as Uint8Array,
         }));
+      },
+      async reseal() {
+        const found = await allRows();
+        const unopened: string[] = [];
+        const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
+          opening().catch((error) => {
+            // With no identity at all, nothing is opened: the whole is refused.
+            if (!(error instanceof VaultError) || error.noIdentity) throw error;
+            unopened.push(what);
+            return undefined;
+          });
+        const keyValue =
+          sealedKey === undefined
+            ? undefined
+            : await tryOpen(`the fingerprint key of ${node}`, async () => {
+                fingerprintKey ??= await seal.open(String(sealedKey), `fingerprint key of ${node}`);
+                return fingerprintKey;
+              });
+        const values: (Uint8Array | undefined)[] = [];
+        for (const row of found)
+          values.push(
+            await tryOpen(`${row.secret} of ${row.module} on ${node}`, () =>
+              openValue(row.module, row.secret, row.value),
+            ),
+          );
+        const rows = found.filter((_, index) => values[index] !== undefined);
+        const toSeal = [keyValue, ...values].filter((value) => value !== undefined);
+        const sealed = (await seal.seal(toSeal, async () => false)).map((text) =>
+          Buffer.from(text),
+        );
+        const newKey = keyValue === undefined ? undefined : sealed.shift();
+        // One statement: the key and the values sealed again together, or none.
+        await run(
+          `the vault of node ${node} cannot be written`,
+          `WITH k AS (
+             UPDATE berth_nodes SET fingerprint_key = coalesce($2, fingerprint_key) WHERE node = $1
+           )
+           UPDATE berth_secrets t SET value = s.value
+             FROM unnest($3::text[], $4::text[], $5::bytea[]) AS s (module, secret, value)
+             WHERE t.node = $1 AND t.module = s.module AND t.secret = s.secret`,
+          [
+            node,
+            newKey ?? null,
+            rows.map((row) => row.module),
+            rows.map((row) => row.secret),
+            sealed,
+          ],
+        );
+        if (newKey) sealedKey = newKey;
+        return { resealed: toSeal.length, unopened };
       },
     },
     async keepPreview(preview) {

@@ -71,6 +71,17 @@ export interface NodeVault {
   put(...kept: readonly KeptSecret[]): Promise<void>;
   /** Every secret kept for the node, so that hook output can be cleared of their values. */
   all(): Promise<{ module: string; secret: string; value: Uint8Array }[]>;
+  /**
+   * Seals every kept value and the fingerprint key again, to the recipients of now, in
+   * one write. A value the identity cannot open is kept as it was, and named.
+   */
+  reseal(): Promise<Resealed>;
+}
+
+/** What a reseal did: how many values it sealed again, and those it could not open. */
+export interface Resealed {
+  resealed: number;
+  unopened: string[];
 }
 
 /**

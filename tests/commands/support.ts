@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestOf, nodeDirs, type World } from '../helpers/world.ts';
+import { ageDecrypt, userIdentityFile } from '../vault/support.ts';
 
 /**
  * Everything under a directory as one comparable value: each path with its kind,
@@ -78,7 +79,10 @@ export function vaultPath(world: World, node = 'box'): string {
   return join(world.state, 'nodes', node, 'vault.json');
 }
 
-/** The values in every node's vault, by `node/module/secret`, decoded. */
+/**
+ * The values in every node's vault, by `node/module/secret`, opened by the reference age
+ * with the identity berth found as this user.
+ */
 export async function vaultValues(world: World): Promise<Record<string, string>> {
   const values: Record<string, string> = {};
   for (const node of await nodeDirs(world.state)) {
@@ -86,7 +90,8 @@ export async function vaultValues(world: World): Promise<Record<string, string>>
     if (!text) continue;
     const vault = JSON.parse(text) as { secrets: Record<string, { value: string }> };
     for (const [key, entry] of Object.entries(vault.secrets))
-      values[`${node}/${key}`] = Buffer.from(entry.value, 'base64').toString('utf8');
+      values[`${node}/${key}`] =
+        ageDecrypt(entry.value, userIdentityFile())?.toString('utf8') ?? '';
   }
   return values;
 }

@@ -55,7 +55,7 @@ export function postgresUnavailable(): string | undefined {
 }
 
 /** The directory of initdb and postgres: $BERTH_TEST_PG_BIN, else Debian's newest. */
-function binDir(): string | undefined {
+export function binDir(): string | undefined {
   const named = process.env.BERTH_TEST_PG_BIN;
   if (named) return existsSync(join(named, 'postgres')) ? named : undefined;
   const root = '/usr/lib/postgresql';

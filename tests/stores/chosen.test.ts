@@ -7,11 +7,11 @@ import { storeContract } from './contract.ts';
 
 // The stores both faces are given: chosen by berth.json, here its state directory's own
 // files. Every call must reach the chosen store whole, arguments and all.
-storeContract('a state directory, as berth.json chooses it', async ({ lockWaitMs }) => {
+storeContract('a state directory, as berth.json chooses it', async ({ lockWaitMs, seal }) => {
   const dir = await mkdtemp(join(tmpdir(), 'berth-store-'));
   await writeFile(join(dir, 'berth.json'), '{"nodes": {}}');
   const location = { dir, createIfMissing: false };
-  const open = () => chosenStores(location, fileConfig(dir), {}, { lockWaitMs });
+  const open = () => chosenStores(location, fileConfig(dir), {}, { lockWaitMs, seal });
   return {
     stores: open(),
     reopen: async () => open(),

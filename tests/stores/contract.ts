@@ -12,6 +12,7 @@ import {
   StoreError,
   type Stores,
 } from '../../src/stores/stores.ts';
+import { ageSeal, heldKeys, type Seal, VaultError } from '../../src/vault/seal.ts';
 
 export interface StoreUnderTest {
   stores: Stores;
@@ -20,7 +21,22 @@ export interface StoreUnderTest {
   cleanup(): Promise<void>;
 }
 
-export type MakeStores = (options: { lockWaitMs: number }) => Promise<StoreUnderTest>;
+/** `seal` is what every store the maker makes (and reopens) seals its vault with. */
+export type MakeStores = (options: { lockWaitMs: number; seal: Seal }) => Promise<StoreUnderTest>;
+
+/** Three age identities made by the reference `age-keygen`, with their recipients. */
+const ALICE = {
+  identity: 'AGE-SECRET-KEY-1Z350CM7GTQ457PQQAHHPM7A5SFDGUY29HCM77JSS4KRXTRWF560QMKKFLX',
+  recipient: 'age16ujejuxn00zupsvuv35qmge7svpxkj7nwr73e3kr248ts26j5des0j4yga',
+};
+const BOB = {
+  identity: 'AGE-SECRET-KEY-1YGDNYWXJ470W6E6TZDEYMQ4UJ9QA5HHQM2KQ6CF6AKRN0F8AKMJSQTK6QJ',
+  recipient: 'age17m8g48jsewl94h0ktttyslpp709qkpqs2ulhvmzkyejd07t96sws08dhzy',
+};
+const CAROL = {
+  identity: 'AGE-SECRET-KEY-1VMWTR0RQ8KP6C8FUM88N53HY6CQDQAUS6DEKRM66TXUNVADCECYS0DYPQL',
+  recipient: 'age10psk0nv3aaan8va74dh5mpdnxhga0f4gflzp9cjzx6dprx6usvsqhh6pfc',
+};
 
 const RECORD: NodeRecord = {
   assigned: ['gitea', 'postgres'],
@@ -61,8 +77,14 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
   describe(`the stores contract: ${name}`, { skip }, () => {
     let subject: StoreUnderTest;
     let stores: Stores;
+    // The stores seal with whatever `sealing` is now: a test changes who berth is.
+    let sealing = ageSeal(heldKeys(ALICE.identity));
+    const seal: Seal = {
+      seal: (values, fresh) => sealing.seal(values, fresh),
+      open: (sealed, what) => sealing.open(sealed, what),
+    };
     before(async () => {
-      subject = await make({ lockWaitMs: 400 });
+      subject = await make({ lockWaitMs: 400, seal });
       stores = subject.stores;
     });
     after(async () => {
@@ -179,6 +201,93 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         await node.close();
       } finally {
         await again.close();
+      }
+    });
+
+    it('seals every value and the key: another identity is refused in words, and nothing opens', async () => {
+      const opened = await stores.openNode('sealed', 'take');
+      await opened.vault.put({
+        module: 'gitea',
+        secret: 'db_password',
+        entry: { value: new TextEncoder().encode('alice-only'), origin: 'minted', at: 'now' },
+      });
+      await opened.vault.fingerprintKey();
+      await opened.close();
+      sealing = ageSeal(heldKeys(BOB.identity));
+      try {
+        const node = await stores.openNode('sealed', 'converge');
+        await assert.rejects(
+          node.vault.get('gitea', 'db_password'),
+          (error: Error) =>
+            error instanceof VaultError &&
+            error.message ===
+              'the sealed value of db_password of gitea on sealed cannot be opened with the identity berth was given: it was sealed to other recipients',
+        );
+        await assert.rejects(
+          node.vault.fingerprintKey(),
+          /fingerprint key of sealed cannot be opened/,
+        );
+        await assert.rejects(node.vault.all(), VaultError);
+        await node.close();
+        sealing = ageSeal(heldKeys(undefined));
+        const none = await stores.openNode('sealed', 'converge');
+        await assert.rejects(
+          none.vault.get('gitea', 'db_password'),
+          /berth needs its age identity to open the sealed value of db_password of gitea on sealed, and found none: it looked at the identity berth was given \(none\)/,
+        );
+        await none.close();
+      } finally {
+        sealing = ageSeal(heldKeys(ALICE.identity));
+      }
+    });
+
+    it('reseals to the recipients of now; a value it cannot open is named and kept as it was', async () => {
+      const opened = await stores.openNode('rekey', 'take');
+      await opened.vault.put({
+        module: 'm',
+        secret: 'ours',
+        entry: { value: new TextEncoder().encode('ours-value'), origin: 'minted', at: 'now' },
+      });
+      await opened.vault.fingerprintKey();
+      await opened.close();
+      // A value sealed to Carol alone, which Alice cannot open.
+      sealing = ageSeal(heldKeys(ALICE.identity, [CAROL.recipient]));
+      const carols = await stores.openNode('rekey', 'take');
+      await carols.vault.put({
+        module: 'm',
+        secret: 'carols',
+        entry: { value: new TextEncoder().encode('carol-value'), origin: 'found', at: 'then' },
+      });
+      await carols.close();
+      try {
+        // Bob joins and Alice leaves: Alice reseals to Bob.
+        sealing = ageSeal(heldKeys(ALICE.identity, [BOB.recipient]));
+        const node = await stores.openNode('rekey', 'rekey');
+        assert.deepEqual(await node.vault.reseal(), {
+          resealed: 2,
+          unopened: ['carols of m on rekey'],
+        });
+        await node.close();
+        sealing = ageSeal(heldKeys(ALICE.identity));
+        const alice = await stores.openNode('rekey', 'converge');
+        await assert.rejects(alice.vault.get('m', 'ours'), /sealed to other recipients/);
+        await alice.close();
+        sealing = ageSeal(heldKeys(BOB.identity));
+        const bob = await stores.openNode('rekey', 'converge');
+        assert.equal(
+          new TextDecoder().decode((await bob.vault.get('m', 'ours'))?.value),
+          'ours-value',
+        );
+        await bob.vault.fingerprintKey();
+        await bob.close();
+        sealing = ageSeal(heldKeys(CAROL.identity));
+        const carol = await stores.openNode('rekey', 'converge');
+        const kept = await carol.vault.get('m', 'carols');
+        assert.equal(new TextDecoder().decode(kept?.value), 'carol-value');
+        assert.equal(kept?.origin, 'found');
+        await carol.close();
+      } finally {
+        sealing = ageSeal(heldKeys(ALICE.identity));
       }
     });
 

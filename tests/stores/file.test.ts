@@ -6,12 +6,12 @@ import { describe, it } from 'node:test';
 import { fileStores } from '../../src/stores/file-store.ts';
 import { storeContract } from './contract.ts';
 
-storeContract('a state directory', async ({ lockWaitMs }) => {
+storeContract('a state directory', async ({ lockWaitMs, seal }) => {
   const dir = await mkdtemp(join(tmpdir(), 'berth-store-'));
   const location = { dir, createIfMissing: false };
   return {
-    stores: fileStores(location, { lockWaitMs }),
-    reopen: async () => fileStores(location, { lockWaitMs }),
+    stores: fileStores(location, { lockWaitMs, seal }),
+    reopen: async () => fileStores(location, { lockWaitMs, seal }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 });

@@ -8,13 +8,13 @@ import { storeContract } from './contract.ts';
 
 storeContract(
   'PostgreSQL',
-  async ({ lockWaitMs }) => {
+  async ({ lockWaitMs, seal }) => {
     let server: PostgresServer | undefined = await startPostgres();
     try {
       const url = server.url;
       return {
-        stores: await openPostgresStores(url, { lockWaitMs }),
-        reopen: () => openPostgresStores(url, { lockWaitMs }),
+        stores: await openPostgresStores(url, { lockWaitMs, seal }),
+        reopen: () => openPostgresStores(url, { lockWaitMs, seal }),
         cleanup: async () => {
           await server?.stop();
           server = undefined;

@@ -1,0 +1,117 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ActDeps, openAct } from '../../src/commands/act.ts';
+import { commands } from '../../src/commands/table.ts';
+import { fileConfig } from '../../src/config/file-config.ts';
+import { machinesOf } from '../../src/machines/machines-of.ts';
+import { fileStores } from '../../src/stores/file-store.ts';
+import { ageSeal, heldKeys, type Seal } from '../../src/vault/seal.ts';
+import { fmt, log, median, ratio, table } from './stats.ts';
+
+const SECRETS = 100;
+const converge = commands.find((command) => command.name === 'converge');
+
+/** Sealing bypassed: each value kept as base64, as the vault was before it was sealed. */
+const bypassed: Seal = {
+  seal: async (values) => values.map((value) => Buffer.from(value).toString('base64')),
+  open: async (kept) => new Uint8Array(Buffer.from(kept, 'base64')),
+};
+
+/**
+ * The sealed vault's cost: a converge that mints and writes 100 secrets (an install),
+ * and one that restores 100 from the vault (their files removed from the node), each a
+ * preview and its act, in one process, with age sealing and with sealing bypassed,
+ * interleaved round by round. The node is a rooted one: its cost is the file system's.
+ */
+export async function benchVault(rounds: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'berth-bench-vault-'));
+  const { generateX25519Identity } = await import('age-encryption');
+  const sealed = ageSeal(heldKeys(await generateX25519Identity()));
+  const times = {
+    install: { age: [] as number[], none: [] as number[] },
+    restore: { age: [] as number[], none: [] as number[] },
+  };
+  try {
+    log(`vault: converge of ${SECRETS} secrets, sealed with age and not, ${rounds} rounds`);
+    for (let round = 0; round < rounds; round++) {
+      const order: ['age' | 'none', Seal][] = [
+        ['age', sealed],
+        ['none', bypassed],
+      ];
+      if (round % 2) order.reverse();
+      for (const [name, seal] of order) {
+        const world = join(dir, `${name}-${round}`);
+        const deps = await makeWorld(world, seal);
+        times.install[name].push(await timeConverge(deps));
+        for (let i = 0; i < SECRETS; i++) await rm(join(world, 'box', `etc/many/s${i}`));
+        times.restore[name].push(await timeConverge(deps));
+        await rm(world, { recursive: true, force: true });
+      }
+    }
+    const rows = (['install', 'restore'] as const).map((kind) => {
+      const age = median(times[kind].age);
+      const none = median(times[kind].none);
+      return [
+        kind === 'install'
+          ? `install: mint, seal and write ${SECRETS} secrets`
+          : `restore: open ${SECRETS} secrets and write them`,
+        fmt(none, 1),
+        fmt(age, 1),
+        ratio(age / none),
+      ];
+    });
+    return [
+      `Sealed vault: one converge (preview and act) of a module with ${SECRETS} secrets on a rooted node, median of ${rounds} interleaved rounds`,
+      '',
+      table(['converge', 'ms, sealing bypassed', 'ms, sealed with age', 'ratio'], rows),
+    ].join('\n');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function makeWorld(dir: string, seal: Seal): Promise<ActDeps> {
+  const state = join(dir, 'state');
+  const root = join(dir, 'box');
+  await mkdir(join(state, 'modules'), { recursive: true });
+  await mkdir(root, { recursive: true });
+  await writeFile(join(state, 'berth.json'), JSON.stringify({ nodes: { box: { root } } }));
+  const secrets = Object.fromEntries(
+    Array.from({ length: SECRETS }, (_, i) => [`s${i}`, { path: `/etc/many/s${i}` }]),
+  );
+  await writeFile(
+    join(state, 'modules', 'many.json'),
+    JSON.stringify({ description: 'many secrets', data: ['/var/lib/many'], secrets }),
+  );
+  const deps: ActDeps = {
+    loadConfig: fileConfig(state),
+    stores: fileStores({ dir: state, createIfMissing: false }, { seal }),
+    machines: machinesOf,
+  };
+  const assign = commands.find((command) => command.name === 'assign');
+  if (!assign) throw new Error('no assign command');
+  await run(assign, { node: 'box', module: 'many', yes: false }, deps);
+  return deps;
+}
+
+async function run(
+  command: (typeof commands)[number],
+  request: Parameters<typeof openAct>[1],
+  deps: ActDeps,
+) {
+  const opened = await openAct(command, request, deps, { actor: 'bench', via: 'cli', mint: [] });
+  if (opened.kind !== 'ready') throw new Error(opened.refused);
+  const outcome = await opened.run();
+  if (outcome.error) throw new Error(outcome.error);
+  return outcome.said;
+}
+
+async function timeConverge(deps: ActDeps): Promise<number> {
+  if (!converge) throw new Error('no converge command');
+  const started = performance.now();
+  const said = await run(converge, { node: 'box', module: '', yes: false }, deps);
+  const digest = said.trim().split('\n').at(-1)?.split(' ')[1];
+  await run(converge, { node: 'box', module: '', yes: true, digest }, deps);
+  return performance.now() - started;
+}

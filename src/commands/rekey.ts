@@ -1,0 +1,16 @@
+import { type CommandFunction, refuse } from './context.ts';
+
+/**
+ * Seals a node's kept values and fingerprint key again, to the recipients of now (a team
+ * member added or removed): one write, journaled as one act. A value this identity
+ * cannot open stays as it was, and is named, so nothing is lost.
+ */
+export const rekey: CommandFunction = async ({ node }, { store }) => {
+  const { resealed, unopened } = await store.vault.reseal();
+  const said = `sealed ${resealed} value${resealed === 1 ? '' : 's'} of ${node} again to the recipients of now`;
+  if (unopened.length === 0) return { said };
+  return refuse(
+    `berth's identity cannot open ${unopened.join(', ')}; kept as sealed before: rekey again with an identity they were sealed to`,
+    said,
+  );
+};
