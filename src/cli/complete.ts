@@ -19,8 +19,8 @@ interface Words {
 export const SURFACE: Record<string, Words> = {
   assign: { args: ['node', 'module'], flags: [] },
   unassign: { args: ['node', 'module'], flags: [] },
-  take: { args: ['node', 'module'], flags: ['--yes', '--digest', '--mint'] },
-  converge: { args: ['node'], flags: ['--yes', '--digest', '--filter'] },
+  take: { args: ['node', 'module'], flags: ['--yes', '--digest', '--mint', '--full-diff'] },
+  converge: { args: ['node'], flags: ['--yes', '--digest', '--filter', '--full-diff'] },
   adopt: { args: ['node'], flags: [] },
   forget: { args: ['node', 'module'], flags: [] },
   api: { args: [], flags: ['--listen', '--issuer', '--audience'] },

@@ -104,7 +104,7 @@ describe('berth completion in bash, zsh and fish', () => {
     ['berth con', ['converge']],
     ['berth assign ', ['box', 'web1']],
     ['berth assign box ', ['gitea', 'postgres']],
-    ['berth converge box --f', ['--filter']],
+    ['berth converge box --f', ['--filter', '--full-diff']],
     ['berth converge box --filter ', ['gitea', 'postgres']],
     ['berth completion ', ['bash', 'fish', 'zsh']],
     ['berth nodes @', ['@all', '@web']],
