@@ -59,7 +59,6 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       const flag = option === 'yes' || option === 'detailed-exitcode' || option === 'fullDiff';
       entry.option(name, help, flag ? undefined : { type: [String] });
     }
-    for (const example of EXAMPLES[command.name] ?? []) entry.example(example);
     entry.action((...given: unknown[]) => {
       exit = runTableCommand(command, given, argv, location(), io);
     });
@@ -199,9 +198,9 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       if (!found) throw new UsageError(noCommand(wanted, cli.commands));
       found.outputHelp();
     });
+  // An example or two a command, for `berth help <command>`.
   for (const command of cli.commands)
-    for (const example of EXAMPLES[command.name] ?? [])
-      if (!command.examples.includes(example)) command.example(example);
+    for (const example of EXAMPLES[command.name] ?? []) command.example(example);
 
   cli.help((sections) =>
     sections.map((section) =>

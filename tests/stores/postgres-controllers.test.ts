@@ -140,7 +140,7 @@ describe('controllers over one PostgreSQL store', { skip: postgresUnavailable() 
         assert.ok(error instanceof StoreError);
         assert.equal(
           error.message,
-          `berth process ${process.pid} on controller-one holds the lock of node busy (converge, since ${holder?.since}) and did not let go within 1s`,
+          `berth process ${process.pid} on controller-one holds the lock of node busy (converge, since ${holder?.since}) and did not let go within 500ms`,
         );
         return true;
       });
