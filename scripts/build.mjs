@@ -58,7 +58,7 @@ const LAZY_GROUPS = {
   http: ['hono/hono-base', 'hono/factory', 'hono/router', '@hono/node-server'],
   jose: ['jose'],
   pg: ['pg'],
-  age: ['age-encryption'],
+  age: ['age-encryption', '@scure/base'],
 };
 
 /** pg requires its optional native binding only through `pg.native`, which berth never reads. */
