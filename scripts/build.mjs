@@ -13,6 +13,9 @@
 // group is bundled on its own and kept in the file compressed (brotli, as base64), which
 // is scanned as one short string; it becomes a module (a data: URL import) when a module
 // that needs it is first evaluated, and only `import()` reaches those, never the start.
+// jsdiff is called from code that is not async (a plan is worked out in one go), so its
+// group is made a module in place, synchronously, on the first use of one of its exports:
+// commands that show no diff never decompress or parse it.
 
 import { builtinModules, createRequire } from 'node:module';
 import { brotliCompressSync } from 'node:zlib';
@@ -58,7 +61,68 @@ const LAZY_GROUPS = {
   http: ['hono/hono-base', 'hono/factory', 'hono/router', '@hono/node-server'],
   jose: ['jose'],
   pg: ['pg'],
+  // Only `berth openapi` converts schemas to JSON Schema.
+  openapi: ['@valibot/to-json-schema'],
+  // Only a value sealed or opened: age, and the bech32 of its identities.
   age: ['age-encryption', '@scure/base'],
+};
+
+/** The groups kept as text and made a module on the first use of an export: specifier → group. */
+const ON_FIRST_USE = { diff: 'diff' };
+
+/** A group bundled as one CommonJS module, compressed, as base64. */
+async function onFirstUseText(group, specifier) {
+  const built = await build({
+    stdin: {
+      contents: `module.exports = require(${JSON.stringify(specifier)});`,
+      resolveDir: process.cwd(),
+      sourcefile: `berth-lazy-${group}.cjs`,
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    legalComments: 'none',
+    write: false,
+    logLevel: 'warning',
+  });
+  return brotliCompressSync(built.outputFiles[0].contents).toString('base64');
+}
+
+/** @type {import('esbuild').Plugin} */
+const onFirstUse = {
+  name: 'on-first-use',
+  setup(on) {
+    on.onResolve({ filter: /^[@a-z]/ }, (args) =>
+      args.path in ON_FIRST_USE ? { path: args.path, namespace: 'berth-on-first-use' } : undefined,
+    );
+    // A stand-in whose exports are getters: the first one read evaluates the group, as
+    // Node evaluates a CommonJS file, with its own name in stack frames.
+    on.onLoad({ filter: /.*/, namespace: 'berth-on-first-use' }, async (args) => {
+      const group = ON_FIRST_USE[args.path];
+      const keys = Object.keys(require(args.path)).filter((key) => key !== 'default');
+      return {
+        loader: 'js',
+        contents: [
+          "const { brotliDecompressSync } = require('node:zlib');",
+          "const { runInThisContext } = require('node:vm');",
+          'let real;',
+          'function load() {',
+          '  if (real) return real;',
+          `  const text = brotliDecompressSync(Buffer.from('${await onFirstUseText(group, args.path)}', 'base64')).toString('utf8');`,
+          '  const module = { exports: {} };',
+          `  runInThisContext('(function (module, exports) {' + text + '\\n})', { filename: 'berth:${group}' })(module, module.exports);`,
+          '  real = module.exports;',
+          '  return real;',
+          '}',
+          `for (const key of ${JSON.stringify(keys)})`,
+          '  Object.defineProperty(exports, key, { get: () => load()[key], enumerable: true });',
+        ].join('\n'),
+      };
+    });
+  },
 };
 
 /** pg requires its optional native binding only through `pg.native`, which berth never reads. */
@@ -161,6 +225,6 @@ await build({
   banner: {
     js: "import { createRequire as __berthRequire } from 'node:module'; const require = __berthRequire(import.meta.url);",
   },
-  plugins: [lazyGroups, lazyBuiltins],
+  plugins: [lazyGroups, onFirstUse, lazyBuiltins],
   logLevel: 'warning',
 });

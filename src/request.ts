@@ -23,6 +23,19 @@ export interface Outcome {
   error?: string;
 }
 
+/** The Command API's answer once the command ran: 200 with `said`, 409 with `refused` too. */
+export const CommandAnswerSchema = v.object({
+  said: v.pipe(v.string(), v.description('What the command line would have printed')),
+  refused: v.optional(
+    v.pipe(v.string(), v.description("The command's refusal, as the command line says it")),
+  ),
+});
+
+/** Every other answer (400, 401, 404, 413, 503): why the request was not carried out. */
+export const RefusalSchema = v.object({
+  refused: v.pipe(v.string(), v.description('Why, in words')),
+});
+
 export type Decoded = { ok: true; request: CommandRequest } | { ok: false; message: string };
 
 /** Decodes a request body: JSON first, then the request's shape. */

@@ -1,4 +1,5 @@
 import type { Catalog, CatalogEntry, ModuleDefinition } from './catalog.ts';
+import { didYouMean } from './did-you-mean.ts';
 
 /** Why a module does not resolve on a node, as a value: the words are made from it. */
 export type Unresolved =
@@ -97,4 +98,19 @@ export function describeUnresolved(node: string, unresolved: Unresolved): string
 /** The refusal for a module that does not resolve, as assign and converge say it. */
 export function doesNotResolve(module: string, node: string, unresolved: Unresolved) {
   return `${module} does not resolve: ${describeUnresolved(node, unresolved)}`;
+}
+
+/**
+ * `; did you mean gitea?` when a module (or a need) is not in the catalog and a name of
+ * the catalog is close to it; nothing otherwise. Read only when something is missing.
+ */
+export async function catalogHint(unresolved: Unresolved, module: string, catalog: Catalog) {
+  const missing =
+    unresolved.why === 'not-in-catalog'
+      ? module
+      : unresolved.why === 'need-not-in-catalog'
+        ? unresolved.need
+        : undefined;
+  if (missing === undefined) return '';
+  return didYouMean(missing, await catalog.names());
 }

@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { closest } from './did-you-mean.ts';
 
 /**
  * valibot's issues, said in the words of the operator who wrote the JSON: where (the
@@ -108,37 +109,4 @@ function inside(part: SchemaPart, key: string): SchemaPart[] {
   if (part.type === 'record' && part.value) return [part.value];
   if (part.type === 'array' && part.item) return [part.item];
   return [];
-}
-
-/**
- * The known field closest to a mistyped one, if it is close enough to be what was meant:
- * one edit (a swap counts as one) from a short field, two from a field of 5 or more.
- */
-function closest(typed: string, known: readonly string[]): string | undefined {
-  let best: { field: string; distance: number } | undefined;
-  for (const field of known) {
-    const distance = editDistance(typed.toLowerCase(), field.toLowerCase());
-    const close = distance <= (field.length >= 5 ? 2 : 1);
-    if (close && (!best || distance < best.distance)) best = { field, distance };
-  }
-  return best?.field;
-}
-
-/** Damerau-Levenshtein (optimal string alignment): `mdoe` is one swap from `mode`. */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number) => rows[i]?.[j] ?? 0;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let distance = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        distance = Math.min(distance, at(i - 2, j - 2) + 1);
-      }
-      (rows[i] as number[])[j] = distance;
-    }
-  }
-  return at(a.length, b.length);
 }

@@ -30,20 +30,29 @@ function shownSecrets(secrets: readonly KeptValue[]): Shown[] {
     .filter(({ text }) => text.length >= 6);
 }
 
-type KeptValue = { module: string; secret: string; value: Uint8Array };
+/** A kept secret's value, with whose it is: what clearing text needs of the vault. */
+export type KeptValue = { module: string; secret: string; value: Uint8Array };
 
-function replaceAll(text: string, shown: readonly Shown[]): string {
-  let clear = text;
-  for (const { text: secret, label } of shown) clear = clear.replaceAll(secret, label);
-  return clear;
-}
+/** One pattern for all the secrets of a clearing, made once: a chatty hook is cleared a chunk at a time. */
+const patterns = new WeakMap<readonly Shown[], { pattern: RegExp; labels: Map<string, string> }>();
 
-/**
- * Clears known secret values out of text berth will show (a hook's output): each is
- * replaced by its name. A hook may print what it reads; berth must not repeat it.
- */
-export function redactSecrets(text: string, secrets: readonly KeptValue[]): string {
-  return replaceAll(text, shownSecrets(secrets));
+function replaceSecrets(text: string, shown: readonly Shown[]): string {
+  if (shown.length === 0) return text;
+  let made = patterns.get(shown);
+  if (!made) {
+    // Longest first: where two begin at one place, the longer is cleared whole.
+    const longestFirst = [...shown].sort((a, b) => b.text.length - a.text.length);
+    const alternatives = longestFirst.map(({ text }) =>
+      text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    );
+    made = {
+      pattern: new RegExp(alternatives.join('|'), 'g'),
+      labels: new Map(longestFirst.map(({ text, label }) => [text, label])),
+    };
+    patterns.set(shown, made);
+  }
+  const { labels } = made;
+  return text.replace(made.pattern, (found) => labels.get(found) ?? found);
 }
 
 /** How much of a hook's output berth's words (a refusal, said, the journal) keep: its end. */
@@ -61,12 +70,20 @@ export function clearHookOutput(
   cut: boolean,
 ): string {
   const shown = shownSecrets(secrets);
-  let clear = replaceAll(output, shown);
+  let clear = replaceSecrets(output, shown);
   if (cut) {
     let longest: { length: number; label: string } | undefined;
     for (const { text, label } of shown) {
-      for (let length = text.length - 1; length > (longest?.length ?? 0); length--) {
-        if (clear.startsWith(text.slice(-length))) {
+      // The tail of a secret the text may begin with starts where the secret holds the
+      // text's first character: only there is it worth comparing.
+      for (
+        let at = text.indexOf(clear.charAt(0), 1);
+        at > 0;
+        at = text.indexOf(clear.charAt(0), at + 1)
+      ) {
+        const length = text.length - at;
+        if (length <= (longest?.length ?? 0)) break;
+        if (clear.startsWith(text.slice(at))) {
           longest = { length, label };
           break;
         }
@@ -98,7 +115,7 @@ export function clearingLines(
   const shown = shownSecrets(secrets);
   let pending = '';
   const flush = (final: boolean) => {
-    const clear = replaceAll(pending, shown);
+    const clear = replaceSecrets(pending, shown);
     let upTo = final ? clear.length : clear.lastIndexOf('\n') + 1;
     if (!final) {
       const held = heldFrom(clear, shown);
@@ -124,8 +141,14 @@ export function clearingLines(
 /** Where the text's end may begin a secret still to be completed; its length when nowhere. */
 function heldFrom(text: string, shown: readonly Shown[]): number {
   let held = text.length;
+  const lineStart = text.lastIndexOf('\n') + 1;
   for (const { text: secret } of shown) {
-    for (let at = Math.max(0, text.length - secret.length + 1); at < held; at++) {
+    // Only where the secret's first character stands can it begin; and, unless it spans
+    // lines, on the last line.
+    const first = secret.charAt(0);
+    const from = Math.max(text.length - secret.length + 1, secret.includes('\n') ? 0 : lineStart);
+    let at = text.indexOf(first, from);
+    for (; at !== -1 && at < held; at = text.indexOf(first, at + 1)) {
       if (secret.startsWith(text.slice(at))) {
         held = at;
         break;

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { didYouMean, withHint } from './did-you-mean.ts';
 import { parseDuration } from './duration.ts';
 import { checkName, isName } from './names.ts';
 import { checkStoreUrl } from './stores/store-url.ts';
@@ -170,5 +171,10 @@ export function checkNodeIn(settings: Settings, node: string): string | undefine
   if (!isName(node)) return checkName('node', node);
   // Own names only: `constructor` is in every object, and is no node of the inventory.
   if (Object.hasOwn(settings.nodes, node)) return undefined;
-  return `berth does not know node ${node}; add it under nodes in berth.json`;
+  return withHint(
+    `berth does not know node ${node}`,
+    didYouMean(node, Object.keys(settings.nodes)),
+    'add it under nodes in berth.json',
+    'else add it under nodes in berth.json',
+  );
 }

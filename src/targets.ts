@@ -1,3 +1,4 @@
+import { didYouMean, withHint } from './did-you-mean.ts';
 import { checkName, isName } from './names.ts';
 
 /**
@@ -86,11 +87,20 @@ export function resolveTarget(
       if (!known.has(term.name))
         return {
           ok: false,
-          refused: `berth does not know node ${term.name}; add it under nodes in berth.json`,
+          refused: withHint(
+            `berth does not know node ${term.name}`,
+            didYouMean(term.name, known),
+            'add it under nodes in berth.json',
+            'else add it under nodes in berth.json',
+          ),
         };
       into.add(term.name);
     } else if (!hasGroup(inventory.groups, term.name)) {
-      return { ok: false, refused: `berth.json has no group ${term.name}` };
+      const meant = didYouMean(`@${term.name}`, [
+        ...Object.keys(inventory.groups).map((group) => `@${group}`),
+        `@${ALL}`,
+      ]);
+      return { ok: false, refused: `berth.json has no group ${term.name}${meant}` };
     } else {
       const nodes = term.name === ALL ? known : membersOf(term.name, inventory.groups);
       for (const node of nodes) into.add(node);

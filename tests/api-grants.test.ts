@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { grantRefusal } from '../src/grants.ts';
 import { type ApiProcess, httpAsk, startApi } from './helpers/api-process.ts';
 import { type Issuer, startIssuer } from './helpers/issuer.ts';
 import { digestOf, makeWorld, type World } from './helpers/world.ts';
@@ -130,6 +131,11 @@ describe('grants over the Command API, with tokens of several subjects', () => {
         },
       ],
     );
+    const log = await world.berth('log');
+    assert.match(
+      log.stdout,
+      / deployer \(api\) converge preview db1: refused: deployer may not converge db1: no grant names it\n/,
+    );
   });
 
   it('lets a granted subject act on a member of its group, and only as granted', async () => {
@@ -171,5 +177,34 @@ describe('grants over the Command API, with tokens of several subjects', () => {
   it('leaves the command line out of the grants: its user can edit berth.json', async () => {
     const assign = await world.berth('assign', 'db1', 'app');
     assert.equal(assign.code, 0, assign.stderr);
+  });
+});
+
+describe('grants, as berth.json says them', () => {
+  const groups = { web: ['web1'] };
+
+  it('lets everyone do everything without grants, and no one anything with none', () => {
+    assert.equal(grantRefusal({ groups }, 'anyone', 'converge', 'db1'), undefined);
+    assert.equal(
+      grantRefusal({ groups, grants: [] }, 'anyone', 'converge', 'db1'),
+      'anyone may not converge db1: no grant names it',
+    );
+  });
+
+  it('needs one grant that names both the command and the node', () => {
+    const grants = [
+      { sub: 'dep', may: ['adopt' as const], on: '@web' },
+      { sub: 'dep', may: ['converge' as const], on: 'db1' },
+    ];
+    assert.equal(grantRefusal({ groups, grants }, 'dep', 'adopt', 'web1'), undefined);
+    assert.equal(grantRefusal({ groups, grants }, 'dep', 'converge', 'db1'), undefined);
+    assert.equal(
+      grantRefusal({ groups, grants }, 'dep', 'converge', 'web1'),
+      'dep may not converge web1: no grant names it',
+    );
+    assert.equal(
+      grantRefusal({ groups, grants }, 'other', 'adopt', 'web1'),
+      'other may not adopt web1: no grant names it',
+    );
   });
 });

@@ -83,9 +83,9 @@ describe('the package, packed, installed and run offline', () => {
     const bundle = await readFile(join(REPO, 'dist/berth.mjs'), 'utf8');
     const imported = importsOf(bundle);
     assert.ok(imported.includes('node:module'), 'the imports were found');
-    // The libraries only `berth api`, a PostgreSQL store and the vault's sealing use are kept in the bundle as
-    // text (brotli, as base64) that becomes a module when needed; they too must import
-    // only Node's modules.
+    // The libraries only `berth api`, a PostgreSQL store, a preview's diff, `berth openapi`
+    // and the vault's sealing use are kept in the bundle as text (brotli, as base64) that
+    // becomes a module when needed; they too must import only Node's modules.
     const kept = [...bundle.matchAll(/["']([A-Za-z0-9+/]{1000,}={0,2})["']/g)].map((match) =>
       brotliDecompressSync(Buffer.from(match[1] as string, 'base64')).toString('utf8'),
     );
@@ -93,6 +93,10 @@ describe('the package, packed, installed and run offline', () => {
     assert.ok(
       kept.some((text) => text.includes('node_modules/pg/lib/client.js')),
       'pg is one of them',
+    );
+    assert.ok(
+      kept.some((text) => text.includes('function structuredPatch(')),
+      'jsdiff is one of them',
     );
     assert.ok(
       kept.some((text) => text.includes('AGE-SECRET-KEY-1')),

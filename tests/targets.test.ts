@@ -36,7 +36,8 @@ describe('a target turned into nodes', () => {
   it('refuses, in words, what names no node berth knows', () => {
     assert.deepEqual(nodes('web9'), {
       ok: false,
-      refused: 'berth does not know node web9; add it under nodes in berth.json',
+      refused:
+        'berth does not know node web9; did you mean web1? Else add it under nodes in berth.json',
     });
     assert.deepEqual(nodes('@db'), { ok: false, refused: 'berth.json has no group db' });
     assert.deepEqual(nodes('@web,!@web'), { ok: false, refused: '@web,!@web names no node' });

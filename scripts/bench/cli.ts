@@ -17,6 +17,9 @@ export async function benchColdStart(runs: number): Promise<string> {
     ['node -e 0', ['-e', '0']],
     ['berth --version', [BERTH, '--version']],
     ['berth status', [BERTH, ...state, 'status']],
+    ['berth completion bash', [BERTH, 'completion', 'bash']],
+    // What a shell runs at each Tab: the candidates for `berth assign <Tab>`.
+    ['berth __complete assign (a Tab)', [BERTH, '__complete', ...state, 'assign', '']],
     ['berth assign n0 m0 (already; journaled, fsync)', [BERTH, ...state, 'assign', 'n0', 'm0']],
   ];
   const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { cpuMs, pinLoadGenerator } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { type LoadGenerator, loadGenerator } from './load.ts';
@@ -81,6 +82,21 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     servers.push(plain);
     const fastify = await startScript('Fastify', 'fastify.ts', env);
     servers.push(fastify);
+    // The seed's own case: no identity provider answers (a port nobody listens on), and
+    // every request, with a token, gets the 401 that says so. The baselines answer its bytes.
+    const idle = await startBerthApi(
+      'berth api (no identity provider)',
+      world.state,
+      `http://127.0.0.1:${await freePort()}`,
+    );
+    servers.push(idle);
+    const someToken = bearer('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl');
+    const noProvider = await capture(idle.url, '/assign', someToken, ASSIGN);
+    const idleEnv = { BENCH_ANSWERS: JSON.stringify({ ...answers, unauthorized: noProvider }) };
+    const plainIdle = await startScript('node:http', 'plain.ts', idleEnv);
+    servers.push(plainIdle);
+    const fastifyIdle = await startScript('Fastify', 'fastify.ts', idleEnv);
+    servers.push(fastifyIdle);
 
     const targets: Target[] = [];
     const add = (
@@ -103,6 +119,20 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
       add('404 (no route)', server, running, '/nope', {}, undefined, 404);
       add('401 (no token)', server, running, '/assign', json, ASSIGN, 401);
     }
+    for (const [server, running] of [
+      ['node:http', plainIdle],
+      ['Fastify', fastifyIdle],
+      ['berth', idle],
+    ] as const)
+      add(
+        '401 (no identity provider: the seed)',
+        server,
+        running,
+        '/assign',
+        { ...json, ...someToken },
+        ASSIGN,
+        401,
+      );
     for (const [server, running] of [
       ['node:http', plain],
       ['Fastify', fastify],
@@ -184,7 +214,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
       ]);
     }
     return [
-      `HTTP, keep-alive, ${options.connections} connections, load from ${generator.name}; ${where}; median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
+      `HTTP, keep-alive, ${options.connections} connections, load from ${generator.name}; ${where}; berth api with its access log on (to a file); median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
       '',
       table(['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify'], rows),
       ...notes.map((note) => `\nnote: ${note}`),
@@ -194,6 +224,18 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     await issuer.close();
     await world.cleanup();
   }
+}
+
+/** A loopback port nobody listens on, once this returns: where no identity provider answers. */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
 }
 
 function bearer(token: string) {

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { onServerCore } from './cores.ts';
 import { BERTH, cleanEnv, ROOT } from './stats.ts';
 
@@ -36,7 +38,11 @@ export interface BerthApiOptions {
   pinned?: boolean;
 }
 
-/** Starts the built binary's `berth api` on a free loopback port. */
+/**
+ * Starts the built binary's `berth api` on a free loopback port. Its standard error (the
+ * access log, a line a request) goes to a file, as to journald: the bench's own process,
+ * where the load generator may run, does not read it.
+ */
 export function startBerthApi(
   name: string,
   state: string,
@@ -46,23 +52,24 @@ export function startBerthApi(
   const { binary = BERTH, env = {}, pinned = true } = options;
   const args = [binary, 'api', '--state', state, '--listen', '127.0.0.1:0', '--issuer', issuer];
   const node = pinned ? onServerCore(args) : { command: process.execPath, args };
+  const logPath = join(mkdtempSync(join(tmpdir(), 'berth-bench-api-')), 'stderr');
+  const logFd = openSync(logPath, 'w');
   const child = spawn(node.command, node.args, {
     cwd: ROOT,
     env: cleanEnv(env),
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', logFd],
   });
+  closeSync(logFd);
+  child.once('exit', () => rmSync(dirname(logPath), { recursive: true, force: true }));
   // Its last words, for when it ends before serving.
-  let said = '';
-  child.stderr?.on('data', (chunk) => {
-    said = (said + chunk).slice(-2000);
-  });
-  return waitFor(
-    name,
-    child,
-    /^serving (http:\/\/\S+)$/m,
-    (match) => match[1] as string,
-    () => said,
-  );
+  const said = () => {
+    try {
+      return readFileSync(logPath, 'utf8').slice(-2000);
+    } catch {
+      return '';
+    }
+  };
+  return waitFor(name, child, /^serving (http:\/\/\S+)$/m, (match) => match[1] as string, said);
 }
 
 function waitFor(

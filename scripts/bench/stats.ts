@@ -114,7 +114,7 @@ export function ratioSpread(values: readonly number[]): string {
   return `${ratio(middle)} (${low.toFixed(2)}–${high.toFixed(2)})`;
 }
 
-/** A markdown table, so the README can take it as printed. */
+/** A markdown table, so docs/performance.md can take it as printed. */
 export function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = head.map((cell, i) =>
     Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)),

@@ -1,4 +1,5 @@
 import type { StateLocation } from '../config/state-dir.ts';
+import { accessLog } from '../http/access-log.ts';
 import { createApp } from '../http/app.ts';
 import type { Authenticator } from '../http/authenticator.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
@@ -70,7 +71,9 @@ export async function serveApi(options: ServeOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const served = await listen(app.fetch, options.address, stop.signal);
+    const log = accessLog((lines) => io.err(lines));
+    const served = await listen(app.fetch, options.address, stop.signal, log);
+    served.closed.then(log.flush);
     served.cut.addEventListener('abort', () => cutting.abort(served.cut.reason));
     io.out(`serving ${served.url}`);
     io.out(`accepting tokens from ${options.issuer}`);

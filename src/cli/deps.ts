@@ -16,11 +16,12 @@ import { processSeal } from '../vault/process-seal.ts';
 export function stateDeps(
   location: StateLocation,
   env: Record<string, string | undefined> = process.env,
+  storeOptions: { lockWaitMs?: number } = {},
 ): ActDeps {
   const loadConfig = fileConfig(location.dir);
   return {
     loadConfig,
-    stores: chosenStores(location, loadConfig, env),
+    stores: chosenStores(location, loadConfig, env, storeOptions),
     machines: machinesOf,
   };
 }
@@ -86,7 +87,7 @@ export function chosenStores(
   const build = async (choice: Choice): Promise<Stores> => {
     if (choice.kind === 'files') return fileStores(location, { ...fileOptions, seal });
     const { postgresStores } = await import('../stores/postgres-store.ts');
-    return postgresStores(choice.url, { seal });
+    return postgresStores(choice.url, { lockWaitMs: fileOptions.lockWaitMs, seal });
   };
 
   const resolved = async () => {

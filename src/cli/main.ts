@@ -2,7 +2,10 @@ import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
 import { type CommandShape as Command, commandLineOnly, commands } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
+import { didYouMean, withHint } from '../did-you-mean.ts';
+import { EXAMPLES } from './examples.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
+import { parseLockTimeout } from './lock-wait.ts';
 import { runFromCli } from './run-command.ts';
 
 type Flags = Record<string, unknown>;
@@ -12,9 +15,13 @@ const OPTION_HELP = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  fullDiff: ['--full-diff', "Show each file's whole diff in a preview, not its first 40 lines"],
 } as const;
 
-/** The berth command line: the five commands from the table, `api`, `status` and `log`. */
+/**
+ * The berth command line: the five commands from the table, `api`, the reading commands
+ * and the operator's surface (help, completion, validate, openapi).
+ */
 export async function runCli(argv: readonly string[], io: Io = processIo): Promise<number> {
   const cli = cac('berth');
   cli.option(
@@ -23,6 +30,11 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     { type: [String] },
   );
   cli.option('--json', 'Print what the API would answer, as JSON');
+  cli.option(
+    '--lock-timeout <duration>',
+    "How long to wait for a node's lock before giving up: 500ms, 10s, 2m (default: 10s)",
+    { type: [String] },
+  );
   let exit: Promise<number> | undefined;
   const location = () => locateState(optionValues(argv, 'state').at(-1), io.env);
 
@@ -34,8 +46,13 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      entry.option(name, help, option === 'yes' ? undefined : { type: [String] });
+      entry.option(
+        name,
+        help,
+        option === 'yes' || option === 'fullDiff' ? undefined : { type: [String] },
+      );
     }
+    for (const example of EXAMPLES[command.name] ?? []) entry.example(example);
     entry.action((...given: unknown[]) => {
       exit = runTableCommand(command, given, argv, location(), io);
     });
@@ -80,6 +97,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
           Boolean(flags.json),
           io,
           Boolean(flags.check),
+          parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1)),
         ),
       );
     });
@@ -125,17 +143,75 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       );
     });
 
-  cli.help();
+  cli
+    .command(
+      'nodes [target]',
+      'Show the nodes of the inventory: kind, address, what each is to run',
+    )
+    .action((target: unknown, flags: Flags) => {
+      exit = import('./inventory.ts').then(({ showNodes }) =>
+        showNodes(wordOf(target), location(), Boolean(flags.json), io),
+      );
+    });
+  cli
+    .command('modules [name]', 'Show the modules of the catalog, or one whole')
+    .action((name: unknown, flags: Flags) => {
+      exit = import('./modules.ts').then(({ showModules }) =>
+        showModules(wordOf(name), location(), Boolean(flags.json), io),
+      );
+    });
+  cli
+    .command('validate', 'Check berth.json, every catalog definition and every template')
+    .action((flags: Flags) => {
+      exit = import('./validate.ts').then(({ runValidate }) =>
+        runValidate(location(), Boolean(flags.json), io),
+      );
+    });
+  cli
+    .command('completion [shell]', 'Print the completion script for bash, zsh or fish')
+    .action((shell: unknown) => {
+      exit = import('./completion.ts').then(({ printCompletion }) =>
+        printCompletion(wordOf(shell), io),
+      );
+    });
+  cli.command('openapi', "Print the Command API's OpenAPI 3.1 document").action(() => {
+    exit = import('./openapi.ts').then(({ printOpenApi }) => printOpenApi(io));
+  });
+  cli
+    .command('help [command]', 'Show the commands, or one command with examples')
+    .action((name: unknown) => {
+      if (name === undefined) {
+        cli.globalCommand.outputHelp();
+        return;
+      }
+      const wanted = String(name);
+      const found = cli.commands.find((command) => command.name === wanted);
+      if (!found) throw new UsageError(noCommand(wanted, cli.commands));
+      found.outputHelp();
+    });
+  for (const command of cli.commands)
+    for (const example of EXAMPLES[command.name] ?? [])
+      if (!command.examples.includes(example)) command.example(example);
+
+  cli.help((sections) =>
+    sections.map((section) =>
+      section.title?.startsWith('For more info')
+        ? { title: 'For more', body: '  $ berth help <command>' }
+        : section,
+    ),
+  );
   cli.version(packageJson.version);
 
   try {
     const parsed = cli.parse(['node', 'berth', ...argv], { run: false });
     if (parsed.options.help || parsed.options.version) return EXIT.done;
     if (!cli.matchedCommand) {
-      if (cli.args.length > 0)
-        throw new UsageError(
-          `berth has no command ${JSON.stringify(cli.args[0])}; see berth --help`,
-        );
+      if (cli.args.length > 0) throw new UsageError(noCommand(String(cli.args[0]), cli.commands));
+      const unknown = Object.keys(parsed.options).find(
+        (name) => name !== '--' && !cli.globalCommand.hasOption(name),
+      );
+      if (unknown)
+        throw new UsageError(noOption('berth', `--${unknown}`, cli.globalCommand.options));
       cli.outputHelp();
       return EXIT.usage;
     }
@@ -143,13 +219,55 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     return await (exit ?? Promise.resolve(EXIT.done));
   } catch (error) {
     if (error instanceof UsageError || (error as Error).name === 'CACError') {
-      const refused = (error as Error).message;
+      const refused = inBerthsWords((error as Error).message, cli);
       if (argv.includes('--json')) io.out(JSON.stringify({ refused }));
       else io.err(refused);
       return EXIT.usage;
     }
     throw error;
   }
+}
+
+type CacCommand = ReturnType<ReturnType<typeof cac>['command']>;
+
+function wordOf(value: unknown): string | undefined {
+  return value === undefined ? undefined : String(value);
+}
+
+function noCommand(typed: string, known: readonly CacCommand[]): string {
+  const names = known.map((command) => command.name).filter((name) => name !== '');
+  return withHint(
+    `berth has no command ${JSON.stringify(typed)}`,
+    didYouMean(typed, names),
+    'see berth help',
+  );
+}
+
+function noOption(where: string, typed: string, known: readonly { rawName: string }[]): string {
+  const flags = known.flatMap((option) =>
+    option.rawName.split(/[\s,]+/).filter((word) => word.startsWith('--')),
+  );
+  const help =
+    where === 'berth' ? 'see berth help' : `see berth help ${where.slice('berth '.length)}`;
+  return withHint(`${where} has no option ${typed}`, didYouMean(typed, flags), help);
+}
+
+/** cac's own refusals, said as berth says the rest: the command, the word, a likely meaning. */
+function inBerthsWords(message: string, cli: ReturnType<typeof cac>): string {
+  const command = cli.matchedCommand;
+  if (!command) return message;
+  const where = `berth ${command.name}`;
+  const option = /^Unknown option `(.+)`$/.exec(message);
+  if (option)
+    return noOption(where, option[1] as string, [...command.options, ...cli.globalCommand.options]);
+  if (message.startsWith('Unused args: ')) {
+    const extra = cli.args[command.args.length];
+    const takes = command.args.length
+      ? `takes ${command.args.map((arg) => `[${arg.value}]`).join(' ')}`
+      : 'takes no word';
+    return `${where} ${takes}; ${JSON.stringify(String(extra))} is one word too many`;
+  }
+  return message;
 }
 
 function runTableCommand(
@@ -180,7 +298,13 @@ function runTableCommand(
     filter: optionValues(argv, 'filter').at(-1),
   };
   const mint = optionValues(argv, 'mint');
-  return runFromCli(command, request, { location, mint, json: Boolean(flags.json) }, io);
+  const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
+  return runFromCli(
+    command,
+    request,
+    { location, mint, fullDiff: Boolean(flags.fullDiff), json: Boolean(flags.json), lockWaitMs },
+    io,
+  );
 }
 
 /**

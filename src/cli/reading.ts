@@ -14,6 +14,7 @@ import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
+import { DEFAULT_LOCK_TIMEOUT_MS, sayingWhenWaiting } from './lock-wait.ts';
 
 /** `berth status [node]`: each node's assignments, managed modules, account, and lock. */
 export async function showStatus(
@@ -22,8 +23,11 @@ export async function showStatus(
   json: boolean,
   io: Io,
   check = false,
+  lockWaitMs = DEFAULT_LOCK_TIMEOUT_MS,
 ) {
-  const deps = stateDeps(location, io.env);
+  const opened = stateDeps(location, io.env, { lockWaitMs });
+  // A check runs under the node's lock: a wait for it is said, as an act's is.
+  const deps = { ...opened, stores: sayingWhenWaiting(opened.stores, (line) => io.err(line)) };
   const { stores } = deps;
   try {
     await stores.open();

@@ -6,6 +6,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
+import { sayingWhenWaiting } from './lock-wait.ts';
 
 /**
  * Runs one of the five commands for the command line, through the same act runner as
@@ -14,7 +15,13 @@ import { EXIT, type Io } from './io.ts';
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: { location: StateLocation; mint: string[]; json: boolean },
+  options: {
+    location: StateLocation;
+    mint: string[];
+    fullDiff: boolean;
+    json: boolean;
+    lockWaitMs: number;
+  },
   io: Io,
 ): Promise<number> {
   // Lines an act said as it went are printed then; `said` is printed less those.
@@ -50,20 +57,28 @@ export async function runFromCli(
       refuseBefore(missing);
       return EXIT.usage;
     }
-    const opened = await openAct(command, request, stateDeps(options.location, io.env), {
-      actor: osUser(io),
-      via: 'cli',
-      mint: options.mint,
-      signal: interrupted.signal,
-      progress: options.json
-        ? undefined
-        : (line) => {
-            // A hook's own lines were streamed as it wrote them: said keeps its last ones.
-            if (!line.startsWith(HOOK_LINE)) io.out(line);
-            shown.push(line);
-          },
-      output: options.json ? undefined : (line) => io.out(line),
-    });
+    const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
+    const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
+    const opened = await openAct(
+      command,
+      request,
+      { ...deps, stores },
+      {
+        actor: osUser(io),
+        via: 'cli',
+        mint: options.mint,
+        fullDiff: options.fullDiff,
+        signal: interrupted.signal,
+        progress: options.json
+          ? undefined
+          : (line) => {
+              // A hook's own lines were streamed as it wrote them: said keeps its last ones.
+              if (!line.startsWith(HOOK_LINE)) io.out(line);
+              shown.push(line);
+            },
+        output: options.json ? undefined : (line) => io.out(line),
+      },
+    );
     if (opened.kind === 'missing') {
       refuseBefore(opened.refused);
       return EXIT.usage;

@@ -19,7 +19,7 @@ export interface ActDeps {
 
 export type Face = Pick<
   CommandContext,
-  'actor' | 'via' | 'mint' | 'progress' | 'output' | 'signal'
+  'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
 };
@@ -157,6 +157,7 @@ export async function openAct(
     via: face.via,
     now,
     mint: face.mint,
+    fullDiff: face.fullDiff,
     progress: face.progress,
     output: face.output,
     signal: face.signal,

@@ -1,5 +1,5 @@
 import { checkName } from '../names.ts';
-import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { withAssigned } from '../state.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
@@ -21,6 +21,10 @@ export const assign: CommandFunction = async ({ node, module }, { store, catalog
   }
   const assigned = new Set([...record.assigned, module]);
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
-  if (!resolution.ok) return refuse(doesNotResolve(module, node, resolution.unresolved), said);
+  if (!resolution.ok) {
+    // Kept all the same (a module may be added to the catalog later), with a hint at a typo.
+    const hint = await catalogHint(resolution.unresolved, module, catalog);
+    return refuse(`${doesNotResolve(module, node, resolution.unresolved)}${hint}`, said);
+  }
   return { said };
 };

@@ -18,6 +18,8 @@ export interface CommandContext {
   now: () => Date;
   /** Secrets the caller allows a take to mint over found data: `--mint`, command line only. */
   mint: readonly string[];
+  /** Previews show each file's whole diff, not its settings first and about 40 lines: `--full-diff`. */
+  fullDiff?: boolean;
   /**
    * Told each line of `said` as an act does it, so that a command line shows a long
    * converge step by step; `said` still holds every line, in the same order.

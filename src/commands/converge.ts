@@ -1,11 +1,12 @@
 import type { ModuleDefinition } from '../catalog.ts';
 import { renderFile } from '../catalog.ts';
+import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
 import type { Change, Machine, WriteOptions } from '../machines/machine.ts';
 import { checkName } from '../names.ts';
 import { type Basis, checkDigest, sealPreview } from '../preview.ts';
 import { doesNotResolve, loadEntries } from '../resolve.ts';
-import { mintSecret, type redactSecrets, secretText } from '../secrets.ts';
+import { type KeptValue, mintSecret, secretText } from '../secrets.ts';
 import { withManaged } from '../state.ts';
 import { type KeptSecret, StoreError } from '../stores/stores.ts';
 import { secretInside, surveyModules } from '../survey.ts';
@@ -39,7 +40,8 @@ export const converge: CommandFunction = async (request, context) => {
   const title = filter ? `converge ${node}, ${filter} alone` : `converge ${node}`;
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
 
-  if (!request.yes) return { said: describePreview(title, node, plan, nothingToDo, digest) };
+  if (!request.yes)
+    return { said: describePreview(title, node, plan, nothingToDo, digest, context.fullDiff) };
 
   if (request.digest !== undefined) {
     const changed = await checkDigest(context.store, request.digest, digest, basis);
@@ -138,7 +140,7 @@ export async function runCheck(
   node: string,
   module: string,
   script: string,
-  secrets: Parameters<typeof redactSecrets>[1],
+  secrets: readonly KeptValue[],
   context: Pick<CommandContext, 'machine' | 'signal'>,
 ): Promise<CheckOutcome> {
   const result = await runClearedHook(
@@ -156,11 +158,12 @@ function describePreview(
   plan: ConvergePlan,
   nothingToDo: boolean,
   digest: string,
+  fullDiff = false,
 ) {
   const lines = [title];
   for (const { module, action, steps } of plan.modules) {
     lines.push(`${action} ${module}:`);
-    for (const step of steps) lines.push(`  ${previewStep(step, node)}`);
+    for (const step of steps) lines.push(`  ${previewStep(step, node, fullDiff)}`);
   }
   for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
   if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');
@@ -201,7 +204,7 @@ function counted(noun: string, names: string[]): string {
   return `${noun}s ${names.slice(0, -1).join(', ')} and ${last}`;
 }
 
-function previewStep(step: Step, node: string): string {
+function previewStep(step: Step, node: string, fullDiff: boolean): string {
   switch (step.do) {
     case 'manage':
       return step.started
@@ -235,7 +238,7 @@ function previewStep(step: Step, node: string): string {
       const diff = step.why.because === 'differs' ? step.why.diff : [];
       return [
         `write ${step.path} (${describeAttributes(step)})${why}`,
-        ...diff.map((line) => `    ${line}`),
+        ...shownDiff(diff, fullDiff).map((line) => `    ${line}`),
       ].join('\n');
     }
     case 'start':

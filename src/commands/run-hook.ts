@@ -1,5 +1,5 @@
 import { RAW_OUTPUT_KEPT } from '../machines/machine.ts';
-import { clearHookOutput, clearingLines, type redactSecrets } from '../secrets.ts';
+import { clearHookOutput, clearingLines, type KeptValue } from '../secrets.ts';
 import type { CommandContext } from './context.ts';
 
 /**
@@ -11,7 +11,7 @@ export async function runClearedHook(
   context: Pick<CommandContext, 'machine' | 'signal'>,
   script: string,
   env: Record<string, string>,
-  secrets: Parameters<typeof redactSecrets>[1],
+  secrets: readonly KeptValue[],
   tell?: (line: string) => void,
 ): Promise<{ code: number; shown: string }> {
   // How much came: more than the machine keeps means its kept text begins at a cut.

@@ -6,7 +6,7 @@ import { forget } from './forget.ts';
 import { take } from './take.ts';
 import { unassign } from './unassign.ts';
 
-export type Option = 'yes' | 'digest' | 'filter' | 'mint';
+export type Option = 'yes' | 'digest' | 'filter' | 'mint' | 'fullDiff';
 
 /** A command as the act runner runs it, whichever face it has. */
 export interface CommandShape {
@@ -45,7 +45,7 @@ export const commands: readonly Command[] = [
     route: '/take',
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
-    options: ['yes', 'digest', 'mint'],
+    options: ['yes', 'digest', 'mint', 'fullDiff'],
     run: take,
   },
   {
@@ -53,7 +53,7 @@ export const commands: readonly Command[] = [
     route: '/converge',
     needs: ['node'],
     summary: 'Bring a node to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter'],
+    options: ['yes', 'digest', 'filter', 'fullDiff'],
     run: converge,
   },
   {

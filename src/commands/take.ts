@@ -1,5 +1,7 @@
 import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
+import { didYouMean } from '../did-you-mean.ts';
 import { hideSecrets, unifiedDiff } from '../diff.ts';
+import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
 import type { WriteOptions } from '../machines/machine.ts';
@@ -78,12 +80,13 @@ async function filesThatDiffer(
     differ.push({
       path,
       missing: false,
-      diff: held
-        ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
-            held: `${path} on ${node}`,
-            wanted: `${path} as berth writes it`,
-          })
-        : [`(over ${fact.size} bytes: too long to read)`],
+      diff:
+        held !== undefined
+          ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
+              held: `${path} on ${node}`,
+              wanted: `${path} as berth writes it`,
+            })
+          : [`(over ${fact.size} bytes: too long to read)`],
     });
   }
   return differ;
@@ -101,8 +104,12 @@ export const take: CommandFunction = async (request, context) => {
   const { store, catalog } = context;
   const record = await store.record();
   const entry = await catalog.entry(module);
-  if ('problem' in entry)
-    return refuse(doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem }));
+  if ('problem' in entry) {
+    const hint = entry.missing ? didYouMean(module, await catalog.names()) : '';
+    return refuse(
+      `${doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem })}${hint}`,
+    );
+  }
   if (module in record.managed) return refuse(`berth already manages ${module} on ${node}`);
   const account = record.account;
   if (!account) return refuse(`no account of ${node} yet; adopt it first`);
@@ -146,7 +153,14 @@ export const take: CommandFunction = async (request, context) => {
 
   if (!request.yes) {
     return {
-      said: describeTakePreview(node, module, plan, { age, flip, stale, nothingHeld, digest }),
+      said: describeTakePreview(node, module, plan, {
+        age,
+        flip,
+        stale,
+        nothingHeld,
+        digest,
+        fullDiff: context.fullDiff ?? false,
+      }),
     };
   }
 
@@ -224,7 +238,14 @@ function describeTakePreview(
   node: string,
   module: string,
   plan: TakePlan,
-  facts: { age: number; flip: number; stale?: string; nothingHeld: boolean; digest: string },
+  facts: {
+    age: number;
+    flip: number;
+    stale?: string;
+    nothingHeld: boolean;
+    digest: string;
+    fullDiff: boolean;
+  },
 ): string {
   const lines = [
     `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
@@ -252,7 +273,7 @@ function describeTakePreview(
         ? `file ${file.path}: missing on ${node}; the next converge writes it`
         : `file ${file.path}: differs from what berth writes; the next converge rewrites it`,
     );
-    for (const line of file.diff) lines.push(`    ${line}`);
+    for (const line of shownDiff(file.diff, facts.fullDiff)) lines.push(`    ${line}`);
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);

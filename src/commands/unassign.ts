@@ -1,3 +1,4 @@
+import { didYouMean } from '../did-you-mean.ts';
 import { checkName } from '../names.ts';
 import { withAssigned } from '../state.ts';
 import { type CommandFunction, refuse } from './context.ts';
@@ -9,7 +10,9 @@ export const unassign: CommandFunction = async ({ node, module }, { store, catal
 
   const record = await store.record();
   if (!record.assigned.includes(module))
-    return refuse(`${node} is not to run ${module}; there is nothing to unassign`);
+    return refuse(
+      `${node} is not to run ${module}; there is nothing to unassign${didYouMean(module, record.assigned)}`,
+    );
 
   const neededBy: string[] = [];
   for (const other of record.assigned) {

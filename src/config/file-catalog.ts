@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Catalog, type CatalogEntry, parseDefinition, sourcesOf } from '../catalog.ts';
 import { isName } from '../names.ts';
-import { readTemplate } from './catalog-template.ts';
+import { readCatalogFile } from './catalog-file.ts';
 
 /** Definitions read before, by name, with the stamp of the file they were read from. */
 export type DefinitionCache = Map<
@@ -59,7 +59,7 @@ async function readEntry(dir: string, name: string, cache: DefinitionCache): Pro
       const stamps = await Promise.all(kept.sources.map((source) => stampOf(join(dir, source))));
       if (kept.stamp === [own, ...stamps].join(' ')) return kept.entry;
     }
-    const text = await readFile(path, 'utf8');
+    const text = await readCatalogFile(dir, `${name}.json`);
     let sources: string[] = [];
     try {
       sources = sourcesOf(JSON.parse(text));
@@ -67,7 +67,7 @@ async function readEntry(dir: string, name: string, cache: DefinitionCache): Pro
       // Not JSON: parseDefinition says so.
     }
     const stamps = await Promise.all(sources.map((source) => stampOf(join(dir, source))));
-    const entry = await parseDefinition(name, path, text, (source) => readTemplate(dir, source));
+    const entry = await parseDefinition(name, path, text, (source) => readCatalogFile(dir, source));
     cache.set(name, { stamp: [own, ...stamps].join(' '), entry, sources });
     return entry;
   } catch (error) {

@@ -43,12 +43,6 @@ export function holdBelow(dir: HeldDirectory, name: string, at: string): HeldDir
   return held(fd, at);
 }
 
-/** A second hold of the same directory, to be released on its own. */
-export function holdAgain(dir: HeldDirectory): HeldDirectory {
-  const fd = openSync(`/proc/self/fd/${dir.fd}`, O_PATH | constants.O_DIRECTORY);
-  return held(fd, dir.at);
-}
-
 /**
  * Opens the held directory itself for what a place-holding descriptor cannot do (list,
  * fsync, fchown, fchmod): through /proc its own inode, never a path looked up again.

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import { posix } from 'node:path';
-import { type HeldDirectory, holdAgain, holdBelow, inside, release } from './held-directory.ts';
+import { type HeldDirectory, holdBelow, inside, release } from './held-directory.ts';
 
 /** Linux's own limit on links followed in one lookup (MAXSYMLINKS). */
 const MOST_LINKS = 40;
@@ -21,7 +21,7 @@ function placedByRoot(link: Stats, dir: Stats): boolean {
   return trusted.has(link.uid) && onlyRootWrites(dir);
 }
 
-/** Where a walk ended. `dir` of `entry` and `absent` is the caller's to release. */
+/** Where a walk ended. Every directory in it is the walker's, released when it closes. */
 export type Reached =
   /** The path's last name, in the directory that holds it: a link only when not followed. */
   | { kind: 'entry'; dir: HeldDirectory; name: string; stats: Stats; at: string }
@@ -41,29 +41,42 @@ export interface WalkOptions {
   followLast: boolean;
 }
 
+/** Walks paths from one held root; what it holds is let go of at `close`. */
+export interface Walker {
+  walk(path: string, options: WalkOptions): Reached;
+  close(): void;
+}
+
 /**
- * Walks `path` from `root` as systemd's chase() does: one name at a time, each looked up
+ * Walks paths from `root` as systemd's chase() does: one name at a time, each looked up
  * in the held directory above it and each directory opened without following links. A
  * link only root could have placed is followed inside the root (an absolute target starts
  * again at the root, `..` never climbs above it); any other link ends the walk. Errors
  * other than these (permission denied, a name too long) are thrown as fs errors.
+ *
+ * The directories a walk went through are kept for the walker's later walks, so that the
+ * paths of one survey, mostly in a few directories, cost a lookup each: only for as long
+ * as nothing is changed, since what the walk trusted was decided on owner and mode.
  */
-export function walk(root: HeldDirectory, path: string, options: WalkOptions): Reached {
-  // The directories from the root down to where the walk is; the root is the caller's.
-  const held: HeldDirectory[] = [root];
-  const todo = namesOf(path);
-  let turns = 0;
-  let kept: HeldDirectory | undefined;
-  // What the walk answers with is the caller's own hold, the root's too.
-  const keep = (dir: HeldDirectory) => {
-    kept = dir === root ? holdAgain(root) : dir;
-    return kept;
-  };
-  try {
+export function walker(root: HeldDirectory): Walker {
+  const holds: HeldDirectory[] = [];
+  /** The directories from the root down to each directory of an asked path, by its names. */
+  const known = new Map<string, HeldDirectory[]>([['', [root]]]);
+
+  const walk = (path: string, options: WalkOptions): Reached => {
+    const asked = namesOf(path);
+    let from = asked.length - 1;
+    while (!known.has(asked.slice(0, from).join('/'))) from--;
+    const held = [...(known.get(asked.slice(0, from).join('/')) as HeldDirectory[])];
+    const todo = asked.slice(from).reverse();
+    // The asked names are at the bottom of `todo`, beneath those of links being followed.
+    let askedLeft = todo.length;
+    let turns = 0;
     for (let name = todo.pop(); name !== undefined; name = todo.pop()) {
+      if (todo.length < askedLeft) askedLeft = todo.length;
       const here = held[held.length - 1] as HeldDirectory;
       if (name === '..') {
-        if (held.length > 1) release(held.pop() as HeldDirectory);
+        if (held.length > 1) held.pop();
         continue;
       }
       const last = todo.length === 0;
@@ -71,49 +84,52 @@ export function walk(root: HeldDirectory, path: string, options: WalkOptions): R
       let stats = lstatIfThere(inside(here, name));
       if (!stats) {
         const make = options.make === 'all' || (options.make === 'above' && !last);
-        if (!make && last) return { kind: 'absent', dir: keep(here), name, at };
+        if (!make && last) return { kind: 'absent', dir: here, name, at };
         if (!make) return { kind: 'missing', at, why: 'absent' };
         makeDirectory(inside(here, name));
         stats = lstatSync(inside(here, name));
       }
       if (stats.isSymbolicLink()) {
-        if (last && !options.followLast) {
-          return { kind: 'entry', dir: keep(here), name, stats, at };
-        }
+        if (last && !options.followLast) return { kind: 'entry', dir: here, name, stats, at };
         if (!placedByRoot(stats, here.stats)) return { kind: 'link', at, uid: stats.uid };
         if (++turns > MOST_LINKS) return { kind: 'loop', at };
         const target = readlinkSync(inside(here, name));
-        if (target.startsWith('/')) {
-          while (held.length > 1) release(held.pop() as HeldDirectory);
-        }
-        todo.push(...namesOf(target));
+        if (target.startsWith('/')) held.length = 1;
+        todo.push(...namesOf(target).reverse());
         continue;
       }
-      if (last) return { kind: 'entry', dir: keep(here), name, stats, at };
+      if (last) return { kind: 'entry', dir: here, name, stats, at };
       if (!stats.isDirectory()) return { kind: 'missing', at, why: 'not a directory' };
       const below = holdChanging(here, name, at);
-      if (below) {
-        held.push(below);
+      if (!below) {
+        // Swapped since it was looked at: looked at again, as many times as links are.
+        if (++turns > MOST_LINKS) return { kind: 'loop', at };
+        todo.push(name);
         continue;
       }
-      // Swapped since it was looked at: looked at again, as many times as links are.
-      if (++turns > MOST_LINKS) return { kind: 'loop', at };
-      todo.push(name);
+      holds.push(below);
+      held.push(below);
+      if (todo.length === askedLeft) {
+        known.set(asked.slice(0, asked.length - askedLeft).join('/'), [...held]);
+      }
     }
     // The path named the root, or ended in `..`: the directory the walk stands in.
     const here = held[held.length - 1] as HeldDirectory;
-    return { kind: 'entry', dir: keep(here), name: '.', stats: here.stats, at: here.at };
-  } finally {
-    for (const dir of held.slice(1)) if (dir !== kept) release(dir);
-  }
+    return { kind: 'entry', dir: here, name: '.', stats: here.stats, at: here.at };
+  };
+
+  return {
+    walk,
+    close() {
+      for (const dir of holds.splice(0)) release(dir);
+      known.clear();
+    },
+  };
 }
 
-/** A path's names, last first, for a walk to pop. */
+/** A path's names, in order. */
 function namesOf(path: string): string[] {
-  return path
-    .split('/')
-    .filter((name) => name !== '' && name !== '.')
-    .reverse();
+  return path.split('/').filter((name) => name !== '' && name !== '.');
 }
 
 function lstatIfThere(path: string): Stats | undefined {

@@ -148,13 +148,21 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     tell(`berth api: the issuer ${issuer} cannot be used: ${reason}`);
   }
 
-  const unavailable = (token: string | undefined): Authentication => {
-    const refused = noIdentityProvider(issuer);
-    const challenge = token
-      ? bearerChallenge({ code: 'invalid_token', description: refused })
-      : bearerChallenge();
-    return { ok: false, refused, challenge };
+  // The seed's 401 while no identity provider answers: made once, with a token and without,
+  // so that its body is put into words once too (see the authenticate middleware).
+  const noProvider = noIdentityProvider(issuer);
+  const unavailableWithToken: Authentication = {
+    ok: false,
+    refused: noProvider,
+    challenge: bearerChallenge({ code: 'invalid_token', description: noProvider }),
   };
+  const unavailableWithout: Authentication = {
+    ok: false,
+    refused: noProvider,
+    challenge: bearerChallenge(),
+  };
+  const unavailable = (token: string | undefined): Authentication =>
+    token ? unavailableWithToken : unavailableWithout;
   const invalid = (code: string, refused: string): Authentication => ({
     ok: false,
     refused,
@@ -175,6 +183,9 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
       const token = bearerToken(request);
       // Keys in hand are used at once; only a discovery is waited for.
       if (keys) return checkToken(keys, token, request.url);
+      // While the issuer is known to be down, until the next try, the answer is known at
+      // once: no promise, so the adapter answers it on its fast path, as a 401 without a token.
+      if (!discovering && Date.now() - failedAt < timing.retryMs) return unavailable(token);
       return currentKeys().then((found) =>
         found ? checkToken(found, token, request.url) : unavailable(token),
       );

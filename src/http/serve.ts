@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
+import type { AccessLog } from './access-log.ts';
 import { noRoute } from './app.ts';
 import { refusedRequestLine } from './request-line.ts';
 
@@ -55,6 +56,7 @@ export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   address: { hostname: string; port: number },
   signal: AbortSignal,
+  log?: AccessLog,
 ): Promise<Listening> {
   const handler = getRequestListener(fetch, {
     hostname: address.hostname,
@@ -69,6 +71,7 @@ export function listen(
   });
   const closing = closingState();
   const serve = (request: IncomingMessage, response: ServerResponse) => {
+    log?.record(request, response);
     if (closing.begun) return refuseWhileClosing(response);
     latestOn(request.socket, response);
     const early = answerBeforeRoutes(request);

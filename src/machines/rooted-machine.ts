@@ -11,7 +11,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { userInfo } from 'node:os';
-import { posix, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
   type HeldDirectory,
   holdBelow,
@@ -20,7 +20,7 @@ import {
   release,
   reopen,
 } from '../fs/held-directory.ts';
-import { onlyRootWrites, type Reached, walk } from '../fs/safe-walk.ts';
+import { onlyRootWrites, type Reached, type Walker, walker } from '../fs/safe-walk.ts';
 import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
 import {
   type AccountNames,
@@ -81,41 +81,52 @@ export function rootedMachine(root: string): Machine {
   return {
     async survey(paths, names) {
       const held = reach();
+      const walking = walker(held);
       try {
         const facts = new Map<string, PathFacts>();
         for (const asked of paths)
-          facts.set(asked.path, surveyOne(held, checked(asked.path), asked));
+          facts.set(asked.path, surveyOne(walking, checked(asked.path), asked));
         const links = [...facts.values()].filter((fact) => fact.kind === 'link');
         if (links.length > 0) {
-          const owners = usersOf(held);
+          const owners = usersOf(walking);
           for (const link of links) {
             const owner = owners.get(link.uid);
             if (owner !== undefined) link.owner = owner;
           }
         }
         if (!names) return facts;
-        return Object.assign(facts, { accounts: accountsUnder(held, names) });
+        return Object.assign(facts, { accounts: accountsUnder(walking, names) });
       } finally {
+        walking.close();
         release(held);
       }
     },
     async apply(changes) {
       // One change after another, as the ssh machine's batch does them in one script.
-      for (const [done, change] of changes.entries()) {
-        try {
-          checked(change.path);
-          const held = reach();
+      let held: HeldDirectory | undefined;
+      let walking: Walker | undefined;
+      try {
+        for (const [done, change] of changes.entries()) {
           try {
-            await make(held, change);
-          } finally {
-            release(held);
+            checked(change.path);
+            held ??= reach();
+            walking ??= walker(held);
+            await make(walking, change);
+            if (change.kind === 'directory') {
+              // Its owner and mode decide which links in it are followed: looked at anew.
+              walking.close();
+              walking = undefined;
+            }
+          } catch (error) {
+            if (!(error instanceof MachineError)) throw error;
+            return { done, failure: error };
           }
-        } catch (error) {
-          if (!(error instanceof MachineError)) throw error;
-          return { done, failure: error };
         }
+        return { done: changes.length };
+      } finally {
+        walking?.close();
+        if (held) release(held);
       }
-      return { done: changes.length };
     },
     async run(script, env, options) {
       release(reach());
@@ -126,88 +137,84 @@ export function rootedMachine(root: string): Machine {
 }
 
 /** One change, walked from the held root; a link in the way refuses it in words. */
-async function make(root: HeldDirectory, change: Change) {
+async function make(walking: Walker, change: Change) {
   if (change.kind === 'file') {
     const what = `write ${change.path}`;
-    const name = posix.basename(change.path);
-    const dir = await failAs(what, () =>
-      holdDirectory(root, change.path, posix.dirname(change.path), what),
+    // The file's own name is never followed: the rename replaces whatever is there.
+    const reached = await failAs(what, () =>
+      walking.walk(change.path, { make: 'above', followLast: false }),
     );
-    try {
-      await failAs(what, async () => {
-        // Acts that write to a machine hold the node's lock: a temporary file of this one
-        // is a dead write's, and may hold a secret.
-        sweepLeftoversIn(dir, [name]);
-        await writeFileIn(dir, name, change.data, change.options);
-      });
-    } finally {
-      release(dir);
-    }
+    const { dir, name } = reachedOrRefused(walking, change.path, reached, what);
+    await failAs(what, async () => {
+      // Acts that write to a machine hold the node's lock: a temporary file of this one
+      // is a dead write's, and may hold a secret.
+      sweepLeftoversIn(dir, [name]);
+      await writeFileIn(dir, name, change.data, change.options);
+    });
     return;
   }
   const what = `create ${change.path}`;
-  const dir = await failAs(what, () => holdDirectory(root, change.path, change.path, what));
-  try {
-    const { uid, gid, mode } = change.options ?? {};
-    if (uid === undefined && gid === undefined && mode === undefined) return;
-    await failAs(what, () => {
-      // On the directory opened, never on its path looked up again.
-      const fd = reopen(dir);
+  const reached = await failAs(what, () =>
+    walking.walk(change.path, { make: 'all', followLast: true }),
+  );
+  const { dir, name, stats, at } = reachedOrRefused(walking, change.path, reached, what);
+  if (!stats?.isDirectory())
+    throw new MachineError('failed', `${what} failed: ${at} is not a directory`);
+  const { uid, gid, mode } = change.options ?? {};
+  if (uid === undefined && gid === undefined && mode === undefined) return;
+  await failAs(what, () => {
+    // On the directory opened, never on its path looked up again.
+    const held = holdBelow(dir, name, at);
+    try {
+      const fd = reopen(held);
       try {
         if (uid !== undefined || gid !== undefined) fchownSync(fd, uid ?? -1, gid ?? -1);
         if (mode !== undefined) fchmodSync(fd, mode);
       } finally {
         closeSync(fd);
       }
-    });
-  } finally {
-    release(dir);
-  }
+    } finally {
+      release(held);
+    }
+  });
 }
 
 /**
- * Holds the directory `dir` (made with those above it where missing) for a change of
- * `path`; a link another user placed on the way is refused with its words.
+ * Where a change's walk ended: the directory and name to act on, or the change refused, in
+ * linkWords where a link another user placed is in the way.
  */
-function holdDirectory(root: HeldDirectory, path: string, dir: string, what: string) {
-  const reached = walk(root, dir, { make: 'all', followLast: true });
-  if (reached.kind === 'link') {
-    const owner = usersOf(root).get(reached.uid);
-    throw new MachineError('denied', linkWords(path, { ...reached, owner }));
-  }
-  if (reached.kind === 'loop') {
-    throw new MachineError(
-      'failed',
-      `${what} failed: ${reached.at}: too many levels of symbolic links`,
-    );
-  }
-  if (reached.kind === 'absent') release(reached.dir);
-  if (reached.kind === 'missing' || reached.kind === 'absent') {
-    throw new MachineError('failed', `${what} failed: ${reached.at} is not a directory`);
-  }
-  try {
-    if (!reached.stats.isDirectory()) {
-      throw new MachineError('failed', `${what} failed: ${reached.at} is not a directory`);
+function reachedOrRefused(walking: Walker, path: string, reached: Reached, what: string) {
+  switch (reached.kind) {
+    case 'link': {
+      const owner = usersOf(walking).get(reached.uid);
+      throw new MachineError('denied', linkWords(path, { ...reached, owner }));
     }
-    return holdBelow(reached.dir, reached.name, reached.at);
-  } finally {
-    release(reached.dir);
+    case 'loop':
+      throw new MachineError(
+        'failed',
+        `${what} failed: ${reached.at}: too many levels of symbolic links`,
+      );
+    case 'missing':
+      throw new MachineError('failed', `${what} failed: ${reached.at} is not a directory`);
+    case 'absent':
+      return { ...reached, stats: undefined };
+    case 'entry':
+      return reached;
   }
 }
 
 /** What one path is, found by a walk that follows only links root placed. */
-function surveyOne(root: HeldDirectory, path: string, asked: SurveyPath): PathFacts {
+function surveyOne(walking: Walker, path: string, asked: SurveyPath): PathFacts {
   if (Buffer.byteLength(path) >= PATH_MAX) return { kind: 'unreadable', reason: 'name too long' };
   let reached: Reached;
   try {
-    reached = walk(root, path, { make: 'none', followLast: true });
+    reached = walking.walk(path, { make: 'none', followLast: true });
   } catch (error) {
     return { kind: 'unreadable', reason: wordsOf(error) };
   }
   switch (reached.kind) {
     case 'missing':
     case 'absent':
-      if (reached.kind === 'absent') release(reached.dir);
       return { kind: 'missing' };
     case 'link':
       return { kind: 'link', at: reached.at, uid: reached.uid };
@@ -220,8 +227,6 @@ function surveyOne(root: HeldDirectory, path: string, asked: SurveyPath): PathFa
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'missing' };
     return { kind: 'unreadable', reason: wordsOf(error) };
-  } finally {
-    release(reached.dir);
   }
 }
 
@@ -258,7 +263,7 @@ function entryFacts(
     if (opened.ino !== stats.ino || opened.dev !== stats.dev) {
       return { kind: 'unreadable', reason: 'it changed while berth looked at it' };
     }
-    const bytes = readUpTo(fd, READ_LIMIT);
+    const bytes = readUpTo(fd, opened.size, READ_LIMIT);
     if (!bytes) return { ...file, size: opened.size };
     return { ...file, size: bytes.length, bytes };
   } finally {
@@ -274,22 +279,30 @@ function ownership(stats: Stats) {
   };
 }
 
-/** The whole file, or undefined when it is longer than `limit` (it grew since its stat). */
-function readUpTo(fd: number, limit: number): Uint8Array | undefined {
-  const buffer = Buffer.alloc(limit + 1);
+/**
+ * The whole file, or undefined when it is longer than `limit` (it grew since its stat). The
+ * buffer starts at the size fstat gave, one byte over to see the end, and grows if it must.
+ */
+function readUpTo(fd: number, size: number, limit: number): Uint8Array | undefined {
+  let buffer = new Uint8Array(Math.min(size, limit) + 1);
   let length = 0;
   for (;;) {
+    if (length === buffer.length) {
+      if (length > limit) return undefined;
+      const larger = new Uint8Array(Math.min(buffer.length * 2, limit + 1));
+      larger.set(buffer);
+      buffer = larger;
+    }
     const got = readSync(fd, buffer, length, buffer.length - length, null);
     if (got === 0) break;
     length += got;
-    if (length > limit) return undefined;
   }
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
+  return length > limit ? undefined : buffer.subarray(0, length);
 }
 
 /** One of the root's own account tables, read through the safe walk ('' where missing). */
-function tableUnder(root: HeldDirectory, file: 'passwd' | 'group'): string {
-  const facts = surveyOne(root, `/etc/${file}`, { path: `/etc/${file}`, read: true });
+function tableUnder(walking: Walker, file: 'passwd' | 'group'): string {
+  const facts = surveyOne(walking, `/etc/${file}`, { path: `/etc/${file}`, read: true });
   if (facts.kind === 'missing') return '';
   if (facts.kind === 'file' && facts.bytes) return new TextDecoder().decode(facts.bytes);
   const why =
@@ -315,11 +328,11 @@ function entriesOf(text: string): [string, number][] {
  * The names of the root's users by id, for a link's owner (the first name of an id
  * counts); none when its /etc/passwd cannot be read, and the words name the uid.
  */
-function usersOf(root: HeldDirectory): Map<number, string> {
+function usersOf(walking: Walker): Map<number, string> {
   const names = new Map<number, string>();
   let table = '';
   try {
-    table = tableUnder(root, 'passwd');
+    table = tableUnder(walking, 'passwd');
   } catch (error) {
     if (!(error instanceof MachineError)) throw error;
   }
@@ -331,11 +344,11 @@ function usersOf(root: HeldDirectory): Map<number, string> {
  * The names asked for, as the root's own `/etc/passwd` and `/etc/group` give them: the
  * machine under a root is the one whose accounts count (a missing file holds no names).
  */
-function accountsUnder(root: HeldDirectory, names: AccountNames): Accounts {
+function accountsUnder(walking: Walker, names: AccountNames): Accounts {
   const table = (file: 'passwd' | 'group', wanted: readonly string[]) => {
     const ids = new Map<string, number>();
     if (wanted.length === 0) return ids;
-    for (const [name, id] of entriesOf(tableUnder(root, file))) {
+    for (const [name, id] of entriesOf(tableUnder(walking, file))) {
       if (wanted.includes(name) && !ids.has(name)) ids.set(name, id);
     }
     return ids;

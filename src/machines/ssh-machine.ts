@@ -223,7 +223,7 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
           const failure =
             answer.code === 0
               ? new MachineError('failed', `the batch's answer could not be read: it ended early`)
-              : failedAs(whatOf(shipped[done] as Change), answer);
+              : failedAs(whatOf(shipped[done] as Change), answer, shipped[done]?.path);
           return { done, failure };
         }
       }

@@ -50,6 +50,9 @@ function checkPath(path: string) {
   if (refused) throw refused;
 }
 
+/** The longest path Linux looks up, less its terminating byte. */
+const PATH_MAX = 4095;
+
 function pathRefusal(path: string): MachineError | undefined {
   if (!path.startsWith('/') || posix.normalize(path) !== path || path.includes('\0'))
     return new MachineError('failed', `${path} is not an absolute, normalised machine path`);
@@ -57,117 +60,313 @@ function pathRefusal(path: string): MachineError | undefined {
 }
 
 /**
- * The survey script: one record a path, in order, each line `<index> <what> ...`:
- * `missing`, `other`, `unreadable <reason>`, `dir <rawmode hex> <size> <uid> <gid> <empty 0|1>`,
- * `file <rawmode hex> <size> <uid> <gid>`, or `read ...` the same followed by the bytes in
- * base64 and a line `.` (or `!` when they could not be read). Then, for each name asked,
- * `user <name> <uid>` or `group <name> <gid>` (`-` for a name the machine does not know,
- * as `getent` answers it). Then `berth end`.
- *
- * Each program it runs costs the far side a process (about a millisecond), so the shell's
- * own tests sort the paths first, and one `stat` gives the numbers of all that exist. A
- * path that is not there is missing, or unreadable when a directory above it may not be
- * searched, as the tests of its nearest existing directory say; only what they cannot
- * tell (a link that leads nowhere, a name too long) is asked of `stat` on its own, which
- * says why. When the one `stat` fails (a path went away since it was sorted), every path
- * is asked on its own, as its lines could not be matched to the paths. One `getent` a
- * database resolves the names, unless it does not know them all.
+ * The walk both scripts share (`w`): a path's names taken one at a time, as systemd's
+ * `chase()` takes them, with the shell's working directory for the directory handle, so
+ * that berth never reads, writes, chowns or chmods through a link, or a directory swapped
+ * in, that a user other than root could have placed (PRODUCT.md, "Safety on the node").
  */
-export function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
-  const asks = paths.map((asked, index) => {
-    checkPath(asked.path);
-    return `k ${index} ${quote(asked.path)} ${asked.read ? 1 : 0}`;
-  });
-  return `LC_ALL=C; export LC_ALL
-printf '${REACHED}\\n'
-NL='
-'
-# f <index> <path> <read> <rawmode size uid gid>: the record of a path that exists.
-f() {
-  t=0x\${4%% *}
-  case $(($t & 61440)) in
-    16384)
-      if [ -r "$2" ] && [ -x "$2" ]; then
+const WALK = `# The walk, as systemd's chase() walks a path, the shell's working directory its directory
+# handle. A record is what stat says of a name, not following it: \`<raw mode in hex> <uid>
+# <dev> <inode> <links> <size> <gid>\`.
+V='%f %u %d %i %h %s %g'
+# T <directory's record> <entry's record>: whether only root could have put the entry under
+# its name: the directory is root's and no other user may write it, or it is sticky and
+# the entry is root's.
+T() {
+  set -- $1 $2
+  [ "$2" = 0 ] && { [ $((0x$1 & 18)) = 0 ] || { [ $((0x$1 & 512)) != 0 ] && [ "$9" = 0 ]; }; }
+}
+# Z <record>: z, its type: d directory, l symbolic link, f regular file, o anything else.
+Z() {
+  case $((0x\${1%% *} & 61440)) in 16384) z=d ;; 40960) z=l ;; 32768) z=f ;; *) z=o ;; esac
+}
+# I <record> <record>: whether both are of one file (the same device and inode).
+I() {
+  set -- $1 $2
+  [ "$3 $4" = "\${10} \${11}" ]
+}
+# w <path> <make>: makes the path the working directory, a name at a time: each name
+# lstat-ed, a symbolic link followed only when only root could have placed it, a directory
+# entered with cd -P and \`.\` checked to be the one lstat-ed (else a swap raced the walk).
+# Once inside, a rename above changes nothing. The names only root could have placed are
+# passed at once (one lstat of every prefix). With make 1, a missing directory is made.
+# 0: in the path's directory, D its record. 1: not, W says why: \`leaf\` (the last name is
+# not a directory: in its directory, D that one's record, E its own, c its name),
+# \`missing\`, \`notdir\`, \`link <uid> <where>\`, \`raced <where>\`, \`unreadable <reason>\`.
+C=
+w() {
+  if [ "$C" = "$1" ]; then return 0; fi
+  C= W= wo=$1 wm=$2 wh=0
+  cd / || { W='unreadable / cannot be entered'; return 1; }
+  set -- /; wp=; wq=\${wo#/}
+  while [ -n "$wq" ]; do
+    c=\${wq%%/*}; wq=\${wq#"$c"}; wq=\${wq#/}; wp=$wp/$c
+    [ -e "$wp" ] || [ -L "$wp" ] || break
+    set -- "$@" "$wp"
+  done
+  wn=$# wj=0
+  if ws=$(stat -c "$V" -- "$@" 2>/dev/null); then
+    set -f; IFS=$NL
+    for wl in $ws; do eval "wr$wj=\\$wl"; wj=$((wj + 1)); done
+    unset IFS; set +f
+  fi
+  if [ $wj = $wn ]; then
+    D=$wr0 wk=1
+    while [ $wk -lt $wn ]; do
+      eval "E=\\$wr$wk"; Z "$E"
+      [ $z = d ] && T "$D" "$E" || break
+      D=$E wk=$((wk + 1))
+    done
+    eval "L=\\\${$wk}"
+    wf=; if [ $wk -lt $wn ]; then eval "wf=\\$wr$wk"; fi
+    cd -P -- "$L" 2>/dev/null || { W='unreadable permission denied'; return 1; }
+    L=\${L%/}
+  else
+    D=$(stat -c "$V" /) || { W='unreadable / cannot be looked at'; return 1; }
+    L= wf=
+  fi
+  wq=\${wo#"$L"}
+  while [ -n "$wq" ]; do
+    wq=\${wq#/}; c=\${wq%%/*}; wq=\${wq#"$c"}
+    case $c in ''|.) continue ;; esac
+    if [ "$c" = .. ]; then
+      cd -P .. && D=$(stat -c "$V" .) || { W="unreadable $L/.. cannot be entered"; return 1; }
+      L=\${L%/*}; continue
+    fi
+    # The first name past those taken at once was lstat-ed with them: a swap since shows at
+    # the check of \`.\`.
+    if [ -n "$wf" ]; then E=$wf wf=
+    elif ! E=$(stat -c "$V" -- "./$c" 2>&1); then
+      case $E in
+        *'No such file or directory'*)
+          if [ "$wm" != 1 ]; then W=missing; return 1; fi
+          we=$(mkdir -- "./$c" 2>&1) || [ -e "./$c" ] || [ -L "./$c" ] || {
+            W="unreadable cannot create directory $L/$c: \${we##*: }"; return 1; }
+          E=$(stat -c "$V" -- "./$c") || { W="raced $L/$c"; return 1; } ;;
+        *'Permission denied'*) W='unreadable permission denied'; return 1 ;;
+        *) W="unreadable $(printf '%s' "\${E##*: }" | tr '\\n' ' ')"; return 1 ;;
+      esac
+    fi
+    Z "$E"
+    case $z in
+      d)
+        cd -P -- "./$c" 2>/dev/null || { W='unreadable permission denied'; return 1; }
+        D=$(stat -c "$V" .) && I "$D" "$E" || { W="raced $L/$c"; return 1; }
+        L=$L/$c ;;
+      l)
+        set -- $E
+        [ "$2" = 0 ] && T "$D" "$E" || { W="link $2 $L/$c"; return 1; }
+        wh=$((wh + 1))
+        [ $wh -le 40 ] || { W='unreadable Too many levels of symbolic links'; return 1; }
+        wt=$(readlink -- "./$c") || { W="raced $L/$c"; return 1; }
+        case $wt in
+          /*) cd / && D=$(stat -c "$V" /) || { W='unreadable / cannot be entered'; return 1; }
+              L= wq=$wt$wq ;;
+          *) wq=/$wt$wq ;;
+        esac ;;
+      *)
+        if [ -n "$wq" ]; then W=notdir; else W=leaf; fi
+        return 1 ;;
+    esac
+  done
+  C=$wo
+}
+# N <uid>: the user's name, UNKNOWN when it has none: by the uid lstat-ed, as the link
+# itself may be gone by now.
+N() {
+  set -- "$(getent passwd "$1" 2>/dev/null)"
+  if [ -n "$1" ]; then printf '%s' "\${1%%:*}"; else printf UNKNOWN; fi
+}
+# B <text>: the text in base64 on one line, for a name that may hold any byte.
+B() { printf '%s' "$1" | base64 | tr -d '\\n'; }
+`;
+
+/** The survey's functions: a path's line from its records (Q), or walked to (Y). */
+const SURVEY = `# h <index> <what> <record> [empty]: a path's line, as parseSurvey reads it.
+h() {
+  set -- "$1" "$2" $3 "$4"
+  printf '%s %s %s %s %s %s%s\\n' "$1" "$2" "$3" "$8" "$4" "$9" "\${10:+ \${10}}"
+}
+# j <index> <uid> <hard 0|1> <where>: a link berth does not follow, its owner named.
+j() {
+  printf '%s link %s %s %s %s\\n' "$1" "$2" "$3" \\
+    "$(N "$2")" "$(B "$4")"
+}
+# Q <index> <read> <path> <record>: a path all of whose names only root could have placed.
+Q() {
+  Z "$4"
+  case $z in
+    d)
+      if [ -r "$3" ] && [ -x "$3" ]; then
         e=1
-        for x in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+        for x in "$3"/* "$3"/.[!.]* "$3"/..?*; do
           if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
         done
-        printf '%s dir %s %s\\n' "$1" "$4" "$e"
+        h "$1" dir "$4" $e
       else
         printf '%s unreadable permission denied\\n' "$1"
       fi ;;
-    32768)
-      s=\${4#* }; s=\${s%% *}
-      if [ "$3" = 1 ] && [ "$s" -le ${READ_LIMIT} ]; then
-        printf '%s read %s\\n' "$1" "$4"
-        if base64 -- "$2" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
+    f)
+      set -- "$1" "$2" "$3" "$4" $4
+      if [ "$2" = 1 ] && [ "\${10}" -le ${READ_LIMIT} ]; then
+        h "$1" read "$4"
+        if base64 -- "$3" 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
       else
-        printf '%s file %s\\n' "$1" "$4"
+        h "$1" file "$4"
       fi ;;
     *) printf '%s other\\n' "$1" ;;
   esac
 }
-# q <index> <path> <read>: a path asked of stat on its own, which says why it is not there.
-q() {
-  if ! m=$(stat -L -c '%f %s %u %g' -- "$2" 2>&1); then
-    case $m in
-      *'No such file or directory'*|*'Not a directory'*) printf '%s missing\\n' "$1" ;;
-      *'Permission denied'*) printf '%s unreadable permission denied\\n' "$1" ;;
-      *) printf '%s unreadable %s\\n' "$1" "$(printf '%s' "$m" | tr '\\n' ' ')" ;;
-    esac
+# Y <index> <read> <path>: a path walked to (in a subshell), what it is there: a file read
+# only from a descriptor whose file is the one lstat-ed, a regular file that is not a link.
+Y() {
+  if w "$3" 0; then
+    e=1
+    if [ -r . ] && [ -x . ]; then
+      for x in ./* ./.[!.]* ./..?*; do
+        if [ -e "$x" ] || [ -L "$x" ]; then e=0; break; fi
+      done
+      h "$1" dir "$D" $e
+    else
+      printf '%s unreadable permission denied\\n' "$1"
+    fi
     return 0
   fi
-  f "$1" "$2" "$3" "$m"
+  case $W in
+    leaf) ;;
+    missing|notdir) printf '%s missing\\n' "$1"; return 0 ;;
+    link*) set -- "$1" $W; j "$1" "$3" 0 "\${W#link * }"; return 0 ;;
+    raced*) printf '%s unreadable it changed while berth looked at it\\n' "$1"; return 0 ;;
+    *) printf '%s unreadable %s\\n' "$1" "\${W#unreadable }"; return 0 ;;
+  esac
+  P "$1" "$2" "./$c" "$L/$c"
 }
-# k <index> <path> <read>: sorts a path: x exists (for the one stat), m missing, d
-# denied (a directory above it may not be searched), q only stat can tell.
-E=
-k() {
-  eval "p$1=\\$2 r$1=\\$3"
-  if [ -e "$2" ]; then
-    t=x; E="$E $1"
-  elif [ \${#2} -gt 4095 ]; then
-    t=q
-  else
-    # c: the first name on the way that is not there, d: the directory it is looked up in.
-    c=$2
-    while d=\${c%/*}; d=\${d:-/}; [ "$d" != / ] && [ ! -e "$d" ]; do c=$d; done
-    n=\${c##*/}
-    if [ ! -d "$d" ]; then t=m
-    elif [ ! -x "$d" ]; then t=d
-    elif [ -L "$c" ] || [ \${#n} -gt 255 ]; then t=q
-    else t=m
-    fi
-  fi
-  eval "c$1=\\$t"
+# P <index> <read> <name> <where>: what is not a directory, from its record E, in the
+# directory of record D: a file with more names than one in a directory another user may
+# write is a hard link; bytes are read only from a descriptor whose file is the one
+# lstat-ed, still a regular file with one name.
+P() {
+  Z "$E"
+  [ $z = f ] || { printf '%s other\\n' "$1"; return 0; }
+  set -- "$1" "$2" "$3" "$4" $E
+  if [ "$9" != 1 ] && ! T "$D" "$E"; then j "$1" "$6" 1 "$4"; return 0; fi
+  if [ "$2" != 1 ] || [ "\${10}" -gt ${READ_LIMIT} ]; then h "$1" file "$E"; return 0; fi
+  command exec 3<"$3" 2>/dev/null || { printf '%s unreadable permission denied\\n' "$1"; return 0; }
+  F=$(stat -L -c "$V" /proc/self/fd/3) && Z "$F" && [ $z = f ] && I "$E" "$F" || {
+    exec 3<&-; printf '%s unreadable it changed while berth looked at it\\n' "$1"; return 0; }
+  set -- "$1" "$2" "$3" "$4" $F
+  if [ "$9" != 1 ] && ! T "$D" "$F"; then exec 3<&-; j "$1" "$6" 1 "$4"; return 0; fi
+  h "$1" read "$F"
+  if base64 <&3 2>/dev/null; then printf '.\\n'; else printf '\\n!\\n'; fi
+  exec 3<&-
 }
-${asks.join('\n')}
-set --
-for i in $E; do eval "set -- \\"\\$@\\" \\"\\$p$i\\""; done
-# F=1: the one stat failed, so each path is asked on its own.
-F=0; J=0
-if [ $# -gt 0 ]; then
-  if S=$(stat -L -c '%f %s %u %g' -- "$@" 2>/dev/null); then
-    set -f; IFS=$NL; j=0
-    for l in $S; do eval "s$j=\\$l"; j=$((j + 1)); done
-    unset IFS; set +f
-    [ $j = $# ] || F=1
-  else
-    F=1
+# u <index> <path>: a path asked or a directory above one: those there are lstat-ed at once.
+X=
+u() {
+  eval "U$1=\\$2"
+  if [ -e "$2" ] || [ -L "$2" ]; then X="$X $1"; fi
+}
+`;
+
+/** The survey's one lstat of every name asked about, and how a path is sorted by them. */
+const SURVEY_PATHS = `set --
+for i in $X; do eval "set -- \\"\\$@\\" \\"\\$U$i\\""; done
+# A=1: every name was lstat-ed, one line each, so the paths may be sorted by them.
+A=0
+if [ $# -gt 0 ] && S=$(stat -c "$V" -- "$@" 2>/dev/null); then
+  n=$#
+  set -f; IFS=$NL; set -- $S; unset IFS; set +f
+  if [ $# = $n ]; then
+    A=1
+    for i in $X; do eval "R$i=\\$1"; shift; done
   fi
 fi
-i=0
-while [ $i -lt ${paths.length} ]; do
-  eval "p=\\$p$i r=\\$r$i t=\\$c$i"
-  if [ $F = 1 ]; then t=q; fi
-  case $t in
-    x) eval "l=\\$s$J"; J=$((J + 1)); f $i "$p" $r "$l" ;;
-    m) printf '%s missing\\n' $i ;;
-    d) printf '%s unreadable permission denied\\n' $i ;;
-    q) q $i "$p" $r ;;
-  esac
-  i=$((i + 1))
-done
+# k <index> <read> <prefix index>...: a path, by the records of its names: one whose names
+# only root could have placed is answered from them; a name not there is missing when the
+# directory it is looked up in may be searched; the rest are walked to (Y), in a subshell.
+k() {
+  i=$1 r=$2; shift 2
+  eval "p=\\\${$#}"; eval "p=\\$U$p"
+  if [ \${#p} -gt ${PATH_MAX} ]; then printf '%s unreadable File name too long\\n' "$i"; return 0; fi
+  if [ $A = 1 ]; then
+    eval "D=\\$R$1"; a=$1; shift
+    while [ $# -gt 0 ]; do
+      eval "E=\\\${R$1-}"
+      if [ -z "$E" ]; then
+        eval "d=\\$U$a c=\\$U$1"; c=\${c##*/}
+        if [ -x "$d" ] && [ \${#c} -le 255 ]; then printf '%s missing\\n' "$i"; return 0; fi
+        break
+      fi
+      Z "$E"
+      if [ $# = 1 ]; then
+        if T "$D" "$E"; then
+          if [ $z != l ]; then Q "$i" "$r" "$p" "$E"; return 0; fi
+        elif [ $z = l ]; then
+          set -- $E; j "$i" "$2" 0 "$p"; return 0
+        elif [ $z != d ]; then
+          P "$i" "$r" "$p" "$p"; return 0
+        fi
+        break
+      fi
+      if [ $z = f ] || [ $z = o ]; then printf '%s missing\\n' "$i"; return 0; fi
+      [ $z = d ] && T "$D" "$E" || break
+      D=$E a=$1; shift
+    done
+  fi
+  (Y "$i" "$r" "$p")
+}
+`;
+
+/**
+ * The survey script: one record a path, in order, each line `<index> <what> ...`:
+ * `missing`, `other`, `unreadable <reason>`, `dir <rawmode hex> <size> <uid> <gid> <empty 0|1>`,
+ * `file <rawmode hex> <size> <uid> <gid>`, `link <uid> <hard 0|1> <owner> <where, base64>`,
+ * or `read ...` as `file` followed by the bytes in base64 and a line `.` (or `!` when they
+ * could not be read). Then, for each name asked, `user <name> <uid>` or `group <name> <gid>`
+ * (`-` for a name the machine does not know, as `getent` answers it). Then `berth end`.
+ *
+ * Each program it runs costs the far side a process (about a millisecond), so one `stat`
+ * lstats every path and every directory above one at once, and a path whose every name only
+ * root could have placed (each directory on the way root's, no other user may write it) is
+ * answered from those records, read by its name. A name not there is missing when the
+ * directory it is looked up in may be searched. Any other path (through a directory another
+ * user may write, a link, a name stat must explain) is walked to, in a subshell: a link
+ * another user could have placed is reported as a link, never followed; a file's bytes are
+ * read only from a descriptor whose file is the one lstat-ed. One `getent` a database
+ * resolves the names, unless it does not know them all.
+ */
+export function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
+  const prefixes = new Map<string, number>();
+  const indexOf = (path: string) => {
+    let index = prefixes.get(path);
+    if (index === undefined) {
+      index = prefixes.size;
+      prefixes.set(path, index);
+    }
+    return index;
+  };
+  const asks = paths.map((asked, index) => {
+    checkPath(asked.path);
+    // The directories above it, then itself; a path too long for Linux is only itself.
+    const chain = [indexOf('/')];
+    if (asked.path.length > PATH_MAX) chain.push(indexOf(asked.path));
+    else {
+      let prefix = '';
+      for (const name of asked.path.split('/').slice(1)) {
+        if (name === '') continue;
+        prefix += `/${name}`;
+        chain.push(indexOf(prefix));
+      }
+    }
+    return `k ${index} ${asked.read ? 1 : 0} ${chain.join(' ')}`;
+  });
+  const lookups = [...prefixes].map(([path, index]) => `u ${index} ${quote(path)}`);
+  return `LC_ALL=C; export LC_ALL
+printf '${REACHED}\\n'
+NL='
+'
+${WALK}${SURVEY}${lookups.join('\n')}
+${SURVEY_PATHS}${asks.join('\n')}
 # a <database> <name> <kind>: one name's id, when getent did not answer for them all.
 a() {
   if command -v getent >/dev/null 2>&1; then i=$(getent "$1" "$2" 2>/dev/null | cut -d: -f3)
@@ -236,6 +435,18 @@ export function parseSurvey(
       facts.set(asked.path, {
         kind: 'unreadable',
         reason: Buffer.from(rest.join(' '), 'latin1').toString('utf8').trim(),
+      });
+    } else if (what === 'link') {
+      const [uidText, hard, owner, where] = rest;
+      const uid = Number(uidText);
+      if (!Number.isInteger(uid) || where === undefined)
+        throw broken(`a record for ${asked.path} is short`);
+      facts.set(asked.path, {
+        kind: 'link',
+        at: Buffer.from(where, 'base64').toString('utf8'),
+        uid,
+        ...(owner === undefined || owner === 'UNKNOWN' ? {} : { owner }),
+        ...(hard === '1' ? { hard: true as const } : {}),
       });
     } else {
       const [rawText, sizeText, uidText, gidText, emptyText] = rest;
@@ -329,16 +540,18 @@ export function doneIn(stdout: Buffer, shipped: number): number {
 
 /**
  * The batch script: each change in order, `done <index>` on standard output as it is
- * done, and at the first failure the end, its words the last on standard error. A
- * directory: `mkdir -p`, its owner, its mode. A file: its directory (as a directory
- * change makes it; only the temporary file is born private), the sweep of a dead write's
- * temporary files beside it, the data (base64 in a here-document: on stdin, never on a
- * command line or in an environment) into a new temporary file made under umask 077, its
- * owner and mode. Files staged one after another share one sync of their data, then take
- * their names in order by rename, then share one sync of their directories; they take
- * their names before anything after them is done, a failure after them included. Each
- * program it runs costs the far side a process (about a millisecond): a test in the
- * shell spares one where it can.
+ * done, and at the first failure the end, its words the last on standard error (a link
+ * berth will not follow as `berth-link <uid> <owner> <where, base64>`). Every change is made
+ * from inside its directory, walked to (WALK; the missing directories made as they are
+ * reached), on names relative to it. A directory: its owner and mode set on `.`. A file: the
+ * sweep of a dead write's temporary files beside it, the data (base64 in a here-document: on
+ * stdin, never on a command line or in an environment) into a new temporary file opened on a
+ * descriptor under umask 077 (only it is born private), its owner and mode set through the
+ * descriptor. Files staged one after another share one sync of their data, then take their
+ * names in order by rename, then share one sync of their file systems; they take their names
+ * before anything after them is done, a failure after them included. Each program it runs
+ * costs the far side a process (about a millisecond): a test in the shell spares one where
+ * it can.
  */
 export function applyScript(changes: readonly Change[]): string {
   const body: string[] = [];
@@ -364,11 +577,7 @@ export function applyScript(changes: readonly Change[]): string {
       staged = [];
     }
     staged.push(path);
-    const name = posix.basename(path);
-    const temporary = posix.join(
-      posix.dirname(path),
-      `.${name}.${randomBytes(6).toString('hex')}.tmp`,
-    );
+    const temporary = `.${posix.basename(path)}.${randomBytes(6).toString('hex')}.tmp`;
     const encoded = Buffer.from(change.data)
       .toString('base64')
       .replace(/.{1,76}/g, '$&\n');
@@ -378,61 +587,100 @@ export function applyScript(changes: readonly Change[]): string {
   }
   return `set -C
 printf '${REACHED}\\n'
-u=$(umask)
-P=
-# r: the staged files: their data synced, each renamed in order, their directories synced.
-r() {
-  [ -n "$P" ] || return 0
-  set --
-  for i in $P; do eval "set -- \\"\\$@\\" \\"\\$t$i\\""; done
-  { sync -- "$@" || sync; } 2>/dev/null
-  set --; D=; k=0
-  for i in $P; do
-    eval "f=\\$f$i t=\\$t$i"
-    if [ $k = 0 ]; then
-      if [ -L "$f" ] && [ -d "$f" ]; then rm -f -- "$f"; fi
-      if mv -f -- "$t" "$f"; then D="$D $i"; d=\${f%/*}; set -- "$@" "\${d:-/}"; continue; fi
-      k=1
-    fi
-    rm -f -- "$t"
-  done
-  P=
-  [ $# = 0 ] || sync -- "$@" 2>/dev/null || :
-  for i in $D; do printf 'done %s\\n' "$i"; done
-  [ $k = 0 ] || exit 1
-}
-# x: a change failed: the files staged before it take their names, then the end.
-x() { r; exit 1; }
-# m <index> <path> <owner> <mode>: a directory, after the files staged before it.
-m() {
-  r
-  [ -d "$2" ] || mkdir -p -- "$2" || x
-  if [ -n "$3" ]; then chown -- "$3" "$2" || x; fi
-  if [ -n "$4" ]; then chmod -- "$4" "$2" || x; fi
-  printf 'done %s\\n' "$1"
-}
-# s <index> <path> <temporary> <owner> <mode>: a file's data, from stdin, staged beside it.
-s() {
-  d=\${2%/*}; d=\${d:-/}; n=\${2##*/}
-  [ -d "$d" ] || mkdir -p -- "$d" || x
-  # rename(2) replaces a file or a link, and refuses a directory; mv would move into one.
-  if [ -d "$2" ] && [ ! -L "$2" ]; then printf '%s: Is a directory\\n' "$2" >&2; x; fi
-  for y in "$d"/."$n".*.tmp; do
-    case \${y##*/} in ."$n".${'[0-9a-f]'.repeat(12)}.tmp) rm -f -- "$y" ;; esac
-  done
-  umask 077
-  if ! base64 -d > "$3"; then umask "$u"; rm -f -- "$3"; x; fi
-  umask "$u"
-  if [ -n "$4" ] && ! chown -- "$4" "$3"; then rm -f -- "$3"; x; fi
-  # Born 0600 under umask 077, it needs chmod only for another mode.
-  if [ "$5" != 0600 ] && ! chmod -- "$5" "$3"; then rm -f -- "$3"; x; fi
-  eval "f$1=\\$2 t$1=\\$3"
-  P="$P $1"
-}
-${body.join('\n')}
+NL='
+'
+${WALK}${APPLY}${body.join('\n')}
 r
 `;
 }
+
+/** The batch's functions: a directory (m), a file staged (s), the staged ones renamed (r). */
+const APPLY = `u=$(umask)
+P= G=0
+# e <words>: a failure's words, on standard error: the last of them are the refusal's.
+e() { printf '%s\\n' "$*" >&2; }
+# y <path>: the words of a walk to the path that did not end in its directory.
+y() {
+  case $W in
+    link*)
+      set -- $W
+      e "berth-link $2 $(N "$2") $(B "\${W#link * }")" ;;
+    missing|notdir|leaf) e "$1: a name on the way is not a directory" ;;
+    raced*) e "\${W#raced }: it changed while berth walked to it; nothing was done there" ;;
+    *) e "\${W#unreadable }" ;;
+  esac
+}
+# r: the staged files: their data synced, each renamed in its directory, walked to again
+# (the name must still be the file berth opened, and so must the new name be after),
+# then their file systems synced, which holds the directories.
+r() {
+  [ -n "$P" ] || return 0
+  set --
+  for i in $P; do eval "set -- \\"\\$@\\" /proc/self/fd/\\$o$i"; done
+  { sync -- "$@" || sync; } 2>/dev/null
+  set --; N= K=0
+  for i in $P; do
+    eval "f=\\$f$i d=\\$d$i t=\\$t$i o=\\$o$i"
+    if [ $K = 0 ]; then
+      if ! w "$d" 0; then
+        y "$d"
+      elif [ -L "./$t" ] || ! [ "./$t" -ef /proc/self/fd/$o ]; then
+        e "$d/$t: the temporary file was replaced while berth wrote it"
+      elif ! v=$(mv -fT -- "./$t" "./$f" 2>&1); then
+        e "$d/$f: \${v##*: }"
+      elif [ -L "./$f" ] || ! [ "./$f" -ef /proc/self/fd/$o ]; then
+        e "$d/$f: it was replaced as berth renamed its file there"
+      else
+        N="$N $i"; set -- "$@" /proc/self/fd/$o; continue
+      fi
+      K=1
+    fi
+    if [ "$C" = "$d" ]; then rm -f -- "./$t"; fi
+  done
+  [ $# = 0 ] || sync -f -- "$@" 2>/dev/null || :
+  for i in $P; do eval "o=\\$o$i"; eval "exec $o>&-"; done
+  P= G=0
+  for i in $N; do printf 'done %s\\n' "$i"; done
+  [ $K = 0 ] || exit 1
+}
+# x: a change failed: the files staged before it take their names, then the end.
+x() { r; exit 1; }
+# m <index> <path> <owner> <mode>: a directory, after the files staged before it: walked
+# to (made where missing), then its owner and mode set on \`.\`, the directory walked to.
+m() {
+  r
+  w "$2" 1 || { y "$2"; x; }
+  if [ -n "$3" ] && ! v=$(chown -- "$3" . 2>&1); then e "$2: \${v##*: }"; x; fi
+  if [ -n "$4" ] && ! v=$(chmod -- "$4" . 2>&1); then e "$2: \${v##*: }"; x; fi
+  printf 'done %s\\n' "$1"
+}
+# s <index> <path> <temporary name> <owner> <mode>: a file's data, from stdin, staged beside
+# it: in its directory walked to, a new temporary file opened on a descriptor (noclobber,
+# umask 077), written, and given its owner and mode through /proc/self/fd: the file opened,
+# never a name looked up again. Seven are staged at most (descriptors 3 to 9).
+s() {
+  [ $G -lt 7 ] || r
+  d=\${2%/*}; d=\${d:-/}; n=\${2##*/}
+  w "$d" 1 || { y "$d"; x; }
+  if [ -d "./$n" ] && [ ! -L "./$n" ]; then e "$2: Is a directory"; x; fi
+  for g in ./."$n".*.tmp; do
+    case \${g##*/} in ."$n".[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].tmp) rm -f -- "$g" ;; esac
+  done
+  o=$((G + 3))
+  umask 077
+  if ! command eval "exec $o>\\"./\\$3\\""; then umask "$u"; e "$d/$3: the temporary file could not be made"; x; fi
+  umask "$u"
+  if ! base64 -d >&$o; then v="$2: its data could not be written"
+  elif [ -n "$4" ] && ! v=$(chown -- "$4" /proc/self/fd/$o 2>&1); then v="$2: \${v##*: }"
+  elif [ "$5" != 0600 ] && ! v=$(chmod -- "$5" /proc/self/fd/$o 2>&1); then v="$2: \${v##*: }"
+  else
+    eval "f$1=\\$n d$1=\\$d t$1=\\$3 o$1=\\$o"
+    P="$P $1" G=$((G + 1))
+    return 0
+  fi
+  rm -f -- "./$3"; eval "exec $o>&-"; e "$v"; x
+}
+`;
 
 /** A mode as chmod takes it: four octal digits. */
 function octal(mode: number): string {
@@ -458,23 +706,32 @@ kill -KILL -${pgid} 2>/dev/null
 `;
 }
 
+/** The PATH a hook runs with, whatever the login's: the system's own directories. */
+const HOOK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /**
- * The hook's wrapper: exports the environment, starts the hook with `sh -c` under
- * `setsid` (a process group of its own, its output and errors on ssh's standard output),
- * and tells berth on standard error the group (`berth-run <pgid>`) and then the hook's
- * exit status (`berth-exit <code>`).
+ * The hook's wrapper: starts the hook with `sh -c` under `setsid` (a process group of its
+ * own, its output and errors on ssh's standard output) in a clean environment (`env -i`:
+ * PRODUCT.md's PATH, the far side's LANG from /etc/default/locale else C.UTF-8, the HOME of
+ * the user it runs as, and `env`; nothing of the login's, which may hold the operator's or
+ * sudo's), and tells berth on standard error the group (`berth-run <pgid>`) and then the
+ * hook's exit status (`berth-exit <code>`). Only berth's own variables, never a secret, are
+ * on env's command line.
  */
 export function runScript(script: string, env: Record<string, string>): string {
-  const exports = Object.entries(env).map(([name, value]) => {
+  const assignments = Object.entries(env).map(([name, value]) => {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new MachineError('failed', `${name} cannot be the name of an environment variable`);
     }
-    return `${name}=${quote(value)}; export ${name}`;
+    return quote(`${name}=${value}`);
   });
-  return `${exports.join('\n')}
-cd / || exit 1
+  return `cd / || exit 1
 command -v setsid >/dev/null 2>&1 || { echo '${NO_SETSID}' >&2; exit 3; }
-setsid sh -c ${quote(script)} </dev/null 2>&1 &
+l=$(sed -n 's/^LANG=["'"'"']\\{0,1\\}\\([^"'"'"']*\\).*/\\1/p' /etc/default/locale 2>/dev/null)
+n=$(id -un 2>/dev/null)
+case $n in ''|*[!A-Za-z0-9_.-]*) h=/ ;; *) eval "h=~$n" ;; esac
+case $h in /*) ;; *) h=/ ;; esac
+setsid env -i PATH=${HOOK_PATH} "LANG=\${l:-C.UTF-8}" "HOME=$h" ${assignments.join(' ')} sh -c ${quote(script)} </dev/null 2>&1 &
 pid=$!
 printf 'berth-run %s\\n' "$pid" >&2
 wait "$pid"

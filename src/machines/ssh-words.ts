@@ -1,4 +1,4 @@
-import { MachineError } from './machine.ts';
+import { linkWords, MachineError } from './machine.ts';
 
 // ssh's failures in the operator's words: ssh's own last line, and what to do about it.
 
@@ -91,10 +91,24 @@ function keyscanArgs(host: string): string {
   return bracketed ? `-p ${bracketed[2]} ${bracketed[1]}` : host;
 }
 
-/** The refusal for a script that ran and failed: its last words on standard error. */
-export function failedAs(what: string, answer: Answer): MachineError {
+/**
+ * The refusal for a script that ran and failed: its last words on standard error. A batch
+ * that met a link berth will not follow says `berth-link <uid> <owner> <where, base64>`,
+ * told in linkWords about the change's path, as every machine tells it.
+ */
+export function failedAs(what: string, answer: Answer, path?: string): MachineError {
   const said = lines(answer.stderr).filter((line) => !line.startsWith('Warning: '));
   const last = said.at(-1) ?? `exit ${answer.code}`;
+  const link = /^berth-link (\d+) (\S+) (\S+)$/.exec(last);
+  if (link && path !== undefined) {
+    const [, uid, owner, where] = link as unknown as [string, string, string, string];
+    const fact = {
+      at: Buffer.from(where, 'base64').toString('utf8'),
+      uid: Number(uid),
+      ...(owner === 'UNKNOWN' ? {} : { owner }),
+    };
+    return new MachineError('denied', linkWords(path, fact));
+  }
   const denied = /Permission denied|Operation not permitted|Read-only file system/.test(last);
   return new MachineError(denied ? 'denied' : 'failed', `${what} failed: ${last}`);
 }

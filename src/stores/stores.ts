@@ -146,10 +146,11 @@ export function storesCannotOpen(error: unknown): string {
 
 /** The words of a lock not had in time: the holder, its act, its node, since when. */
 export function lockNotHad(holder: LockHolder | undefined, node: string, waitMs: number): string {
-  const seconds = Math.round(waitMs / 1000);
+  // `--lock-timeout 500ms` is said as given, not rounded to a second it never waited.
+  const within = waitMs % 1000 === 0 ? `${waitMs / 1000}s` : `${waitMs}ms`;
   if (!holder)
-    return `another berth holds the lock of node ${node} and did not let go within ${seconds}s`;
-  return `berth process ${holder.pid} on ${holder.host} holds the lock of node ${node} (${holder.act}, since ${holder.since}) and did not let go within ${seconds}s`;
+    return `another berth holds the lock of node ${node} and did not let go within ${within}`;
+  return `berth process ${holder.pid} on ${holder.host} holds the lock of node ${node} (${holder.act}, since ${holder.since}) and did not let go within ${within}`;
 }
 
 /**

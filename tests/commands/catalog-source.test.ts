@@ -1,8 +1,8 @@
 /**
- * A catalog `source` is read only from under the catalog directory, by its real path. A
- * hostile catalog change (a symbolic link leading to a file of the controller's) makes
- * the module a definition that does not resolve, in words naming the module, the file
- * and why: the file's content never reaches a node, nor berth's words.
+ * A catalog `source` (and a definition) is read only from under the catalog directory, by
+ * its real path. A hostile catalog change (a symbolic link leading to a file of the
+ * controller's) makes the module a definition that does not resolve, in words naming the
+ * module, the file and why: the file's content never reaches a node, nor berth's words.
  */
 import assert from 'node:assert/strict';
 import { link, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
@@ -94,6 +94,19 @@ describe('a catalog source by its real path', () => {
       /app does not resolve: .*a source is a path under the catalog directory/,
     );
     assert.doesNotMatch(shown.stdout, new RegExp(MARKER));
+  });
+
+  it('refuses a definition that is a link leading out, and quotes nothing of what it leads to', async () => {
+    await symlink(join(outside, 'pgpass'), join(world.state, 'modules', 'evil.json'));
+    const assign = await world.berth('assign', 'box', 'evil');
+    assert.equal(assign.code, 1);
+    assert.match(
+      assign.stderr,
+      /evil does not resolve: .*modules\/evil\.json cannot be read: its real path is outside the catalog directory/,
+    );
+    // Not even the few characters a JSON parser quotes of what it could not parse.
+    assert.doesNotMatch(assign.stdout + assign.stderr, /db\.lan/);
+    assert.equal((await world.berth('unassign', 'box', 'evil')).code, 0);
   });
 
   it('follows a link that stays inside the catalog', async () => {

@@ -15,7 +15,7 @@ describe('the command line: usage, exit codes and --json', () => {
   it('exits 2 for a command it does not have', async () => {
     const run = await world.berth('frob', 'box');
     assert.equal(run.code, 2);
-    assert.equal(run.stderr, 'berth has no command "frob"; see berth --help\n');
+    assert.equal(run.stderr, 'berth has no command "frob"; see berth help\n');
   });
 
   it('exits 2 for copy-state to a URL that is no PostgreSQL store, or that holds a password', async () => {
@@ -68,7 +68,7 @@ describe('the command line: usage, exit codes and --json', () => {
   it('exits 2 for an option a command does not have', async () => {
     const run = await world.berth('assign', 'box', 'postgres', '--yes');
     assert.equal(run.code, 2);
-    assert.equal(run.stderr, 'Unknown option `--yes`\n');
+    assert.equal(run.stderr, 'berth assign has no option --yes; see berth help assign\n');
   });
 
   it('exits 2 for an option given without its value', async () => {
@@ -125,7 +125,9 @@ describe('the command line: usage, exit codes and --json', () => {
 
     const unknown = await world.berth('--json', 'assign', 'box', 'gitea', '--bogus');
     assert.equal(unknown.code, 2);
-    assert.deepEqual(JSON.parse(unknown.stdout), { refused: 'Unknown option `--bogus`' });
+    assert.deepEqual(JSON.parse(unknown.stdout), {
+      refused: 'berth assign has no option --bogus; see berth help assign',
+    });
     assert.equal(unknown.stderr, '');
   });
 });

@@ -235,7 +235,7 @@ describe('planConverge', () => {
                 diff: [
                   '--- /etc/db/db.conf on box',
                   '+++ /etc/db/db.conf as berth writes it',
-                  '@@ -1,1 +1,1 @@',
+                  '@@ -1 +1 @@',
                   '-password=edited',
                   '+password=[secret password]',
                 ],

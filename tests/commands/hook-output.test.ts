@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { RAW_OUTPUT_KEPT } from '../../src/machines/machine.ts';
-import { clearHookOutput, clearingLines, SHOWN_OUTPUT } from '../../src/secrets.ts';
+import { clearHookOutput, clearingLines, mintSecret, SHOWN_OUTPUT } from '../../src/secrets.ts';
 import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 
 /** Every 8-character piece of a text, to ask of a secret whether any piece of it shows. */
@@ -121,6 +121,23 @@ describe('the clearing, on its own', () => {
       lines.end();
       assert.deepEqual(told, ['before', '[secret key of db]', 'after'], `chunks of ${size}`);
     }
+  });
+
+  it('keeps up with a chatty hook on a node with many secrets', () => {
+    // A guard against work that grows with the square of the output, not a benchmark.
+    const many = Array.from({ length: 50 }, (_, n) => ({
+      module: `m${n}`,
+      secret: 'k',
+      value: mintSecret(48),
+    }));
+    let told = 0;
+    const lines = clearingLines(many, () => told++);
+    const began = performance.now();
+    for (let n = 0; n < 20_000; n++) lines.write(`progress ${n}: copied files to /var/lib/app\n`);
+    lines.end();
+    assert.equal(told, 20_000);
+    const ms = Math.round(performance.now() - began);
+    assert.ok(ms < 5_000, `${ms} ms`);
   });
 
   it('clears the tail of a secret at the start of a kept text that was cut, and only then', () => {

@@ -59,6 +59,7 @@ describe('a secret inside a file, and a file from a template', () => {
           '  write /etc/redis/redis.conf (mode 0644): it differs from what berth writes',
           '    --- /etc/redis/redis.conf on box',
           '    +++ /etc/redis/redis.conf as berth writes it',
+          '    (+1 −1 lines)',
           '    @@ -1,3 +1,3 @@',
           '     bind 127.0.0.1',
           '     requirepass [secret password]',
@@ -104,6 +105,7 @@ describe('a secret inside a file, and a file from a template', () => {
           'file /etc/redis/redis.conf: differs from what berth writes; the next converge rewrites it',
           '    --- /etc/redis/redis.conf on box',
           '    +++ /etc/redis/redis.conf as berth writes it',
+          '    (+1 −1 lines)',
           '    @@ -1,3 +1,3 @@',
           '    -bind 0.0.0.0',
           '    +bind 127.0.0.1',
@@ -129,7 +131,17 @@ describe('a secret inside a file, and a file from a template', () => {
     const diff = preview.stdout.split('\n').filter((line) => line.startsWith('    '));
     assert.equal(diff.length, 41, preview.stdout);
     assert.equal(diff[0], '    --- /etc/long.conf on box');
-    assert.match(diff[40] as string, /^ {4}… 163 more lines of diff$/);
+    assert.match(
+      diff[40] as string,
+      /^ {4}… 164 more lines of diff \(--full-diff shows them all\)$/,
+    );
+
+    // The whole diff on asking, and the same digest: the act need not ask too.
+    const full = await world.berth('converge', 'box', '--filter', 'long', '--full-diff');
+    const whole = full.stdout.split('\n').filter((line) => line.startsWith('    '));
+    assert.equal(whole.length, 204, full.stdout);
+    assert.equal(whole.at(-1), '    +line 99 new');
+    assert.equal(full.stdout.split('\n').at(-2), preview.stdout.split('\n').at(-2));
   });
 
   const refusals: [string, unknown, string][] = [

@@ -113,7 +113,10 @@ describe('berth status and berth log', () => {
   it('refuses a status of a node it does not know', async () => {
     const run = await world.berth('status', 'web2');
     assert.equal(run.code, 1);
-    assert.equal(run.stderr, 'berth does not know node web2; add it under nodes in berth.json\n');
+    assert.equal(
+      run.stderr,
+      'berth does not know node web2; did you mean web1? Else add it under nodes in berth.json\n',
+    );
   });
 });
 

@@ -243,7 +243,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       // A quote in the script is an octal escape in the format: \047.
       assert.match(
         small[0] as string,
-        /^alpha-slow printf '.*\\047\/srv\/trips\/f20\\047 1.*' \| sh -s $/,
+        /^alpha-slow printf '.*\\nu \d+ \\047\/srv\/trips\/f20\\047\\n.*' \| sh -s $/,
       );
       const long = Array.from({ length: 1_500 }, (_, index) => ({
         path: `/srv/trips/${'long-name-'.repeat(10)}${index}`,

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { noteAccess } from '../access-facts.ts';
 import { type ApiEnv, answer } from '../answer.ts';
 import type { Authentication, Authenticator } from '../authenticator.ts';
 import type { Step } from '../chain.ts';
@@ -26,6 +27,7 @@ export function authenticate(authenticator: Authenticator): Step<ApiEnv> {
   ): Response | Promise<void> => {
     if (!who.ok) return answer(401, bodyOf(who), { 'WWW-Authenticate': who.challenge });
     c.set('actor', who.subject);
+    noteAccess(c.env, { subject: who.subject });
     return next();
   };
   return (c, next) => {

@@ -2,6 +2,7 @@ import { createMiddleware } from 'hono/factory';
 import { missingFields } from '../../commands/act.ts';
 import type { Command } from '../../commands/table.ts';
 import { decodeRequest } from '../../request.ts';
+import { noteAccess } from '../access-facts.ts';
 import { type ApiEnv, answer } from '../answer.ts';
 import { readBody } from '../read-body.ts';
 
@@ -24,6 +25,8 @@ export function validateRequest(command: Command) {
       return answer(400, { refused: `this is not a request berth understands: ${body.message}` });
     }
     const decoded = decodeRequest(body.text);
+    if (decoded.ok && decoded.request.node !== '')
+      noteAccess(c.env, { node: decoded.request.node });
     if (!decoded.ok)
       return answer(400, {
         refused: `this is not a request berth understands: ${decoded.message}`,

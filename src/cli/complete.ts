@@ -1,0 +1,138 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { locateState } from '../config/state-dir.ts';
+import { isName } from '../names.ts';
+import { EXIT, type Io } from './io.ts';
+
+/** What a word on the command line stands for, so that its candidates can be listed. */
+type Kind = 'node' | 'target' | 'module' | 'shell' | 'command';
+
+interface Words {
+  args: readonly Kind[];
+  flags: readonly string[];
+}
+
+/**
+ * The command line as completion sees it: each command's words and flags. Kept apart from
+ * the option parser so that a Tab costs a start without it; a test holds the two equal.
+ */
+export const SURFACE: Record<string, Words> = {
+  assign: { args: ['node', 'module'], flags: [] },
+  unassign: { args: ['node', 'module'], flags: [] },
+  take: { args: ['node', 'module'], flags: ['--yes', '--digest', '--mint'] },
+  converge: { args: ['node'], flags: ['--yes', '--digest', '--filter'] },
+  adopt: { args: ['node'], flags: [] },
+  forget: { args: ['node', 'module'], flags: [] },
+  api: { args: [], flags: ['--listen', '--issuer', '--audience'] },
+  status: { args: ['node'], flags: ['--check'] },
+  log: { args: [], flags: [] },
+  'copy-state': { args: [], flags: ['--to'] },
+  nodes: { args: ['target'], flags: [] },
+  modules: { args: ['module'], flags: [] },
+  validate: { args: [], flags: [] },
+  completion: { args: ['shell'], flags: [] },
+  openapi: { args: [], flags: [] },
+  help: { args: ['command'], flags: [] },
+};
+
+export const GLOBAL_FLAGS = ['--state', '--json', '--lock-timeout', '--help', '--version'];
+
+/** Flags followed by a value: the word after one is its value, not a command's word. */
+const TAKES_VALUE = new Set([
+  '--state',
+  '--lock-timeout',
+  '--digest',
+  '--filter',
+  '--mint',
+  '--listen',
+  '--issuer',
+  '--audience',
+  '--to',
+]);
+
+export const SHELLS = ['bash', 'zsh', 'fish'];
+
+/**
+ * `berth __complete WORD… CURRENT`: the candidates for the word being typed (CURRENT,
+ * empty for a new word), given the words before it, one a line. Never fails: a berth.json
+ * that cannot be read gives no names, and a Tab is not the place to say why.
+ */
+export function printCandidates(words: readonly string[], io: Io): number {
+  const before = words.slice(0, -1);
+  const current = words.at(-1) ?? '';
+  const found = candidates(before, current, io.env).filter((word) => word.startsWith(current));
+  if (found.length > 0) io.out(found.join('\n'));
+  return EXIT.done;
+}
+
+function candidates(
+  before: readonly string[],
+  current: string,
+  env: Record<string, string | undefined>,
+): string[] {
+  let command: string | undefined;
+  let state: string | undefined;
+  const positional: string[] = [];
+  for (let index = 0; index < before.length; index++) {
+    const word = before[index] as string;
+    if (word.startsWith('--')) {
+      const [flag, inline] = word.split('=', 2) as [string, string | undefined];
+      if (TAKES_VALUE.has(flag) && inline === undefined) {
+        if (flag === '--state') state = before[index + 1];
+        index++;
+      } else if (flag === '--state') state = inline;
+    } else if (command === undefined) command = word;
+    else positional.push(word);
+  }
+  const previous = before.at(-1);
+  if (previous === '--filter') return names('module', state, env);
+  if (previous !== undefined && TAKES_VALUE.has(previous)) return [];
+  const words = command === undefined ? undefined : SURFACE[command];
+  if (current.startsWith('-')) return [...(words?.flags ?? []), ...GLOBAL_FLAGS];
+  if (command === undefined) return Object.keys(SURFACE);
+  const kind = words?.args[positional.length];
+  return kind === undefined ? [] : names(kind, state, env);
+}
+
+function names(
+  kind: Kind,
+  stateFlag: string | undefined,
+  env: Record<string, string | undefined>,
+): string[] {
+  if (kind === 'shell') return SHELLS;
+  if (kind === 'command') return Object.keys(SURFACE);
+  const dir = locateState(stateFlag, env).dir;
+  const settings = readSettings(dir);
+  if (kind === 'module') {
+    const catalog = typeof settings.catalog === 'string' ? settings.catalog : 'modules';
+    try {
+      return readdirSync(resolve(dir, catalog))
+        .filter((file) => file.endsWith('.json'))
+        .map((file) => file.slice(0, -'.json'.length))
+        .filter(isName)
+        .sort();
+    } catch {
+      return [];
+    }
+  }
+  const nodes = objectKeys(settings.nodes, ['local']).filter(isName).sort();
+  if (kind === 'node') return nodes;
+  // A target: a node, or a group as `@name` (berth.json's groups, and @all).
+  const groups = objectKeys(settings.groups, []).filter(isName).sort();
+  return [...nodes, ...groups.map((group) => `@${group}`), '@all'];
+}
+
+/** berth.json as JSON, unchecked: completion offers what it names, an act checks it. */
+function readSettings(dir: string): Record<string, unknown> {
+  try {
+    const json = JSON.parse(readFileSync(resolve(dir, 'berth.json'), 'utf8'));
+    return json && typeof json === 'object' && !Array.isArray(json) ? json : {};
+  } catch {
+    return {};
+  }
+}
+
+function objectKeys(value: unknown, otherwise: string[]): string[] {
+  if (value === undefined) return otherwise;
+  return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
+}

@@ -1,0 +1,29 @@
+/** One example or two a command, shown by `berth help <command>`: what an operator types first. */
+export const EXAMPLES: Record<string, readonly string[]> = {
+  assign: ['  $ berth assign web1 gitea'],
+  unassign: ['  $ berth unassign web1 gitea'],
+  take: [
+    '  $ berth take web1 gitea                       # preview: what would be taken',
+    '  $ berth take web1 gitea --yes --digest <hex>  # act on that preview',
+  ],
+  converge: [
+    '  $ berth converge web1                         # preview, ending with its digest',
+    '  $ berth converge web1 --yes --digest <hex>    # act on that preview',
+  ],
+  adopt: ['  $ berth adopt web1'],
+  forget: ['  $ berth forget web1 gitea'],
+  api: ['  $ berth api --listen 127.0.0.1:8081 --issuer https://id.example.org'],
+  status: ['  $ berth status', '  $ berth status web1 --check'],
+  log: ['  $ berth log --json'],
+  'copy-state': ['  $ berth copy-state --to postgresql://berth@db.lan/berth'],
+  nodes: ['  $ berth nodes', '  $ berth nodes web1 --json'],
+  modules: ['  $ berth modules', '  $ berth modules gitea'],
+  validate: ['  $ berth validate --json'],
+  completion: [
+    '  $ source <(berth completion bash)',
+    '  $ berth completion zsh > ~/.zfunc/_berth   # with ~/.zfunc in fpath',
+    '  $ berth completion fish > ~/.config/fish/completions/berth.fish',
+  ],
+  openapi: ['  $ berth openapi > berth-api.json'],
+  help: ['  $ berth help converge'],
+};

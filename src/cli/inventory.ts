@@ -1,0 +1,93 @@
+import type { StateLocation } from '../config/state-dir.ts';
+import type { NodeEntry } from '../settings.ts';
+import { resolveTarget } from '../targets.ts';
+import { stateDeps } from './deps.ts';
+import { EXIT, type Io } from './io.ts';
+import { readingFailed } from './reading-failed.ts';
+
+/** One node as `berth nodes` shows it; `--json` prints these as they are. */
+export interface NodeShown {
+  node: string;
+  kind: 'root' | 'ssh';
+  /** The root directory, or the ssh destination (with its port when not 22). */
+  address: string;
+  sudo: boolean;
+  groups: string[];
+  /** What it is to run: its assignments. */
+  run: string[];
+}
+
+/** `berth nodes [target]`: the inventory, a node a line, or the nodes of a target (`@web,!web3`). */
+export async function showNodes(
+  target: string | undefined,
+  location: StateLocation,
+  json: boolean,
+  io: Io,
+): Promise<number> {
+  const deps = stateDeps(location, io.env);
+  try {
+    await deps.stores.open();
+    const { settings } = await deps.loadConfig();
+    const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
+    let names = inventory.nodes.sort();
+    if (target !== undefined) {
+      const targeted = resolveTarget(target, inventory);
+      if (!targeted.ok) {
+        if (json) io.out(JSON.stringify({ refused: targeted.refused }));
+        else io.err(targeted.refused);
+        return EXIT.refused;
+      }
+      names = targeted.nodes;
+    }
+    // Each node's groups: the groups whose members, through the groups they name, hold it.
+    const groupsOf = new Map<string, string[]>();
+    for (const group of Object.keys(settings.groups).sort()) {
+      const members = resolveTarget(`@${group}`, inventory);
+      for (const node of members.ok ? members.nodes : [])
+        groupsOf.set(node, [...(groupsOf.get(node) ?? []), group]);
+    }
+    const shown: NodeShown[] = [];
+    for (const node of names) {
+      const record = await deps.stores.readNode(node);
+      shown.push({
+        node,
+        ...where(settings.nodes[node] as NodeEntry),
+        groups: groupsOf.get(node) ?? [],
+        run: record.assigned,
+      });
+    }
+    if (json) {
+      io.out(JSON.stringify({ format_version: 1, nodes: shown }));
+      return EXIT.done;
+    }
+    if (shown.length === 0) {
+      io.out('no node yet: add one under nodes in berth.json');
+      return EXIT.done;
+    }
+    io.out(
+      shown
+        .map((item) =>
+          [
+            item.node,
+            `${item.kind} ${item.address}${item.sudo ? ' (sudo)' : ''}`,
+            item.groups.length ? `groups ${item.groups.join(', ')}` : '',
+            `to run: ${item.run.length ? item.run.join(', ') : 'nothing'}`,
+          ]
+            .filter(Boolean)
+            .join('  '),
+        )
+        .join('\n'),
+    );
+    return EXIT.done;
+  } catch (error) {
+    return readingFailed(error, io);
+  } finally {
+    await deps.stores.close().catch(() => {});
+  }
+}
+
+function where(entry: NodeEntry): Pick<NodeShown, 'kind' | 'address' | 'sudo'> {
+  if ('root' in entry) return { kind: 'root', address: entry.root, sudo: false };
+  const port = entry.port === undefined || entry.port === 22 ? '' : ` port ${entry.port}`;
+  return { kind: 'ssh', address: `${entry.ssh}${port}`, sudo: entry.sudo === true };
+}

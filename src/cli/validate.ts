@@ -1,0 +1,113 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Catalog } from '../catalog.ts';
+import { ConfigError } from '../config/config.ts';
+import { fileCatalog } from '../config/file-catalog.ts';
+import { fileConfig } from '../config/file-config.ts';
+import type { StateLocation } from '../config/state-dir.ts';
+import { didYouMean } from '../did-you-mean.ts';
+import { isName } from '../names.ts';
+import { type Entries, resolveModule } from '../resolve.ts';
+import { defaultSettings } from '../settings.ts';
+import { EXIT, type Io } from './io.ts';
+import { readingFailed } from './reading-failed.ts';
+
+/** A problem `berth validate` found: the file it is in, and what is wrong there, in words. */
+export interface Problem {
+  file: string;
+  problem: string;
+}
+
+/**
+ * `berth validate`: reads berth.json, every catalog definition and every template they
+ * name, and lists every problem, so a broken definition is found before an act meets it.
+ * Exit 0 when there is none, 1 when there is any.
+ */
+export async function runValidate(location: StateLocation, json: boolean, io: Io) {
+  try {
+    const { problems, modules, catalogDir } = await validate(location.dir);
+    if (json) io.out(JSON.stringify({ format_version: 1, valid: problems.length === 0, problems }));
+    else if (problems.length === 0)
+      io.out(
+        `berth.json and the ${modules} module${modules === 1 ? '' : 's'} of ${catalogDir} are valid`,
+      );
+    else io.out(problems.map((item) => `${item.file}: ${item.problem}`).join('\n'));
+    return problems.length === 0 ? EXIT.done : EXIT.refused;
+  } catch (error) {
+    return readingFailed(error, io);
+  }
+}
+
+export async function validate(stateDir: string) {
+  const problems: Problem[] = [];
+  const settingsPath = join(stateDir, 'berth.json');
+  let catalogDir: string;
+  let catalog: Catalog;
+  try {
+    const config = await fileConfig(stateDir)();
+    catalogDir = resolve(stateDir, config.settings.catalog);
+    catalog = config.catalog;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push({ file: settingsPath, problem: withoutPath(error.message, settingsPath) });
+    // The catalog is still checked: where berth.json says it is, if it says so, else the default.
+    catalogDir = resolve(stateDir, await namedCatalog(settingsPath));
+    catalog = fileCatalog(catalogDir);
+  }
+  const files = await readdir(catalogDir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [] as string[];
+    throw error;
+  });
+  for (const file of files.filter((file) => file.endsWith('.json')).sort()) {
+    const name = file.slice(0, -'.json'.length);
+    if (!isName(name))
+      problems.push({
+        file: join(catalogDir, file),
+        problem: `${JSON.stringify(name)} is not a module name (1 to 63 characters of a-z, 0-9 and -), so berth never reads this file`,
+      });
+  }
+  const names = await catalog.names();
+  const entries: Entries = new Map(
+    await Promise.all(names.map(async (name) => [name, await catalog.entry(name)] as const)),
+  );
+  const everything = new Set(names);
+  for (const name of names) {
+    const file = join(catalogDir, `${name}.json`);
+    const entry = entries.get(name);
+    if (!entry) continue;
+    if ('problem' in entry) {
+      problems.push({ file, problem: withoutPath(entry.problem, file) });
+      continue;
+    }
+    // Every module assigned: what is left is a need missing from the catalog, or a cycle.
+    const resolution = resolveModule(name, everything, entries);
+    if (resolution.ok) continue;
+    const { unresolved } = resolution;
+    if (unresolved.why === 'need-not-in-catalog')
+      problems.push({
+        file,
+        problem: `needs: ${unresolved.need} is not in the catalog${didYouMean(unresolved.need, names)}`,
+      });
+    else if (unresolved.why === 'cycle')
+      problems.push({ file, problem: `needs: a cycle, ${unresolved.cycle.join(' → ')}` });
+  }
+  return { problems, modules: names.length, catalogDir };
+}
+
+/** A problem's words without the file they begin with: the file is said beside them. */
+function withoutPath(problem: string, file: string): string {
+  if (problem.startsWith(`${file} is not valid: `))
+    return problem.slice(`${file} is not valid: `.length);
+  return problem.startsWith(`${file} `) ? problem.slice(file.length + 1) : problem;
+}
+
+/** The catalog directory a berth.json that is not valid still names, else the default. */
+async function namedCatalog(path: string): Promise<string> {
+  try {
+    const named = (JSON.parse(await readFile(path, 'utf8')) as { catalog?: unknown }).catalog;
+    if (typeof named === 'string' && named !== '') return named;
+  } catch {
+    // Not JSON, or not there: the default.
+  }
+  return defaultSettings().catalog;
+}

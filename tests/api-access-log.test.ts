@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ApiProcess, httpAsk, startApi } from './helpers/api-process.ts';
+import { flipSignatureByte, freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
+import { makeWorld, type World } from './helpers/world.ts';
+
+interface Line {
+  time: string;
+  method: string;
+  path: string;
+  status: number;
+  subject: string | null;
+  node: string | null;
+  ms: number;
+}
+
+/** The access log's lines berth api has written on standard error so far. */
+function logLines(api: ApiProcess): Line[] {
+  return api
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Line);
+}
+
+async function waitForLines(api: ApiProcess, count: number): Promise<Line[]> {
+  for (let tries = 0; tries < 100; tries++) {
+    const lines = logLines(api);
+    if (lines.length >= count) return lines;
+    await sleep(50);
+  }
+  return logLines(api);
+}
+
+const SECRET = 'hunter2-s3cr3t-in-the-body';
+
+describe("berth api's access log: a JSON line a request, never a token, body or secret", () => {
+  let world: World;
+  let issuer: Issuer;
+  let api: ApiProcess;
+  let token: string;
+  before(async () => {
+    world = await makeWorld({ m: { description: 'a module' } });
+    issuer = await startIssuer();
+    api = await startApi([
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      issuer.url,
+      '--state',
+      world.state,
+    ]);
+    token = await issuer.token({ sub: 'deployer' });
+  });
+  after(async () => {
+    await api.stop();
+    await issuer.close();
+    await world.cleanup();
+  });
+
+  it('logs each request with its subject and node; tokens, bodies and queries stay out', async () => {
+    const bad = flipSignatureByte(token);
+    const asked = [
+      // A good token, a body that holds a secret where berth drops unknown fields.
+      {
+        path: '/assign',
+        body: JSON.stringify({ node: 'box', module: 'm', password: SECRET }),
+        headers: { Authorization: `Bearer ${token}` },
+      },
+      // A token whose signature does not verify.
+      {
+        path: '/assign',
+        body: JSON.stringify({ node: 'box', module: 'm' }),
+        headers: { Authorization: `Bearer ${bad}` },
+      },
+      // No token at all.
+      { path: '/adopt', body: JSON.stringify({ node: 'box' }) },
+      // A 404, with a token in its query, as a careless client sends it.
+      { method: 'GET', path: `/openapi.json?access_token=${token}` },
+      // A body that is not JSON, holding the secret.
+      {
+        path: '/converge',
+        body: `{"node": "box", ${SECRET}`,
+        headers: { Authorization: `Bearer ${token}` },
+      },
+    ];
+    const statuses = [];
+    for (const request of asked)
+      statuses.push(
+        (
+          await httpAsk(api.url, {
+            ...request,
+            headers: { 'Content-Type': 'application/json', ...request.headers },
+          })
+        ).status,
+      );
+    assert.deepEqual(statuses, [200, 401, 401, 404, 400]);
+
+    const lines = await waitForLines(api, asked.length);
+    assert.deepEqual(
+      lines.map(({ method, path, status, subject, node }) => ({
+        method,
+        path,
+        status,
+        subject,
+        node,
+      })),
+      [
+        { method: 'POST', path: '/assign', status: 200, subject: 'deployer', node: 'box' },
+        { method: 'POST', path: '/assign', status: 401, subject: null, node: null },
+        { method: 'POST', path: '/adopt', status: 401, subject: null, node: null },
+        { method: 'GET', path: '/openapi.json', status: 404, subject: null, node: null },
+        { method: 'POST', path: '/converge', status: 400, subject: 'deployer', node: null },
+      ],
+    );
+    for (const line of lines) {
+      assert.ok(!Number.isNaN(Date.parse(line.time)), line.time);
+      assert.ok(line.ms >= 0 && line.ms < 10_000, String(line.ms));
+      assert.deepEqual(Object.keys(line), [
+        'time',
+        'method',
+        'path',
+        'status',
+        'subject',
+        'node',
+        'ms',
+      ]);
+    }
+    const everything = api.stderr();
+    for (const kept of [token, bad, token.split('.')[2] as string, SECRET, 'password'])
+      assert.ok(!everything.includes(kept), `stderr holds ${kept.slice(0, 20)}…`);
+  });
+});
+
+describe('the access log while no identity provider answers', () => {
+  let world: World;
+  let api: ApiProcess;
+  before(async () => {
+    world = await makeWorld();
+    const port = await freePort();
+    api = await startApi([
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      `http://127.0.0.1:${port}`,
+      '--state',
+      world.state,
+    ]);
+  });
+  after(async () => {
+    await api.stop();
+    await world.cleanup();
+  });
+
+  it("logs the seed's 401 for each request, with no subject", async () => {
+    for (let i = 0; i < 3; i++) {
+      const answer = await httpAsk(api.url, {
+        path: '/assign',
+        body: '{"node":"box","module":"m"}',
+        headers: { Authorization: 'Bearer not.a.token' },
+      });
+      assert.equal(answer.status, 401);
+      assert.match(String(answer.body?.refused), /^berth cannot yet verify a token from /);
+    }
+    const lines = await waitForLines(api, 3);
+    assert.deepEqual(
+      lines.map(({ status, subject, node }) => ({ status, subject, node })),
+      Array(3).fill({ status: 401, subject: null, node: null }),
+    );
+    assert.ok(!api.stderr().includes('not.a.token'));
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Speed goals that hold without a clock (docs/performance.md): what a start evaluates
+ * and how big the bundle is. The libraries kept in the bundle as compressed text (the
+ * HTTP stack, jose, pg, jsdiff, and any group added beside them) are each made a module
+ * only by a command that uses it; `berth status` and `--version` make none, and so never
+ * load node:zlib, which every group is decompressed with. A preload records, as the
+ * process ends, Node's own modules loaded and each group decompressed.
+ */
+import assert from 'node:assert/strict';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BERTH, makeWorld, runBerth, type World } from './helpers/world.ts';
+
+/** The bundle whole, and the part of it a start parses (all but the groups kept as text). */
+const MOST_BUNDLE_BYTES = 520_000;
+const MOST_PARSED_BYTES = 400_000;
+
+/** Writes, at exit, Node's modules loaded and the groups decompressed (by what they hold). */
+const PRELOAD = `
+const zlib = require('node:zlib');
+const { writeFileSync } = require('node:fs');
+const made = [];
+const decompress = zlib.brotliDecompressSync;
+zlib.brotliDecompressSync = function (...args) {
+  const text = decompress.apply(this, args).toString('utf8');
+  made.push(/sourceURL=berth:(\\w+)/.exec(text)?.[1] ?? (text.includes('function structuredPatch(') ? 'diff' : 'unknown'));
+  return Buffer.from(text);
+};
+const loadedBefore = new Set(process.moduleLoadList);
+process.on('exit', () => {
+  const loaded = process.moduleLoadList
+    .filter((name) => !loadedBefore.has(name) && name.startsWith('NativeModule '))
+    .map((name) => name.slice('NativeModule '.length));
+  writeFileSync(process.env.BERTH_TEST_LOADED, JSON.stringify({ loaded, made }));
+});
+`;
+
+interface Loaded {
+  /** Node's public modules loaded after the preload's own. */
+  loaded: string[];
+  /** The groups kept as text that were made modules: http, jose, pg, diff. */
+  made: string[];
+}
+
+describe('what a start pays for', () => {
+  let world: World;
+  let preload: string;
+  const report = () => join(world.dir, 'loaded.json');
+  async function run(...args: string[]): Promise<Loaded> {
+    const done = await runBerth(['--state', world.state, ...args], {
+      NODE_OPTIONS: `--require ${preload}`,
+      BERTH_TEST_LOADED: report(),
+    });
+    assert.equal(done.code, 0, done.stderr);
+    return JSON.parse(await readFile(report(), 'utf8')) as Loaded;
+  }
+
+  before(async () => {
+    world = await makeWorld({
+      conf: { files: { '/etc/conf/app.conf': { content: 'port 2\n' } } },
+    });
+    preload = join(world.dir, 'preload.cjs');
+    await writeFile(preload, PRELOAD);
+    await world.onBox('/etc/conf/app.conf', 'port 1\n');
+    assert.equal((await world.berth('assign', 'box', 'conf')).code, 0);
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+  });
+  after(() => world.cleanup());
+
+  it('berth status makes no group, and loads neither zlib nor the HTTP stack', async () => {
+    const { loaded, made } = await run('status');
+    assert.deepEqual(made, []);
+    for (const name of ['zlib', 'http', 'https', 'net', 'crypto'])
+      assert.ok(!loaded.includes(name), `berth status loads node:${name}: ${loaded.join(', ')}`);
+  });
+
+  it('berth --version makes no group either', async () => {
+    const { loaded, made } = await run('--version');
+    assert.deepEqual(made, []);
+    assert.ok(!loaded.includes('zlib'), loaded.join(', '));
+  });
+
+  it('a preview with a diff makes jsdiff, and only it', async () => {
+    const preview = await runBerth(['--state', world.state, 'take', 'box', 'conf']);
+    assert.match(preview.stdout, /^ {4}-port 1$/m, 'the preview has a diff');
+    const { made } = await run('take', 'box', 'conf');
+    assert.deepEqual(made, ['diff']);
+  });
+
+  it(`the bundle is at most ${MOST_BUNDLE_BYTES} bytes, ${MOST_PARSED_BYTES} of them parsed at start`, async () => {
+    const { size } = await stat(BERTH);
+    assert.ok(size <= MOST_BUNDLE_BYTES, `dist/berth.mjs is ${size} bytes`);
+    const bundle = await readFile(BERTH, 'utf8');
+    const kept = [...bundle.matchAll(/["']([A-Za-z0-9+/]{1000,}={0,2})["']/g)].reduce(
+      (sum, match) => sum + (match[1] as string).length,
+      0,
+    );
+    assert.ok(kept > 0, 'the groups kept as text were found');
+    const parsed = Buffer.byteLength(bundle) - kept;
+    assert.ok(parsed <= MOST_PARSED_BYTES, `a start parses ${parsed} bytes`);
+  });
+
+  it('a start parses none of jsdiff, age, hono, jose or pg: they are kept as text', async () => {
+    const bundle = await readFile(BERTH, 'utf8');
+    // esbuild names each module it bundles in a comment line: cac and valibot are there.
+    const libraries = new Set(
+      [...bundle.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]),
+    );
+    assert.ok(libraries.has('cac'), [...libraries].join(', '));
+    for (const name of ['diff', 'age-encryption', 'hono', '@hono/node-server', 'jose', 'pg'])
+      assert.ok(!libraries.has(name), `${name} is parsed at every start`);
+    assert.doesNotMatch(bundle, /function structuredPatch\(/);
+  });
+});
