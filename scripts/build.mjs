@@ -63,7 +63,8 @@ const LAZY_GROUPS = {
   pg: ['pg'],
   // Only `berth openapi` converts schemas to JSON Schema.
   openapi: ['@valibot/to-json-schema'],
-  age: ['age-encryption'],
+  // Only a value sealed or opened: age, and the bech32 of its identities.
+  age: ['age-encryption', '@scure/base'],
 };
 
 /** The groups kept as text and made a module on the first use of an export: specifier → group. */

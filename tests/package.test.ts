@@ -89,6 +89,7 @@ describe('the package, packed, installed and run offline', () => {
     const kept = [...bundle.matchAll(/["']([A-Za-z0-9+/]{1000,}={0,2})["']/g)].map((match) =>
       brotliDecompressSync(Buffer.from(match[1] as string, 'base64')).toString('utf8'),
     );
+    // http, jose, pg, openapi, age and diff.
     assert.equal(kept.length, 6, 'the six groups kept as text were found');
     assert.ok(
       kept.some((text) => text.includes('node_modules/pg/lib/client.js')),

@@ -49,11 +49,40 @@ export class VaultError extends Error {
 }
 
 type Age = typeof import('age-encryption');
+/** What age's Decrypter takes as an identity: its text, or a Web Crypto key. */
+type AgeIdentity = Parameters<InstanceType<Age['Decrypter']>['addIdentity']>[0];
 let age: Promise<Age> | undefined;
 const loadAge = () => {
   age ??= import('age-encryption');
   return age;
 };
+
+/** A PKCS #8 X25519 private key is this prefix and the key's 32 bytes (RFC 8410). */
+const PKCS8_X25519 = [
+  0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20,
+];
+
+/**
+ * An identity imported once as a Web Crypto key: given as text, age imports it again for
+ * every value it opens, which costs more than the opening itself (a converge opens a
+ * hundred). A host whose Web Crypto lacks X25519 gets the text, which age handles alone.
+ */
+async function asCryptoKey(identity: string): Promise<AgeIdentity> {
+  try {
+    const { bech32 } = await import('@scure/base');
+    const { bytes } = bech32.decodeToBytes(identity.toLowerCase(), false);
+    if (bytes.length !== 32) return identity;
+    return await crypto.subtle.importKey(
+      'pkcs8',
+      new Uint8Array([...PKCS8_X25519, ...bytes]),
+      { name: 'X25519' },
+      false,
+      ['deriveBits'],
+    );
+  } catch {
+    return identity;
+  }
+}
 
 /** The identities an identity file holds: its lines that are not comments. */
 export function identitiesIn(text: string): string[] {
@@ -109,7 +138,7 @@ export function ageSeal(keys: Keys): Seal {
     if (!('lines' in own)) return own;
     const { Decrypter } = await loadAge();
     const decrypter = new Decrypter();
-    for (const line of own.lines) decrypter.addIdentity(line);
+    for (const line of own.lines) decrypter.addIdentity(await asCryptoKey(line));
     return { named: own.named, decrypter };
   };
 
