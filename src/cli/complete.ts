@@ -17,14 +17,36 @@ interface Words {
  * the option parser so that a Tab costs a start without it; a test holds the two equal.
  */
 export const SURFACE: Record<string, Words> = {
-  assign: { args: ['node', 'module'], flags: [] },
-  unassign: { args: ['node', 'module'], flags: [] },
-  take: { args: ['node', 'module'], flags: ['--yes', '--digest', '--mint', '--full-diff'] },
-  converge: { args: ['node'], flags: ['--yes', '--digest', '--filter', '--full-diff'] },
-  adopt: { args: ['node'], flags: [] },
-  forget: { args: ['node', 'module'], flags: [] },
+  assign: { args: ['target', 'module'], flags: [] },
+  unassign: { args: ['target', 'module'], flags: [] },
+  take: {
+    args: ['target', 'module'],
+    flags: [
+      '--yes',
+      '--digest',
+      '--mint',
+      '--full-diff',
+      '--detailed-exitcode',
+      '--parallel',
+      '--batch',
+    ],
+  },
+  converge: {
+    args: ['target'],
+    flags: [
+      '--yes',
+      '--digest',
+      '--filter',
+      '--full-diff',
+      '--detailed-exitcode',
+      '--parallel',
+      '--batch',
+    ],
+  },
+  adopt: { args: ['target'], flags: [] },
+  forget: { args: ['target', 'module'], flags: [] },
   api: { args: [], flags: ['--listen', '--issuer', '--audience'] },
-  status: { args: ['node'], flags: ['--check'] },
+  status: { args: ['target'], flags: ['--check'] },
   log: { args: [], flags: [] },
   'copy-state': { args: [], flags: ['--to'] },
   nodes: { args: ['target'], flags: [] },
@@ -50,6 +72,8 @@ const TAKES_VALUE = new Set([
   '--issuer',
   '--audience',
   '--to',
+  '--parallel',
+  '--batch',
 ]);
 
 export const SHELLS = ['bash', 'zsh', 'fish'];
