@@ -159,7 +159,7 @@ describe('reload and check', () => {
     await world.writeSettings({ nodes: { box: { root: world.root } } });
     const all = await world.berth('status', '--check');
     assert.equal(all.code, 1);
-    assert.match(all.stderr, /berth status NODE --check/);
+    assert.match(all.stderr, /berth status TARGET --check/);
   });
 
   it('a take of a module whose check fails takes it as not started, and converge starts it', async () => {
