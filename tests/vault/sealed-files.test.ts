@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { cp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, cp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { snapshot } from '../commands/support.ts';
@@ -250,6 +250,8 @@ describe('a state directory of the earlier berth, through the binary', {
     me = await operator();
     await rm(world.state, { recursive: true });
     await cp(FIXTURE, world.state, { recursive: true });
+    // The earlier berth wrote its vault 0600; git keeps the fixture as 0644.
+    await chmod(join(world.state, 'nodes/box/vault.json'), 0o600);
     earlier = JSON.parse(await readFile(join(FIXTURE, 'nodes/box/vault.json'), 'utf8'));
     await world.writeSettings({ nodes: { box: { root: world.root } } });
   });
