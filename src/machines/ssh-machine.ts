@@ -370,7 +370,10 @@ function watchHook(
           done({ answer: { code: code ?? 255, stdout: Buffer.alloc(0), stderr } });
           return;
         }
-        const said = lines(stderr).at(-1) ?? `ssh ended with ${code}`;
+        // A session over a ControlMaster hears nothing when the master gives the host up.
+        const said =
+          lines(stderr).at(-1) ??
+          `ssh: the connection ended without a word (exit ${code}): the host stopped answering or went away`;
         fail(new MachineError('unreachable', `the connection broke while the hook ran: ${said}`));
         return;
       }
