@@ -41,14 +41,6 @@ export interface Outcome {
   fleet?: { digest?: string; nodes: Record<string, NodeReport> };
 }
 
-/** The Command API's answer once the command ran: 200 with `said`, 409 with `refused` too. */
-export const CommandAnswerSchema = v.object({
-  said: v.pipe(v.string(), v.description('What the command line would have printed')),
-  refused: v.optional(
-    v.pipe(v.string(), v.description("The command's refusal, as the command line says it")),
-  ),
-});
-
 /** Every other answer (400, 401, 404, 413, 503): why the request was not carried out. */
 export const RefusalSchema = v.object({
   refused: v.pipe(v.string(), v.description('Why, in words')),

@@ -66,11 +66,16 @@ export type NodeReport = v.InferOutput<typeof NodeReportSchema>;
 
 export const CommandAnswerSchema = v.object({
   format_version: v.literal(FORMAT_VERSION),
-  said: v.string(),
-  refused: v.optional(v.string()),
+  said: v.pipe(v.string(), v.description('What the command line would have printed')),
+  refused: v.optional(
+    v.pipe(v.string(), v.description("The command's refusal, as the command line says it")),
+  ),
   /** On a preview: the digest its act names. */
-  digest: v.optional(v.string()),
+  digest: v.optional(v.pipe(v.string(), v.description('On a preview: the digest its act names'))),
   /** By node name; empty when the command was refused before it reached a node. */
-  nodes: v.record(v.string(), NodeReportSchema),
+  nodes: v.pipe(
+    v.record(v.string(), NodeReportSchema),
+    v.description("Each node's digest, steps, blockers and outcome, by node name"),
+  ),
 });
 export type CommandAnswer = v.InferOutput<typeof CommandAnswerSchema>;

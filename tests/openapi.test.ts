@@ -169,11 +169,20 @@ describe('berth openapi', () => {
       const token = await issuer.token();
       assert.deepEqual(await call(api.url, token, '/assign', { node: 'box', module: 'm' }), {
         status: 200,
-        body: { said: 'box is to run m' },
+        body: {
+          format_version: 1,
+          said: 'box is to run m',
+          nodes: { box: { steps: [], blockers: [], outcome: 'done' } },
+        },
       });
       const refused = await call(api.url, token, '/unassign', { node: 'box', module: 'x' });
       assert.equal(refused.status, 409);
-      assert.deepEqual(Object.keys(refused.body).sort(), ['refused', 'said']);
+      assert.deepEqual(Object.keys(refused.body).sort(), [
+        'format_version',
+        'nodes',
+        'refused',
+        'said',
+      ]);
       const missing = await call(api.url, token, '/adopt', { node: '' });
       assert.deepEqual(missing, { status: 400, body: { refused: 'node is needed' } });
       const noProvider = await call(idle.url, token, '/adopt', { node: 'box' });

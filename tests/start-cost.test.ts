@@ -13,8 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import { BERTH, makeWorld, runBerth, type World } from './helpers/world.ts';
 
 /** The bundle whole, and the part of it a start parses (all but the groups kept as text). */
-const MOST_BUNDLE_BYTES = 520_000;
-const MOST_PARSED_BYTES = 400_000;
+const MOST_BUNDLE_BYTES = 640_000;
+const MOST_PARSED_BYTES = 460_000;
 
 /** Writes, at exit, Node's modules loaded and the groups decompressed (by what they hold). */
 const PRELOAD = `

@@ -1,7 +1,8 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
 import { commands } from '../commands/table.ts';
-import { CommandAnswerSchema, CommandRequestSchema, RefusalSchema } from '../request.ts';
+import { CommandRequestSchema, RefusalSchema } from '../request.ts';
+import { CommandAnswerSchema } from '../result.ts';
 
 type Json = Record<string, unknown>;
 

@@ -217,13 +217,14 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
   if (statSync(mark, { throwIfNoEntry: false })) return;
   // Earlier vaults hold no sealed value: berth may make itself an identity for them.
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
-  const nodes = await listNodes(dir);
-  // A state without nodes has nothing to seal: it is left as it was, not marked.
-  if (nodes.length === 0) return;
-  for (const node of nodes) {
+  // A state whose nodes keep no vault yet has nothing to seal, and is left as it was: the
+  // mark comes with its first vault.
+  let vaults = 0;
+  for (const node of await listNodes(dir)) {
     const here = join(dir, FILES.nodes, node);
     const path = join(here, FILES.vault);
     const found = await readVaultFile(path);
+    if (found !== undefined) vaults++;
     if (found === undefined || found.sealed === 'age') continue;
     const lock = await takeLock(
       join(here, FILES.lock),
@@ -240,6 +241,7 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
       await lock.release().catch(() => {});
     }
   }
+  if (vaults === 0) return;
   await writeFileAtomic(mark, 'every vault.json under nodes/ is sealed with age\n', {
     mode: 0o600,
   });

@@ -134,7 +134,7 @@ describe('concurrent writers', () => {
     assert.ok(second.code === 1 || second.code === 409, JSON.stringify(outcomes));
     assert.match(
       second.refused,
-      /^the preview changed since digest [0-9a-f]{12}…: berth now manages slowstart on box; preview again/,
+      /^(waiting for the lock of box, held by .*\n)?the preview changed since digest [0-9a-f]{12}…: berth now manages slowstart on box; preview again/,
     );
     const started = journalLines(world.state).then((lines) =>
       lines.filter((line) => line.act === 'converge' && line.outcome === 'done'),

@@ -90,9 +90,12 @@ describe('nginx, set up by hand, driven through berth', { skip: unavailable }, (
     const take = await act('take', 'host', 'nginx');
     assert.match(take.preview, /check: passes, so nginx is taken as running/);
     assert.match(take.preview, /file \/etc\/nginx\/sites-available\/default: differs/);
-    // The package's site file is mostly comments: the diff's first 40 lines are those.
+    // The package's site file is mostly comments: the diff counts them, shows the settings
+    // that change first, and folds each run of comments to a line.
     assert.match(take.preview, /\n {4}--- \/etc\/nginx\/sites-available\/default on host\n/);
-    assert.match(take.preview, /\n {4}… \d+ more lines of diff\n/);
+    assert.match(take.preview, /\n {4}\(\+\d+ −\d+ lines: \d+ of them comments or blank\)\n/);
+    assert.match(take.preview, /\n {4}-\tadd_header X-Served-By admin;\n/);
+    assert.match(take.preview, /\n {4}@@ [^\n]+ @@ only comments or blank lines: \+\d+ −\d+\n/);
     const converge = await act('converge', 'host');
     assert.match(converge.said, /ran reload of nginx/);
     // nginx -s reload signals the master: new workers take the site a moment later.

@@ -113,8 +113,11 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     assert.match(take.preview, /secret password: found on host inside \/etc\/redis\/redis\.conf/);
     assert.match(take.preview, /check: passes, so redis-server is taken as running/);
     assert.match(take.preview, /file \/etc\/redis\/redis\.conf: differs from what berth writes/);
-    // The package's redis.conf is long: the diff shows its first 40 lines, and says so.
-    assert.match(take.preview, /\n {4}… \d+ more lines of diff\n/);
+    // The package's redis.conf is long and mostly comments: the diff counts them, shows the
+    // setting that changes first, and folds each run of comments to a line.
+    assert.match(take.preview, /\n {4}\(\+\d+ −\d+ lines: \d+ of them comments or blank\)\n/);
+    assert.match(take.preview, /\n {4}@@ [^\n]+ @@\n {4}\+requirepass \[secret password\]\n/);
+    assert.match(take.preview, /\n {4}@@ [^\n]+ @@ only comments or blank lines: \+\d+ −\d+\n/);
     assert.doesNotMatch(take.preview + take.said, new RegExp(PASSWORD));
     assert.doesNotMatch(take.said, /minted/);
     assert.deepEqual(await vaultValues(world), { 'host/redis-server/password': PASSWORD });
