@@ -102,7 +102,8 @@ describe('berth completion in bash, zsh and fish', () => {
 
   const cases: [line: string, expected: string[]][] = [
     ['berth con', ['converge']],
-    ['berth assign ', ['box', 'web1']],
+    ['berth assign ', ['@all', '@web', 'box', 'web1']],
+    ['berth secret ', ['box', 'web1']],
     ['berth assign box ', ['gitea', 'postgres']],
     ['berth converge box --f', ['--filter', '--full-diff']],
     ['berth converge box --filter ', ['gitea', 'postgres']],
