@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -242,9 +242,16 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
     }
   }
   if (vaults === 0) return;
-  await writeFileAtomic(mark, 'every vault.json under nodes/ is sealed with age\n', {
-    mode: 0o600,
-  });
+  // Only that it is there counts, so it is made in place: a temporary name would cost this
+  // command node:crypto, and a reading command may be the first to open the state.
+  try {
+    writeFileSync(mark, 'every vault.json under nodes/ is sealed with age\n', {
+      flag: 'wx',
+      mode: 0o600,
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 async function listNodes(dir: string): Promise<string[]> {
