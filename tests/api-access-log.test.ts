@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApiProcess, httpAsk, startApi } from './helpers/api-process.ts';
+import { type ApiProcess, httpAsk, startApi, startApiOn } from './helpers/api-process.ts';
 import { flipSignatureByte, freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
@@ -43,14 +43,7 @@ describe("berth api's access log: a JSON line a request, never a token, body or 
   before(async () => {
     world = await makeWorld({ m: { description: 'a module' } });
     issuer = await startIssuer();
-    api = await startApi([
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      issuer.url,
-      '--state',
-      world.state,
-    ]);
+    api = await startApiOn(world.state, issuer.url);
     token = await issuer.token({ sub: 'deployer' });
   });
   after(async () => {

@@ -8,7 +8,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantRefusal } from '../src/grants.ts';
-import { type ApiProcess, httpAsk, startApi } from './helpers/api-process.ts';
+import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
 import { type Issuer, startIssuer } from './helpers/issuer.ts';
 import { digestOf, makeWorld, type World } from './helpers/world.ts';
 
@@ -74,14 +74,7 @@ describe('grants over the Command API, with tokens of several subjects', () => {
       assert.equal((await world.berth('unassign', node, 'app')).code, 0);
     }
     issuer = await startIssuer();
-    api = await startApi([
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      issuer.url,
-      '--state',
-      world.state,
-    ]);
+    api = await startApiOn(world.state, issuer.url);
     for (const subject of ['deployer', 'ops-lead', 'edge-hand', 'stranger'])
       tokens[subject] = await issuer.token({ sub: subject });
   });

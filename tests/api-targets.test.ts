@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiProcess, httpAsk, startApi } from './helpers/api-process.ts';
+import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
 import { type Issuer, startIssuer } from './helpers/issuer.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
@@ -46,14 +46,7 @@ describe('a target over the Command API', () => {
       ],
     });
     issuer = await startIssuer();
-    api = await startApi([
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      issuer.url,
-      '--state',
-      world.state,
-    ]);
+    api = await startApiOn(world.state, issuer.url);
     for (const subject of ['deployer', 'ops-lead'])
       tokens[subject] = await issuer.token({ sub: subject });
   });

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { type ApiProcess, startApi } from './helpers/api-process.ts';
+import { type ApiProcess, startApi, startApiOn } from './helpers/api-process.ts';
 import { freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
@@ -114,14 +114,7 @@ describe('berth openapi', () => {
     let idle: ApiProcess;
     before(async () => {
       issuer = await startIssuer();
-      api = await startApi([
-        '--listen',
-        '127.0.0.1:0',
-        '--issuer',
-        issuer.url,
-        '--state',
-        world.state,
-      ]);
+      api = await startApiOn(world.state, issuer.url);
       idle = await startApi([
         '--listen',
         '127.0.0.1:0',

@@ -56,6 +56,11 @@ function spawnBerth(args: string[]) {
   return { child, lines, listeners, stderr: () => stderr, exited };
 }
 
+/** `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens. */
+export function startApiOn(state: string, issuer: string): Promise<ApiProcess> {
+  return startApi(['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state]);
+}
+
 /**
  * Starts `berth api ARGS` and waits for its three start lines; rejects with what
  * it said if it ends or falls silent (20 s) before printing them.
