@@ -4,9 +4,20 @@ import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
+ * How many nodes of a target at once (`parallel`) or at a time (`batch`): a whole number
+ * from 1. The command line's `--parallel` and `--batch` are checked by this same schema.
+ */
+export const NodeCountSchema = v.pipe(
+  v.number(),
+  v.safeInteger((issue) => `a whole number from 1, not ${issue.received}`),
+  v.minValue(1, (issue) => `a whole number from 1, not ${issue.received}`),
+);
+
+/**
  * The command request, as the seed gives it: one shape for every route and every
  * command. Omitted strings decode to empty so that "node is needed" is said by the
  * required-field check, not by the decoder. Unknown fields are dropped, not refused.
+ * `parallel` and `batch` are berth's own, for a target of several nodes.
  */
 export const CommandRequestSchema = v.object({
   node: v.optional(v.string(), ''),
@@ -14,6 +25,8 @@ export const CommandRequestSchema = v.object({
   yes: v.optional(v.boolean(), false),
   digest: v.optional(v.string()),
   filter: v.optional(v.string()),
+  parallel: v.optional(NodeCountSchema),
+  batch: v.optional(NodeCountSchema),
 });
 
 export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
@@ -102,5 +102,94 @@ describe('a target over the Command API', () => {
       'deployer may not converge @all: no grant names 1 of its 3 nodes',
     );
     assert.equal(existsSync(join(world.dir, 'db1', 'started')), false);
+  });
+});
+
+describe("a target's parallel and batch over the Command API", () => {
+  const crew = ['a1', 'a2', 'a3', 'a4'];
+  let world: World;
+  let issuer: Issuer;
+  let api: ApiProcess;
+  let token: string;
+  const ask = (body: Record<string, unknown>) =>
+    httpAsk(api.url, {
+      path: '/converge',
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    });
+  const converge = async (extra: Record<string, unknown>) => {
+    const preview = await ask({ node: '@crew' });
+    assert.equal(preview.status, 200, preview.text);
+    return ask({ node: '@crew', yes: true, digest: preview.body?.digest, ...extra });
+  };
+
+  before(async () => {
+    world = await makeWorld();
+    const nodes: Record<string, { root: string }> = {};
+    for (const node of crew) {
+      nodes[node] = { root: join(world.dir, node) };
+      await mkdir(join(world.dir, node), { recursive: true });
+    }
+    // Two hooks running at once cannot both make the one directory: the second fails.
+    const alone = join(world.dir, 'one-at-a-time');
+    await world.writeModule('turn', {
+      description: 'a start that must not run beside another',
+      start: `mkdir ${alone} || exit 1; sleep 0.3; rmdir ${alone}; touch "$BERTH_ROOT/turned"`,
+    });
+    await world.writeModule('roll', {
+      description: 'a start that fails where the node is broken',
+      start: 'test ! -e "$BERTH_ROOT/broken" && touch "$BERTH_ROOT/rolled"',
+    });
+    await world.writeSettings({
+      nodes,
+      groups: { crew },
+      grants: [{ sub: 'ops-lead', may: ['*'], on: '@all' }],
+    });
+    issuer = await startIssuer();
+    api = await startApiOn(world.state, issuer.url);
+    token = await issuer.token({ sub: 'ops-lead' });
+  });
+  after(async () => {
+    await api?.stop();
+    await issuer?.close();
+    await world.cleanup();
+  });
+
+  it('acts on one node at a time with parallel 1', async () => {
+    assert.equal((await world.berth('assign', '@crew', 'turn')).code, 0);
+    const act = await converge({ parallel: 1 });
+    assert.equal(act.status, 200, act.text);
+    assert.match(String(act.body?.said), /4 of 4 nodes done$/);
+    for (const node of crew) assert.equal(existsSync(join(world.dir, node, 'turned')), true);
+  });
+
+  it('begins no batch after one in which a node failed, with batch 1', async () => {
+    assert.equal((await world.berth('assign', '@crew', 'roll')).code, 0);
+    await writeFile(join(world.dir, 'a1', 'broken'), '');
+    const act = await converge({ batch: 1 });
+    assert.equal(act.status, 409, act.text);
+    const nodes = act.body?.nodes as Record<string, { outcome: string }>;
+    assert.deepEqual(
+      crew.map((node) => nodes[node]?.outcome),
+      ['failed', 'not-begun', 'not-begun', 'not-begun'],
+    );
+    assert.match(
+      String(act.body?.refused),
+      /^a2: not begun, as a batch before it had a node fail$/m,
+    );
+    for (const node of crew.slice(1))
+      assert.equal(existsSync(join(world.dir, node, 'rolled')), false);
+  });
+
+  it('refuses a count that is not a whole number from 1 as a bad request, in words', async () => {
+    const zero = await ask({ node: '@crew', parallel: 0 });
+    assert.equal(zero.status, 400);
+    assert.match(String(zero.body?.refused), /parallel: a whole number from 1, not 0$/);
+    const half = await ask({ node: '@crew', batch: 1.5 });
+    assert.equal(half.status, 400);
+    assert.match(String(half.body?.refused), /batch: a whole number from 1, not 1\.5$/);
+    const text = await ask({ node: '@crew', batch: '2' });
+    assert.equal(text.status, 400);
+    assert.match(String(text.body?.refused), /batch: expected a number, got the string "2"$/);
   });
 });

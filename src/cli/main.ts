@@ -1,6 +1,5 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
-import { DEFAULT_PARALLEL } from '../commands/fleet-watch.ts';
 import { type CommandShape as Command, commandLineOnly, commands } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
 import { didYouMean, withHint } from '../did-you-mean.ts';
@@ -305,19 +304,19 @@ function runTableCommand(
     yes: Boolean(flags.yes),
     digest: optionValues(argv, 'digest').at(-1),
     filter: optionValues(argv, 'filter').at(-1),
+    // A target's act: fields of the request, as the API's `parallel` and `batch` are.
+    parallel: countOption(argv, 'parallel'),
+    batch: countOption(argv, 'batch'),
   };
   const mint = optionValues(argv, 'mint');
   const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
   const fullDiff = Boolean(flags.fullDiff);
   const json = Boolean(flags.json);
   const detailedExitcode = Boolean(flags.detailedExitcode);
-  const parallel = countOption(argv, 'parallel') ?? DEFAULT_PARALLEL;
-  const batch = countOption(argv, 'batch');
-  const fleet = { parallel, ...(batch === undefined ? {} : { batch }) };
   return runFromCli(
     command,
     request,
-    { location, mint, fullDiff, json, detailedExitcode, lockWaitMs, fleet },
+    { location, mint, fullDiff, json, detailedExitcode, lockWaitMs },
     io,
   );
 }

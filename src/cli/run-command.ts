@@ -1,7 +1,6 @@
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
 import { answerOf, missingFields, openAct } from '../commands/act.ts';
-import type { FleetOptions } from '../commands/fleet-watch.ts';
 import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
@@ -25,7 +24,6 @@ export async function runFromCli(
     json: boolean;
     detailedExitcode: boolean;
     lockWaitMs: number;
-    fleet?: FleetOptions;
   },
   io: Io,
 ): Promise<number> {
@@ -71,7 +69,6 @@ export async function runFromCli(
           : (told) => io.out(doneWords(told.step, request.node, told.voice)),
         output: options.json ? undefined : (line) => io.out(line),
         watch: progress?.watch,
-        fleet: options.fleet,
       },
     );
     if (opened.kind === 'missing') {

@@ -10,7 +10,7 @@ import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
 import type { CommandContext } from './context.ts';
-import type { FleetEvent, FleetOptions } from './fleet-watch.ts';
+import type { FleetEvent } from './fleet-watch.ts';
 import type { CommandShape as Command } from './table.ts';
 
 /** What both faces give the act runner: where things are, and who is asking. */
@@ -25,8 +25,6 @@ export type Face = Pick<
   'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
-  /** How a target's act runs: at most `parallel` nodes at once, `batch` at a time. */
-  fleet?: FleetOptions;
   /** Told how each node of a target is getting on: the command line shows it. */
   watch?: (event: FleetEvent) => void;
 };

@@ -1,13 +1,6 @@
 import type { Told } from './steps/words.ts';
 
-/** How a target's act runs over its nodes. */
-export interface FleetOptions {
-  /** At most this many nodes act at once (`--parallel`, default 10). */
-  parallel: number;
-  /** A rolling act: this many nodes at a time, none begun after a batch where one failed. */
-  batch?: number;
-}
-
+/** Nodes of a target acted on at once when the request does not say (`--parallel`, `parallel`). */
 export const DEFAULT_PARALLEL = 10;
 
 /** Where a node of a target stands, as the progress shows it. */

@@ -16,7 +16,7 @@ import {
   openNodeAct,
   type RunOutcome,
 } from './act.ts';
-import { DEFAULT_PARALLEL, type FleetOptions } from './fleet-watch.ts';
+import { DEFAULT_PARALLEL } from './fleet-watch.ts';
 import {
   actRecapLine,
   type NodeEnd,
@@ -89,7 +89,8 @@ interface Opened {
 }
 
 class Fleet {
-  private readonly options: FleetOptions;
+  /** At most `parallel` nodes at once; a rolling act `batch` at a time (the request's, both faces). */
+  private readonly options: { parallel: number; batch?: number };
 
   constructor(
     private readonly command: Command,
@@ -99,7 +100,7 @@ class Fleet {
     private readonly deps: ActDeps,
     private readonly face: Face,
   ) {
-    this.options = face.fleet ?? { parallel: DEFAULT_PARALLEL };
+    this.options = { parallel: request.parallel ?? DEFAULT_PARALLEL, batch: request.batch };
     // Every node acting at once listens for the one stop (Ctrl-C, the API's close deadline).
     if (face.signal) setMaxListeners(0, face.signal);
   }
