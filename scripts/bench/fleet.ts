@@ -5,14 +5,14 @@
  * (Linux, root, Debian's sshd); Ansible is installed with apt-get when missing, or its
  * part is skipped saying why.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DelayProxy, startDelayProxy } from '../../tests/fleet/delay-proxy.ts';
 import { type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
+import { APP, ansibleAvailable, ansibleProject } from './ansible.ts';
 import { startIssuer } from './issuer.ts';
 import { post } from './post.ts';
 import { startBerthApi } from './spawn-server.ts';
@@ -35,40 +35,6 @@ function moduleAt(name: string, start: string) {
     start,
   };
 }
-
-/** The Ansible comparison's work, in berth's words: ten secret files, two data dirs, a hook. */
-const APP = {
-  description: 'ten files with secrets, two data directories, a start hook',
-  data: ['/var/lib/berth-test/app/data1', '/var/lib/berth-test/app/data2'],
-  secrets: Object.fromEntries(
-    Array.from({ length: 10 }, (_, i) => [`s${i + 1}`, { path: `/etc/berth-test/app/s${i + 1}` }]),
-  ),
-  start: 'touch /var/lib/berth-test/app.started',
-};
-
-const PLAYBOOK = `- hosts: all
-  gather_facts: false
-  tasks:
-    - name: data directories
-      ansible.builtin.file:
-        path: "/var/lib/berth-test/ans/{{ item }}"
-        state: directory
-      loop: [data1, data2]
-    - name: secrets directory
-      ansible.builtin.file:
-        path: /etc/berth-test/ans
-        state: directory
-    - name: ten files with secrets
-      ansible.builtin.copy:
-        dest: "/etc/berth-test/ans/s{{ item }}"
-        content: "{{ lookup('ansible.builtin.password', 'creds/' ~ inventory_hostname ~ '-s' ~ item ~ ' length=32 chars=ascii_letters,digits') }}"
-        mode: "0600"
-      loop: "{{ range(1, 11) | list }}"
-    - name: start hook
-      ansible.builtin.command:
-        cmd: touch /var/lib/berth-test/ans.started
-        creates: /var/lib/berth-test/ans.started
-`;
 
 interface Bench {
   fleet: Fleet;
@@ -340,18 +306,6 @@ async function manyAtOnce(bench: Bench): Promise<string[]> {
   }
 }
 
-function ansibleAvailable(): string | undefined {
-  const has = () => spawnSync('ansible-playbook', ['--version'], { stdio: 'ignore' }).status === 0;
-  if (has()) return undefined;
-  if (!existsSync('/usr/bin/apt-get')) return 'no ansible-playbook, and no apt-get to install it';
-  log('fleet: installing Debian ansible with apt-get');
-  const install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'ansible'], {
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    stdio: 'ignore',
-  });
-  return install.status === 0 && has() ? undefined : 'ansible could not be installed with apt-get';
-}
-
 async function againstAnsible(bench: Bench): Promise<string[]> {
   const why = ansibleAvailable();
   if (why) return [`Ansible beside berth: skipped: ${why}`];
@@ -371,45 +325,15 @@ async function againstAnsible(bench: Bench): Promise<string[]> {
     return performance.now() - started;
   };
 
-  const ans = join(bench.dir, 'ansible');
-  const control = await mkdtemp('/tmp/bfa-');
-  bench.runtimes.push(control);
-  await mkdir(ans, { recursive: true });
-  await writeFile(join(ans, 'playbook.yml'), PLAYBOOK);
-  await writeFile(
-    join(ans, 'inventory.ini'),
-    `${hosts.map((host) => `${host}${host === 'bravo' ? ' ansible_become=true' : ''}`).join('\n')}\n\n[all:vars]\nansible_python_interpreter=/usr/bin/python3\n`,
-  );
-  await writeFile(
-    join(ans, 'ansible.cfg'),
-    [
-      '[defaults]',
-      'inventory = inventory.ini',
-      'forks = 20',
-      'host_key_checking = True',
-      'interpreter_python = /usr/bin/python3',
-      'retry_files_enabled = False',
-      '[ssh_connection]',
-      'pipelining = True',
-      `ssh_args = -F ${bench.sshConfig} -o ControlMaster=auto -o ControlPersist=60s`,
-      `control_path_dir = ${control}`,
-      '',
-    ].join('\n'),
-  );
-  const ansibleRun = async () => {
-    const started = performance.now();
-    const result = spawnSync('ansible-playbook', ['playbook.yml'], {
-      cwd: ans,
-      env: { ...cleanEnv({ ANSIBLE_CONFIG: join(ans, 'ansible.cfg') }), SSH_AUTH_SOCK: '' },
-      encoding: 'utf8',
-      timeout: 600_000,
-    });
-    const ms = performance.now() - started;
-    if (result.status !== 0) {
-      throw new Error(`ansible-playbook failed (${result.status}): ${result.stdout.slice(-800)}`);
-    }
-    return ms;
-  };
+  const ansible = await ansibleProject({
+    dir: join(bench.dir, 'ansible'),
+    hosts,
+    sudo: ['bravo'],
+    sshConfig: bench.sshConfig,
+    forks: 20,
+  });
+  bench.runtimes.push(ansible.controlDir);
+  const ansibleRun = () => ansible.run();
   log('fleet: Ansible and berth, first run and no-change re-run');
   const ansibleFirst = await ansibleRun();
   const ansibleAgain = await ansibleRun();
