@@ -7,7 +7,8 @@
 //                                 # fleet (ssh), nodes (twenty at once), bigstate, acts,
 //                                 # diff (a take preview of a 5,000-line file),
 //                                 # vault (a converge of 100 secrets, sealed and not),
-//                                 # targets (a group in one process), targets-ssh (50 hosts)
+//                                 # targets (a group in one process), targets-ssh (50 hosts,
+//                                 # and Ansible beside)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -60,7 +61,7 @@ await run('diff', async () => (await import('./bench/diff.ts')).benchDiff(quick 
 await run('vault', async () => (await import('./bench/vault.ts')).benchVault(quick ? 2 : 9));
 await run('targets', async () => (await import('./bench/targets.ts')).benchTargets(quick));
 await run('targets-ssh', async () =>
-  (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 51),
+  (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 50, quick ? 1 : 3),
 );
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';

@@ -1,122 +1,179 @@
-// A target over ssh: `berth converge @all` (preview, then act) over the test fleet's
-// namespace hosts, each with ten files holding secrets, two data directories and a start
-// hook, against one host alone; and berth's peak resident set for the whole fleet.
+// A target over ssh: `berth converge @all` (preview, then act) over a namespace fleet of
+// fifty ssh hosts, each with ten files holding secrets, two data directories and a start
+// hook, against one host alone; the same work as an Ansible playbook over the same fifty
+// (forks 50); first run and no-change re-run; berth's peak resident set for the fifty.
 import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
-import { BERTH, cleanEnv, fmt, log, ratio, table, timeNode } from './stats.ts';
-
-const APP = {
-  description: 'ten files with secrets, two data directories, a start hook',
-  data: ['/var/lib/berth-test/app/data1', '/var/lib/berth-test/app/data2'],
-  secrets: Object.fromEntries(
-    Array.from({ length: 10 }, (_, i) => [`s${i + 1}`, { path: `/etc/berth-test/app/s${i + 1}` }]),
-  ),
-  start: 'touch /var/lib/berth-test/app.started',
-};
+import { type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
+import { APP, ansibleAvailable, ansibleProject } from './ansible.ts';
+import { BERTH, cleanEnv, fmt, log, median, ratio, table, timeNode } from './stats.ts';
 
 const digestOf = (said: string) => /digest ([0-9a-f]{64})\s*$/.exec(said)?.[1] ?? '';
 
-export async function benchTargetsOverSsh(hosts: number): Promise<string> {
+/** A state directory whose inventory is `hosts` and whose berth.json runs `app` on @all. */
+async function stateFor(dir: string, fleet: Fleet, hosts: Fleet['hosts']) {
+  const state = join(dir, 'state');
+  const runtime = join(dir, 'run');
+  await mkdir(join(state, 'modules'), { recursive: true });
+  await mkdir(runtime);
+  await copyFile(fleet.sshConfig, join(state, 'ssh_config'));
+  const nodes = Object.fromEntries(
+    hosts.map((host) => [host.name, { ssh: host.name, ...(host.sudo ? { sudo: true } : {}) }]),
+  );
+  await writeFile(
+    join(state, 'berth.json'),
+    JSON.stringify({ nodes, run: { '@all': ['app'] }, sshConfig: 'ssh_config' }),
+  );
+  await writeFile(join(state, 'modules', 'app.json'), JSON.stringify(APP));
+  const env = cleanEnv({ XDG_RUNTIME_DIR: runtime });
+  delete env.SSH_AUTH_SOCK;
+  const berth = async (...args: string[]) => {
+    const run = await timeNode([BERTH, '--state', state, ...args], {
+      env,
+      rss: true,
+      timeoutMs: 300_000,
+    });
+    if (run.code !== 0) throw new Error(`berth ${args.join(' ')}: ${run.stderr.slice(0, 400)}`);
+    return run;
+  };
+  /** `berth converge @all` as an operator runs it: the preview, then the act on its digest. */
+  const converge = async () => {
+    const preview = await berth('converge', '@all');
+    const act = await berth(
+      'converge',
+      '@all',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+      '--parallel',
+      String(hosts.length),
+    );
+    if (!/(\d+) of \1 nodes done$/m.test(act.stdout) && hosts.length > 1)
+      throw new Error(`berth converge @all did not finish every node: ${act.stdout.slice(-400)}`);
+    return { ms: preview.ms + act.ms, rssMiB: Math.max(preview.rssMiB ?? 0, act.rssMiB ?? 0) };
+  };
+  /** What a first run meets: nothing recorded, so every secret is minted anew. */
+  const forget = () => rm(join(state, 'nodes'), { recursive: true, force: true });
+  return { converge, forget, runtime };
+}
+
+/** Ends every ControlMaster whose socket is in `dir`: the next run's connections are cold. */
+async function exitMasters(dir: string): Promise<void> {
+  const sockets = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<void>((done) => {
+          const child = spawn(
+            'ssh',
+            ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'],
+            { stdio: 'ignore' },
+          );
+          child.on('error', () => done());
+          child.on('close', () => done());
+        }),
+    ),
+  );
+}
+
+/**
+ * Fifty hosts (and one more for the one-alone baseline); each round begins from hosts
+ * that hold nothing of the work and connections that are cold, for berth and Ansible
+ * alike, then runs each again with nothing to change.
+ */
+export async function benchTargetsOverSsh(hosts: number, rounds: number): Promise<string> {
   const unavailable = fleetUnavailable();
   if (unavailable) return `Targets over ssh: not measured: ${unavailable}`;
-  log(`targets-ssh: starting ${hosts} ssh hosts`);
-  const fleet = await startFleet({ hosts, sshdOptions: ['MaxSessions 30', 'MaxStartups 100'] });
+  const noAnsible = ansibleAvailable();
+  log(`targets-ssh: starting ${hosts + 1} ssh hosts`);
+  const fleet = await startFleet({
+    hosts: hosts + 1,
+    sshdOptions: ['MaxSessions 30', 'MaxStartups 100'],
+  });
   const dir = await mkdtemp('/tmp/bts-');
-  const runtime = join(dir, 'run');
+  const masters: string[] = [];
   try {
-    await mkdir(runtime);
-    const state = join(dir, 'state');
-    await mkdir(join(state, 'modules'), { recursive: true });
-    await copyFile(fleet.sshConfig, join(state, 'ssh_config'));
-    const nodes = Object.fromEntries(
-      fleet.hosts.map((host) => [
-        host.name,
-        { ssh: host.name, ...(host.sudo ? { sudo: true } : {}) },
-      ]),
-    );
-    const first = fleet.hosts[0]?.name as string;
-    const others = fleet.hosts.slice(1).map((host) => host.name);
-    await writeFile(
-      join(state, 'berth.json'),
-      JSON.stringify({
-        nodes,
-        groups: { rest: others },
-        run: { '@all': ['app'] },
-        sshConfig: 'ssh_config',
-      }),
-    );
-    await writeFile(join(state, 'modules', 'app.json'), JSON.stringify(APP));
-    const env = cleanEnv({ XDG_RUNTIME_DIR: runtime });
-    delete env.SSH_AUTH_SOCK;
-    const berth = async (...args: string[]) => {
-      const run = await timeNode([BERTH, '--state', state, ...args], {
-        env,
-        rss: true,
-        timeoutMs: 300_000,
-      });
-      if (run.code !== 0) throw new Error(`berth ${args.join(' ')}: ${run.stderr.slice(0, 400)}`);
-      return run;
+    const [solo, ...many] = fleet.hosts as [Fleet['hosts'][0], ...Fleet['hosts']];
+    const one = await stateFor(join(dir, 'one'), fleet, [solo]);
+    const all = await stateFor(join(dir, 'all'), fleet, many);
+    masters.push(one.runtime, all.runtime);
+    const ansible = noAnsible
+      ? undefined
+      : await ansibleProject({
+          dir: join(dir, 'ansible'),
+          hosts: many.map((host) => host.name),
+          sudo: many.filter((host) => host.sudo).map((host) => host.name),
+          sshConfig: fleet.sshConfig,
+          forks: hosts,
+        });
+    if (ansible) masters.push(ansible.controlDir);
+    const samples = {
+      one: { first: [] as number[], again: [] as number[] },
+      all: { first: [] as number[], again: [] as number[] },
+      ansible: { first: [] as number[], again: [] as number[] },
     };
-    const converge = async (target: string, extra: string[] = []) => {
-      const preview = await berth('converge', target);
-      const act = await berth(
-        'converge',
-        target,
-        '--yes',
-        '--digest',
-        digestOf(preview.stdout),
-        ...extra,
+    let rssMiB = 0;
+    for (let round = 0; round < rounds; round++) {
+      log(`targets-ssh: round ${round + 1} of ${rounds}`);
+      await Promise.all(
+        fleet.hosts.map((host) => host.exec('rm -rf /etc/berth-test /var/lib/berth-test')),
       );
-      return { preview, act };
+      await rm(join(dir, 'ansible', 'creds'), { recursive: true, force: true });
+      for (const masterDir of masters) await exitMasters(masterDir);
+      await one.forget();
+      await all.forget();
+      samples.one.first.push((await one.converge()).ms);
+      samples.one.again.push((await one.converge()).ms);
+      const first = await all.converge();
+      const again = await all.converge();
+      samples.all.first.push(first.ms);
+      samples.all.again.push(again.ms);
+      rssMiB = Math.max(rssMiB, first.rssMiB, again.rssMiB);
+      // Ansible's runs take minutes at fifty hosts: one round of them, against a 0.05× bound.
+      if (ansible && round === 0) {
+        samples.ansible.first.push(await ansible.run());
+        samples.ansible.again.push(await ansible.run());
+      }
+    }
+    const started = await fleet.hosts[hosts]?.exec(
+      'ls /var/lib/berth-test/app.started /var/lib/berth-test/ans.started',
+    );
+    const row = (run: 'first' | 'again') => {
+      const base = median(samples.one[run]);
+      const fifty = median(samples.all[run]);
+      const theirs = median(samples.ansible[run]);
+      return [
+        run === 'first' ? 'first run' : 'no change',
+        fmt(base),
+        fmt(fifty),
+        ratio(fifty / base),
+        ansible ? fmt(theirs) : '—',
+        ansible ? ratio(fifty / theirs) : '—',
+      ];
     };
-    log('targets-ssh: one host alone');
-    const one = await converge(first);
-    const oneAgain = await converge(first);
-    log(`targets-ssh: the other ${others.length} hosts as @rest`);
-    const many = await converge('@rest', ['--parallel', String(others.length)]);
-    const manyAgain = await converge('@rest', ['--parallel', String(others.length)]);
-    const row = (
-      what: string,
-      run: { preview: { ms: number }; act: { ms: number } },
-      base: number,
-    ) => [
-      what,
-      fmt(run.preview.ms),
-      fmt(run.act.ms),
-      fmt(run.preview.ms + run.act.ms),
-      ratio((run.preview.ms + run.act.ms) / base),
-    ];
-    const base = one.preview.ms + one.act.ms;
-    const baseAgain = oneAgain.preview.ms + oneAgain.act.ms;
-    const rss = Math.max(many.preview.rssMiB ?? 0, many.act.rssMiB ?? 0);
     return [
-      `Targets over ssh: berth converge of ${others.length} namespace hosts in one process (--parallel ${others.length}) against one host alone; ten files with secrets, two data directories, a start hook each (goal ≤ 2×); peak RSS of the ${others.length}-host act ${fmt(rss)} MiB`,
+      `Targets over ssh: berth converge @all (preview and act, --parallel ${hosts}) over ${hosts} namespace hosts in one process, against one host alone (goal ≤ 2×), and against an Ansible playbook of the same work over the same ${hosts} (Debian ansible, pipelining, ControlPersist, forks ${hosts}; goal ≤ 0.05×); ten files with secrets, two data directories, a start hook each; each round from hosts that hold nothing and cold connections; berth the median of ${rounds} rounds, Ansible its first round`,
       '',
       table(
-        ['converge', 'preview, ms', 'act, ms', 'both, ms', 'against one host'],
         [
-          row('one host, first run', one, base),
-          row(`@rest (${others.length} hosts), first run`, many, base),
-          row('one host, no change', oneAgain, baseAgain),
-          row(`@rest (${others.length} hosts), no change`, manyAgain, baseAgain),
+          'run',
+          'one host, ms',
+          `@all (${hosts} hosts), ms`,
+          'against one host',
+          'Ansible, ms',
+          'berth ÷ Ansible',
         ],
+        [row('first'), row('again')],
       ),
+      '',
+      `berth's peak RSS over the ${hosts} hosts: ${fmt(rssMiB)} MiB`,
+      ansible
+        ? `on the last host, both started: ${started?.stdout.trim().split('\n').length === 2 ? 'yes' : `no (${started?.stderr.trim()})`}`
+        : `Ansible: not measured: ${noAnsible}`,
     ].join('\n');
   } finally {
-    for (const socket of await readdir(join(runtime, 'berth-ssh')).catch(() => [] as string[]))
-      await new Promise<void>((done) => {
-        const child = spawn(
-          'ssh',
-          ['-o', `ControlPath=${join(runtime, 'berth-ssh', socket)}`, '-O', 'exit', 'x'],
-          {
-            stdio: 'ignore',
-          },
-        );
-        child.on('error', () => done());
-        child.on('close', () => done());
-      });
+    for (const masterDir of masters) await exitMasters(masterDir);
     await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   }
