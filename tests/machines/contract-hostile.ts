@@ -10,7 +10,7 @@
  * under a rooted machine's root.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import {
   linkWords,
   type Machine,
@@ -32,8 +32,11 @@ export interface HostilePlace {
   fresh(): string;
 }
 
-/** The attacker: an ordinary user, made where missing. */
-const HOSTILE = 'berth-hostile';
+/**
+ * The attacker: an ordinary user, made for this test process and removed after it, so that
+ * test files running side by side never share one and none is left on the machine.
+ */
+const HOSTILE = `berth-hostile-${process.pid}`;
 const bytesOf = (value: string) => new TextEncoder().encode(value);
 
 export function hostileContract(place: HostilePlace) {
@@ -78,6 +81,13 @@ export function hostileContract(place: HostilePlace) {
           `mkdir -p ${at('/etc')} && getent passwd root ${HOSTILE} >> ${at('/etc/passwd')} && chmod o+x ${q(place.root())}`,
         );
       }
+    });
+
+    after(async () => {
+      if (!asRoot) return;
+      await exec(
+        `for i in 1 2 3 4 5 6 7 8 9 10; do id -u ${HOSTILE} >/dev/null 2>&1 || break; userdel ${HOSTILE} 2>/dev/null || sleep 0.5; done`,
+      );
     });
 
     /** A directory the attacker owns, and a root-only one beside it with a secret inside. */
