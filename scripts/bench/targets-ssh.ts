@@ -175,7 +175,10 @@ export async function benchTargetsOverSsh(hosts: number, rounds: number): Promis
         : `Ansible: not measured: ${noAnsible}`,
     ].join('\n');
   } finally {
-    for (const masterDir of masters) await exitMasters(masterDir);
+    for (const masterDir of masters) {
+      await exitMasters(masterDir);
+      await rm(masterDir, { recursive: true, force: true });
+    }
     await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   }
