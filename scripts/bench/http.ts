@@ -65,11 +65,15 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
   await world.writeState(1, 1);
   const issuer = await startIssuer();
   const servers: Running[] = [];
-  const started = async (...starting: Promise<Running>[]) => {
-    const running = await Promise.allSettled(starting);
-    for (const result of running) if (result.status === 'fulfilled') servers.push(result.value);
-    for (const result of running) if (result.status === 'rejected') throw result.reason;
-    return running.map((result) => (result as PromiseFulfilledResult<Running>).value);
+  // One at a time: on a busy machine, several compiling at once overrun the wait for each.
+  const started = async (...starting: (() => Promise<Running>)[]) => {
+    const running: Running[] = [];
+    for (const start of starting) {
+      const server = await start();
+      servers.push(server);
+      running.push(server);
+    }
+    return running;
   };
   try {
     // Another build's dist/berth.mjs (BENCH_BERTH_BEFORE), measured beside this one in the
@@ -79,17 +83,22 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
     // every request, with a token, gets the 401 that says so. The baselines answer its bytes.
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const [berth, idle, accept, before, idleBefore] = await started(
-      startBerthApi('berth api', world.state, issuer.url),
-      startBerthApi('berth api (no identity provider)', world.state, nobody),
-      startScript('berth app (test authenticator)', 'berth-accept.ts', {
-        BENCH_STATE: world.state,
-      }),
+      () => startBerthApi('berth api', world.state, issuer.url),
+      () => startBerthApi('berth api (no identity provider)', world.state, nobody),
+      () =>
+        startScript('berth app (test authenticator)', 'berth-accept.ts', {
+          BENCH_STATE: world.state,
+        }),
       ...(beforeBinary
         ? [
-            startBerthApi('berth api (before)', world.state, issuer.url, { binary: beforeBinary }),
-            startBerthApi('berth api (before, no identity provider)', world.state, nobody, {
-              binary: beforeBinary,
-            }),
+            () =>
+              startBerthApi('berth api (before)', world.state, issuer.url, {
+                binary: beforeBinary,
+              }),
+            () =>
+              startBerthApi('berth api (before, no identity provider)', world.state, nobody, {
+                binary: beforeBinary,
+              }),
           ]
         : []),
     );
@@ -106,10 +115,10 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
     const env = { BENCH_ANSWERS: JSON.stringify(answers) };
     const idleEnv = { BENCH_ANSWERS: JSON.stringify({ ...answers, unauthorized: noProvider }) };
     const [plain, fastify, plainIdle, fastifyIdle] = (await started(
-      startScript('node:http', 'plain.ts', env),
-      startScript('Fastify', 'fastify.ts', env),
-      startScript('node:http', 'plain.ts', idleEnv),
-      startScript('Fastify', 'fastify.ts', idleEnv),
+      () => startScript('node:http', 'plain.ts', env),
+      () => startScript('Fastify', 'fastify.ts', env),
+      () => startScript('node:http', 'plain.ts', idleEnv),
+      () => startScript('Fastify', 'fastify.ts', idleEnv),
     )) as [Running, Running, Running, Running];
 
     const targets: Target[] = [];
