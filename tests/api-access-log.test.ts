@@ -201,7 +201,7 @@ describe('the access log at the close', () => {
       }
     };
     const clients = Array.from({ length: 8 }, client);
-    for (let waited = 0; answered.length < 200 && waited < 100; waited++) await sleep(50);
+    for (let waited = 0; answered.length < 200 && waited < 400; waited++) await sleep(50);
     signalled = true;
     api.child.kill('SIGTERM');
     await Promise.all(clients);
