@@ -235,6 +235,56 @@ describe('the sealed vault in a state directory, through the binary', {
   });
 });
 
+describe('a kept value berth cannot open, through the binary', { skip: ageUnavailable() }, () => {
+  let world: World;
+  let me: Awaited<ReturnType<typeof operator>>;
+  after(async () => {
+    await world?.cleanup();
+    if (me) await rm(me.config, { recursive: true, force: true });
+  });
+
+  it('a preview that only restores it opens none; the act is refused naming it, writing nothing', async () => {
+    world = await makeWorld({
+      tokens: {
+        description: 'two tokens, no file that carries them',
+        data: [],
+        secrets: { a: { path: '/etc/tokens/a' }, b: { path: '/etc/tokens/b' } },
+      },
+    });
+    me = await operator();
+    const own = await keygen(me.config, 'own');
+    const carol = await keygen(me.config, 'carol');
+    const berth = berthIn(world.state, { ...me.env, BERTH_IDENTITY: own.file });
+    assert.equal((await berth('assign', 'box', 'tokens')).code, 0);
+    assert.equal((await converge(berth)).code, 0);
+    // b is sealed to carol alone now (a vault copied from another team, say), and both
+    // files are gone from the node.
+    const vault = await readVault(world);
+    (vault.secrets['tokens/b'] as { value: string }).value = ageEncrypt('carol-only', [
+      carol.recipient,
+    ]);
+    await writeFile(join(world.state, 'nodes/box/vault.json'), JSON.stringify(vault), {
+      mode: 0o600,
+    });
+    for (const name of ['a', 'b']) await rm(join(world.root, 'etc/tokens', name));
+
+    const preview = await berth('converge', 'box');
+    assert.deepEqual([preview.code, preview.stderr], [0, '']);
+    assert.match(preview.stdout, /restore a from the vault to \/etc\/tokens\/a/);
+    assert.match(preview.stdout, /restore b from the vault to \/etc\/tokens\/b/);
+    const digest = preview.stdout.trim().split('\n').at(-1)?.split(' ')[1] ?? '';
+    const act = await berth('converge', 'box', '--yes', '--digest', digest);
+    assert.deepEqual(
+      [act.code, act.stderr],
+      [
+        1,
+        `the sealed value of b of tokens on box cannot be opened with the identity in ${own.file}: it was sealed to other recipients\n`,
+      ],
+    );
+    await assert.rejects(stat(join(world.root, 'etc/tokens/a')), 'a is not restored either');
+  });
+});
+
 describe('a state directory of the earlier berth, through the binary', {
   skip: ageUnavailable(),
 }, () => {
