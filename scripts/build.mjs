@@ -64,7 +64,14 @@ const LAZY_GROUPS = {
   // Only `berth openapi` converts schemas to JSON Schema.
   openapi: ['@valibot/to-json-schema'],
   // Only a value sealed or opened: age, and the bech32 of its identities.
-  age: ['age-encryption', '@scure/base'],
+  age: [
+    'age-encryption',
+    '@scure/base',
+    '@noble/ciphers/chacha.js',
+    '@noble/hashes/hkdf.js',
+    '@noble/hashes/hmac.js',
+    '@noble/hashes/sha2.js',
+  ],
 };
 
 /** The groups kept as text and made a module on the first use of an export: specifier → group. */

@@ -16,6 +16,7 @@ const REKEY: CommandShape = {
   summary: 'Seal every kept secret again to the recipients in berth.json',
   options: [],
   run: rekey,
+  recordsAlone: true,
 };
 
 /**

@@ -148,7 +148,13 @@ export async function openNodeAct(
         ),
     };
   }
-  const nodeRefusal = checkNodeIn(config.settings, request.node);
+  let nodeRefusal = checkNodeIn(config.settings, request.node);
+  try {
+    if (nodeRefusal && command.recordsAlone && (await hasRecords(deps.stores, request.node)))
+      nodeRefusal = undefined;
+  } catch (error) {
+    return { kind: 'stores', refused: storesCannotOpen(error) };
+  }
   if (nodeRefusal) {
     return {
       kind: 'ready',
@@ -206,6 +212,11 @@ export async function openNodeAct(
       close: () => store.close().catch(() => {}),
     },
   };
+}
+
+/** Whether the stores keep records of `node`, in berth.json or not (a name only). */
+async function hasRecords(stores: Stores, node: string): Promise<boolean> {
+  return isName(node) && (await stores.listNodes()).includes(node);
 }
 
 /**

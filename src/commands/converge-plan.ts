@@ -52,10 +52,45 @@ export interface ConvergeInput {
   entries: Entries;
   /** What the machine holds, for each module in scope that resolves and is assigned. */
   surveys: ReadonlyMap<string, ModuleSurvey>;
-  /** The vault's values for the node, by `module/secret`. */
-  vault: ReadonlyMap<string, Uint8Array>;
+  /**
+   * Every secret the vault keeps for the node, by `module/secret`: its value, opened, for
+   * the modules whose plan reads one (`modulesReadingValues`); for the others, `SEALED`.
+   */
+  vault: ReadonlyMap<string, Uint8Array | typeof SEALED>;
   /** The checks run for started modules that have one, by module. */
   checks?: ReadonlyMap<string, CheckOutcome>;
+}
+
+/** A kept value a plan reads only the presence of: it is left sealed. */
+export const SEALED = Object.freeze({ sealed: true as const });
+
+/**
+ * The modules whose plan reads kept values, of those surveyed: a managed one with files
+ * (rendered with the values, which a diff hides) or with a secret on the machine (compared
+ * with the vault's). Every other plan reads only whether a value is kept, so a preview that
+ * restores or mints opens none.
+ */
+export function modulesReadingValues(
+  record: NodeRecord,
+  definitions: ReadonlyMap<string, ModuleDefinition>,
+  surveys: ReadonlyMap<string, ModuleSurvey>,
+): Set<string> {
+  const reading = new Set<string>();
+  for (const [module, definition] of definitions) {
+    const survey = surveys.get(module);
+    if (!record.managed[module] || !survey) continue;
+    const held = Object.values(definition.secrets).some(
+      (spec) => secretHeld(survey.facts, spec)?.length,
+    );
+    if (held || Object.keys(definition.files).length > 0) reading.add(module);
+  }
+  return reading;
+}
+
+/** A kept value's bytes, which the plan opened (`modulesReadingValues`) before it reads them. */
+function openedValue(kept: Uint8Array | typeof SEALED, module: string, secret: string) {
+  if (kept instanceof Uint8Array) return kept;
+  throw new Error(`berth planned ${module} with ${secret} left sealed, but the plan reads it`);
 }
 
 /** The modules a converge looks at: assigned or managed, and within the filter. */
@@ -311,6 +346,8 @@ function updateSteps(
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
   const owners = new Owners(module, survey);
+  // Only files are rendered with the kept values, and only a file's diff hides them.
+  const hasFiles = Object.keys(definition.files).length > 0;
 
   for (const data of definition.data) {
     const fact = owners.fact(data.path);
@@ -322,24 +359,25 @@ function updateSteps(
   }
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     const held = secretHeld(survey.facts, spec);
-    const kept = input.vault.get(`${module}/${secret}`);
-    if (kept) values[secret] = secretText(kept);
+    const sealed = input.vault.get(`${module}/${secret}`);
+    const kept = () => openedValue(sealed ?? SEALED, module, secret);
+    if (sealed && hasFiles) values[secret] = secretText(kept());
     if (spec.match !== undefined) {
       // Inside a file: its owner and mode are the file's, and the file's write places it.
-      if (!held?.length && !kept) {
+      if (!held?.length && !sealed) {
         steps.push(mintInside(module, secret, spec));
         toMint.add(secret);
-      } else if (held?.length && !kept) {
+      } else if (held?.length && !sealed) {
         steps.push({ do: 'keep', module, secret, path: spec.path, match: spec.match });
         values[secret] = secretText(held);
-      } else if (held?.length && kept && !sameBytes(held, kept)) {
+      } else if (held?.length && sealed && !sameBytes(held, kept())) {
         blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
       }
       continue;
     }
     const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
     if (!held?.length) {
-      if (kept) steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes });
+      if (sealed) steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes });
       else {
         steps.push({
           do: 'mint',
@@ -353,10 +391,10 @@ function updateSteps(
       }
       continue;
     }
-    if (!kept) {
+    if (!sealed) {
       steps.push({ do: 'keep', module, secret, path: spec.path });
       values[secret] = secretText(held);
-    } else if (!sameBytes(held, kept)) {
+    } else if (!sameBytes(held, kept())) {
       blockers.push({ because: 'secret-differs', module, secret, path: spec.path });
       continue;
     }
@@ -371,8 +409,10 @@ function updateSteps(
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     placeholders[secret] = `[secret ${secret}]`;
     const held = secretHeld(survey.facts, spec);
-    const kept = input.vault.get(`${module}/${secret}`);
-    for (const value of [held, kept]) if (value?.length) hidden.push([secret, secretText(value)]);
+    const sealed = input.vault.get(`${module}/${secret}`);
+    const kept = sealed && hasFiles ? sealed : undefined;
+    for (const value of [held, kept && openedValue(kept, module, secret)])
+      if (value?.length) hidden.push([secret, secretText(value)]);
   }
   for (const [path, file] of Object.entries(definition.files)) {
     const attributes = owners.file(path, file, FILE_MODE);

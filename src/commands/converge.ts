@@ -11,8 +11,10 @@ import {
   type Blocker,
   type ConvergePlan,
   modulesInScope,
+  modulesReadingValues,
   modulesToSurvey,
   planConverge,
+  SEALED,
 } from './converge-plan.ts';
 import { runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
@@ -32,7 +34,7 @@ export const converge: CommandFunction = async (request, context) => {
   const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse(refusal);
 
-  const { plan, basis } = await gatherAndPlan(node, filter, context);
+  const { plan, basis } = await gatherAndPlan(node, filter, context, request.yes);
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -89,17 +91,28 @@ async function act(
 }
 
 /** Reads what the plan needs (records, catalog, one survey, the vault), then plans without I/O. */
-async function gatherAndPlan(node: string, filter: string | undefined, context: CommandContext) {
+async function gatherAndPlan(
+  node: string,
+  filter: string | undefined,
+  context: CommandContext,
+  acting: boolean,
+) {
   const { store, catalog, machine } = context;
   const record = await store.record();
   const inScope = modulesInScope(record, filter);
   const entries = await loadEntries(catalog, inScope);
   const key = await store.vault.fingerprintKey();
-  const surveys = await surveyModules(machine, modulesToSurvey(record, entries, filter), key);
-  const vault = new Map(
-    (await store.vault.all()).map((item) => [`${item.module}/${item.secret}`, item.value]),
+  const surveyed = modulesToSurvey(record, entries, filter);
+  const surveys = await surveyModules(machine, surveyed, key);
+  // A preview opens only the values its plan reads (each costs an X25519 exchange); an act
+  // opens every one first, so that a value berth cannot open refuses it before it writes.
+  const vault = new Map<string, Uint8Array | typeof SEALED>(
+    (await store.vault.kept()).map((item) => [`${item.module}/${item.secret}`, SEALED]),
   );
-  const checks = await runChecks(node, record, modulesToSurvey(record, entries, filter), context);
+  const reading = acting ? undefined : modulesReadingValues(record, surveyed, surveys);
+  for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
+    vault.set(`${item.module}/${item.secret}`, item.value);
+  const checks = await runChecks(node, record, surveyed, context);
   const { plan, desired } = planConverge({
     node,
     filter,

@@ -28,6 +28,12 @@ export interface CommandShape {
   summary: string;
   options: readonly Option[];
   run: CommandFunction;
+  /**
+   * Works on the node's records alone, never its machine: it reaches a node berth.json no
+   * longer names while the stores keep its records (`rekey`: else its values would stay
+   * sealed to a recipient removed).
+   */
+  recordsAlone?: true;
 }
 
 /** One command, described once: the command line and the Command API are both made from it. */

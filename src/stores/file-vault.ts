@@ -136,8 +136,16 @@ export function fileVault(
         at: kept.at,
       };
     },
-    async all() {
-      const kept = Object.entries((await load()).secrets);
+    async kept() {
+      return Object.keys((await load()).secrets).map((name) => {
+        const [module = '', secret = ''] = name.split('/');
+        return { module, secret };
+      });
+    },
+    async all(modules) {
+      const kept = Object.entries((await load()).secrets).filter(
+        ([name]) => !modules || modules.has(name.split('/')[0] ?? ''),
+      );
       const values = await Promise.all(kept.map(([name, { value }]) => openValue(name, value)));
       return kept.map(([name], index) => {
         const [module = '', secret = ''] = name.split('/');

@@ -152,12 +152,19 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
               opened.set(name, entry.value.slice());
             });
           },
-          all: async () =>
+          kept: async () =>
+            [...data.secrets.keys()].map((name) => {
+              const [module = '', secret = ''] = name.split('/');
+              return { module, secret };
+            }),
+          all: async (modules) =>
             Promise.all(
-              [...data.secrets].map(async ([name, kept]) => {
-                const [module = '', secret = ''] = name.split('/');
-                return { module, secret, value: await openValue(name, kept) };
-              }),
+              [...data.secrets]
+                .filter(([name]) => !modules || modules.has(name.split('/')[0] ?? ''))
+                .map(async ([name, kept]) => {
+                  const [module = '', secret = ''] = name.split('/');
+                  return { module, secret, value: await openValue(name, kept) };
+                }),
             ),
           async reseal() {
             check();

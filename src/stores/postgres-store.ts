@@ -383,8 +383,17 @@ function nodeStore({
         );
         for (const row of rows) opened.set(`${row.module}/${row.secret}`, row.entry.value.slice());
       },
-      async all() {
-        const found = await allRows();
+      async kept() {
+        return (
+          await run<{ module: string; secret: string }>(
+            `the vault of node ${node} cannot be read`,
+            'SELECT module, secret FROM berth_secrets WHERE node = $1 ORDER BY module, secret',
+            [node],
+          )
+        ).rows.map(({ module, secret }) => ({ module, secret }));
+      },
+      async all(modules) {
+        const found = (await allRows()).filter((row) => !modules || modules.has(row.module));
         const values = await Promise.all(
           found.map((row) => openValue(row.module, row.secret, row.value)),
         );

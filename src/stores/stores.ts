@@ -69,8 +69,15 @@ export interface NodeVault {
    * vault once.
    */
   put(...kept: readonly KeptSecret[]): Promise<void>;
-  /** Every secret kept for the node, so that hook output can be cleared of their values. */
-  all(): Promise<{ module: string; secret: string; value: Uint8Array }[]>;
+  /** Every secret kept for the node, none of them opened: what a plan that reads no value needs. */
+  kept(): Promise<{ module: string; secret: string }[]>;
+  /**
+   * Every secret kept for the node, opened (of `modules` alone, when named), so that hook
+   * output can be cleared of their values.
+   */
+  all(
+    modules?: ReadonlySet<string>,
+  ): Promise<{ module: string; secret: string; value: Uint8Array }[]>;
   /**
    * Seals every kept value and the fingerprint key again, to the recipients of now, in
    * one write. A value the identity cannot open is kept as it was, and named.

@@ -1,9 +1,10 @@
 /**
  * Sealing the vault's values with age: each value one armored age file, sealed to the
  * recipients of berth.json (else to berth's own identity), opened with berth's identity.
- * Standards only (age-encryption works on Web Crypto), and the library is imported when
- * a value is first sealed or opened, so a command that touches none never loads it.
+ * Standards only (Web Crypto and @noble's primitives), and imported when a value is first
+ * sealed or opened, so a command that touches none never loads them.
  */
+import type { X25519Identity, X25519Recipient } from './age-file.ts';
 
 /** The first line of every armored age file: a kept value that starts otherwise is not sealed. */
 export const SEALED_HEAD = '-----BEGIN AGE ENCRYPTED FILE-----';
@@ -49,40 +50,19 @@ export class VaultError extends Error {
 }
 
 type Age = typeof import('age-encryption');
-/** What age's Decrypter takes as an identity: its text, or a Web Crypto key. */
-type AgeIdentity = Parameters<InstanceType<Age['Decrypter']>['addIdentity']>[0];
 let age: Promise<Age> | undefined;
+/** age-encryption: berth's identity made, recipients of identities, and the armor. */
 const loadAge = () => {
   age ??= import('age-encryption');
   return age;
 };
-
-/** A PKCS #8 X25519 private key is this prefix and the key's 32 bytes (RFC 8410). */
-const PKCS8_X25519 = [
-  0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20,
-];
-
-/**
- * An identity imported once as a Web Crypto key: given as text, age imports it again for
- * every value it opens, which costs more than the opening itself (a converge opens a
- * hundred). A host whose Web Crypto lacks X25519 gets the text, which age handles alone.
- */
-async function asCryptoKey(identity: string): Promise<AgeIdentity> {
-  try {
-    const { bech32 } = await import('@scure/base');
-    const { bytes } = bech32.decodeToBytes(identity.toLowerCase(), false);
-    if (bytes.length !== 32) return identity;
-    return await crypto.subtle.importKey(
-      'pkcs8',
-      new Uint8Array([...PKCS8_X25519, ...bytes]),
-      { name: 'X25519' },
-      false,
-      ['deriveBits'],
-    );
-  } catch {
-    return identity;
-  }
-}
+type AgeFile = typeof import('./age-file.ts');
+let ageFile: Promise<AgeFile> | undefined;
+/** Each value sealed and opened as one age file (see age-file.ts for why not age-encryption's). */
+const loadAgeFile = () => {
+  ageFile ??= import('./age-file.ts');
+  return ageFile;
+};
 
 /** The identities an identity file holds: its lines that are not comments. */
 export function identitiesIn(text: string): string[] {
@@ -94,10 +74,14 @@ export function identitiesIn(text: string): string[] {
 
 const looked = (found: { looked: readonly string[] }) => found.looked.join(', ');
 
-/** The age seal over `keys`. Encrypters and the identity are kept for the process. */
+/**
+ * The age seal over `keys`. The recipients' keys and the identity are imported once a
+ * process; the values of one call are sealed or opened at once (Web Crypto works off the
+ * main thread).
+ */
 export function ageSeal(keys: Keys): Seal {
-  let encrypter: { to: string; made: Promise<InstanceType<Age['Encrypter']>> } | undefined;
-  let opener: Promise<{ named: string; decrypter: InstanceType<Age['Decrypter']> }> | undefined;
+  let sealTo: { to: string; imported: Promise<X25519Recipient[]> } | undefined;
+  let opener: Promise<{ named: string; identities: X25519Identity[] }> | undefined;
 
   const identity = async () => {
     const found = await keys.identity();
@@ -136,10 +120,15 @@ export function ageSeal(keys: Keys): Seal {
   const openWith = async () => {
     const own = await identity();
     if (!('lines' in own)) return own;
-    const { Decrypter } = await loadAge();
-    const decrypter = new Decrypter();
-    for (const line of own.lines) decrypter.addIdentity(await asCryptoKey(line));
-    return { named: own.named, decrypter };
+    const { importIdentity } = await loadAgeFile();
+    const identities = await Promise.all(
+      own.lines.map((line) =>
+        importIdentity(line).catch((error: Error) => {
+          throw new VaultError(`${own.named} is not an age identity: ${error.message}`);
+        }),
+      ),
+    );
+    return { named: own.named, identities };
   };
 
   return {
@@ -147,38 +136,44 @@ export function ageSeal(keys: Keys): Seal {
       if (values.length === 0) return [];
       const to = await recipients(fresh);
       const key = to.join(' ');
-      if (encrypter?.to !== key) {
-        const made = loadAge().then(({ Encrypter }) => {
-          const made = new Encrypter();
-          for (const recipient of to) made.addRecipient(recipient);
-          return made;
-        });
-        encrypter = { to: key, made };
-      }
-      const [{ armor }, sealer] = await Promise.all([loadAge(), encrypter.made]);
-      return Promise.all(values.map(async (value) => armor.encode(await sealer.encrypt(value))));
+      if (sealTo?.to !== key)
+        sealTo = {
+          to: key,
+          imported: loadAgeFile().then(({ importRecipient }) =>
+            Promise.all(to.map((recipient) => importRecipient(recipient))),
+          ),
+        };
+      const [{ armor }, { sealAge }, imported] = await Promise.all([
+        loadAge(),
+        loadAgeFile(),
+        sealTo.imported,
+      ]);
+      return Promise.all(values.map(async (value) => armor.encode(await sealAge(value, imported))));
     },
     async open(sealed, what) {
       // A missing identity is looked for again next time; a found one is kept.
       const attempt = opener ?? openWith();
       const found = await attempt;
-      if (!('decrypter' in found))
+      if (!('identities' in found))
         throw new VaultError(
           `berth needs its age identity to open the sealed ${what}, and found none: it looked at ${looked(found)}`,
           { noIdentity: true },
         );
       opener = attempt as typeof opener;
-      const { armor } = await loadAge();
+      const [{ armor }, { openAge }] = await Promise.all([loadAge(), loadAgeFile()]);
+      let file: Uint8Array;
       try {
-        return await found.decrypter.decrypt(armor.decode(sealed));
+        file = armor.decode(sealed);
       } catch (error) {
-        const why = (error as Error).message;
-        throw new VaultError(
-          /no identity matched/i.test(why)
-            ? `the sealed ${what} cannot be opened with ${found.named}: it was sealed to other recipients`
-            : `the sealed ${what} cannot be opened: ${why}`,
-        );
+        throw new VaultError(`the sealed ${what} cannot be opened: ${(error as Error).message}`);
       }
+      const opened = await openAge(file, found.identities);
+      if ('value' in opened) return opened.value;
+      throw new VaultError(
+        'unmatched' in opened
+          ? `the sealed ${what} cannot be opened with ${found.named}: it was sealed to other recipients`
+          : `the sealed ${what} cannot be opened: ${opened.broken}`,
+      );
     },
   };
 }

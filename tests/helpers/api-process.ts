@@ -28,9 +28,10 @@ export interface ApiProcess {
   stop(): Promise<Exit>;
 }
 
-function spawnBerth(args: string[]) {
+/** `env` is laid over the user's: a name given undefined is taken out. */
+function spawnBerth(args: string[], env: Record<string, string | undefined> = {}) {
   const child = spawn(process.execPath, [BERTH, ...args], {
-    env: userEnv(),
+    env: { ...userEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -57,16 +58,23 @@ function spawnBerth(args: string[]) {
 }
 
 /** `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens. */
-export function startApiOn(state: string, issuer: string): Promise<ApiProcess> {
-  return startApi(['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state]);
+export function startApiOn(
+  state: string,
+  issuer: string,
+  env?: Record<string, string | undefined>,
+): Promise<ApiProcess> {
+  return startApi(['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state], env);
 }
 
 /**
  * Starts `berth api ARGS` and waits for its three start lines; rejects with what
  * it said if it ends or falls silent (20 s) before printing them.
  */
-export async function startApi(args: string[]): Promise<ApiProcess> {
-  const started = spawnBerth(['api', ...args]);
+export async function startApi(
+  args: string[],
+  env?: Record<string, string | undefined>,
+): Promise<ApiProcess> {
+  const started = spawnBerth(['api', ...args], env);
   const { child, lines, listeners, exited } = started;
   let ended = false;
   void exited.then(() => {

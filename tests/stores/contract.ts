@@ -213,6 +213,39 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       }
     });
 
+    it('names what it keeps without opening it, and opens the modules asked for alone', async () => {
+      const opened = await stores.openNode('vlt4', 'converge');
+      const entry = (text: string) => ({
+        value: new TextEncoder().encode(text),
+        origin: 'minted',
+        at: 'now',
+      });
+      await opened.vault.put(
+        { module: 'a', secret: 'one', entry: entry('a-one') },
+        { module: 'b', secret: 'two', entry: entry('b-two') },
+      );
+      await opened.close();
+      // Berth as someone whose identity opens none of them: naming them needs none.
+      sealing = ageSeal(heldKeys(BOB.identity));
+      try {
+        const node = await stores.openNode('vlt4', 'converge');
+        const names = (await node.vault.kept()).map((item) => `${item.module}/${item.secret}`);
+        assert.deepEqual(names.sort(), ['a/one', 'b/two']);
+        assert.deepEqual(await node.vault.all(new Set(['c'])), [], 'a module that keeps none');
+        await assert.rejects(node.vault.all(new Set(['b'])), VaultError);
+        await node.close();
+      } finally {
+        sealing = ageSeal(heldKeys(ALICE.identity));
+      }
+      const node = await stores.openNode('vlt4', 'converge');
+      const some = await node.vault.all(new Set(['b']));
+      assert.deepEqual(
+        some.map((item) => [item.module, item.secret, new TextDecoder().decode(item.value)]),
+        [['b', 'two', 'b-two']],
+      );
+      await node.close();
+    });
+
     it('seals every value and the key: another identity is refused in words, and nothing opens', async () => {
       const opened = await stores.openNode('sealed', 'take');
       await opened.vault.put({

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { chmod, cp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { snapshot } from '../commands/support.ts';
@@ -232,6 +232,120 @@ describe('the sealed vault in a state directory, through the binary', {
     const after = await readVault(world);
     assert.equal(after.secrets['gitea/admin_token']?.value, carols, 'kept as it was');
     assert.equal(ageDecrypt(carols, carol.file)?.toString(), 'carol-only');
+  });
+});
+
+describe('berth rekey on a node no longer in berth.json, through the binary', {
+  skip: ageUnavailable(),
+}, () => {
+  let world: World;
+  let me: Awaited<ReturnType<typeof operator>>;
+  after(async () => {
+    await world?.cleanup();
+    if (me) await rm(me.config, { recursive: true, force: true });
+  });
+
+  it('reseals its kept values too: a recipient removed opens nothing of it any more', async () => {
+    world = await makeWorld({ postgres: POSTGRES });
+    me = await operator();
+    const own = await keygen(me.config, 'own');
+    const bob = await keygen(me.config, 'bob');
+    const env = { ...me.env, BERTH_IDENTITY: own.file };
+    const berth = berthIn(world.state, env);
+    const oldRoot = join(world.dir, 'old');
+    await mkdir(oldRoot);
+    const nodes = { box: { root: world.root }, old: { root: oldRoot } };
+    await world.writeSettings({ nodes, recipients: [own.recipient, bob.recipient] });
+    for (const node of ['box', 'old']) {
+      assert.equal((await berth('assign', node, 'postgres')).code, 0);
+      const preview = await berth('converge', node);
+      const digest = preview.stdout.trim().split('\n').at(-1)?.split(' ')[1] ?? '';
+      const act = await berth('converge', node, '--yes', '--digest', digest);
+      assert.equal(act.code, 0, act.stderr);
+    }
+    const oldVault = () => readFile(join(world.state, 'nodes/old/vault.json'), 'utf8');
+    const sealedOld = JSON.parse(await oldVault()) as Vault;
+    const password = await readFile(join(oldRoot, 'etc/postgres/password'), 'utf8');
+    assert.equal(
+      ageDecrypt(sealedOld.secrets['postgres/password']?.value ?? '', bob.file)?.toString(),
+      password,
+    );
+
+    // The node is taken out of the inventory, and bob out of the team.
+    await world.writeSettings({ nodes: { box: nodes.box }, recipients: [own.recipient] });
+    const rekeyed = await berth('rekey');
+    assert.deepEqual([rekeyed.code, rekeyed.stderr], [0, '']);
+    assert.equal(
+      rekeyed.stdout,
+      'sealed 2 values of box again to the recipients of now\nsealed 2 values of old again to the recipients of now\n',
+    );
+    const vault = JSON.parse(await oldVault()) as Vault;
+    assert.equal(ageDecrypt(vault.key, bob.file), undefined, 'bob opens not the key');
+    const kept = vault.secrets['postgres/password']?.value ?? '';
+    assert.equal(ageDecrypt(kept, bob.file), undefined, 'bob opens not the value');
+    assert.equal(ageDecrypt(kept, own.file)?.toString(), password, 'the rest open it');
+    const journal = await readFile(join(world.state, 'nodes/old/journal.jsonl'), 'utf8');
+    assert.match(journal, /"act":"rekey","node":"old","outcome":"done"/);
+
+    // Named, it is reached too; a node with no records, in berth.json or not, is not.
+    const named = await berth('rekey', 'old');
+    assert.deepEqual(
+      [named.code, named.stdout],
+      [0, 'sealed 2 values of old again to the recipients of now\n'],
+    );
+    const unknown = await berth('rekey', 'never');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /berth does not know node never/);
+  });
+});
+
+describe('a kept value berth cannot open, through the binary', { skip: ageUnavailable() }, () => {
+  let world: World;
+  let me: Awaited<ReturnType<typeof operator>>;
+  after(async () => {
+    await world?.cleanup();
+    if (me) await rm(me.config, { recursive: true, force: true });
+  });
+
+  it('a preview that only restores it opens none; the act is refused naming it, writing nothing', async () => {
+    world = await makeWorld({
+      tokens: {
+        description: 'two tokens, no file that carries them',
+        data: [],
+        secrets: { a: { path: '/etc/tokens/a' }, b: { path: '/etc/tokens/b' } },
+      },
+    });
+    me = await operator();
+    const own = await keygen(me.config, 'own');
+    const carol = await keygen(me.config, 'carol');
+    const berth = berthIn(world.state, { ...me.env, BERTH_IDENTITY: own.file });
+    assert.equal((await berth('assign', 'box', 'tokens')).code, 0);
+    assert.equal((await converge(berth)).code, 0);
+    // b is sealed to carol alone now (a vault copied from another team, say), and both
+    // files are gone from the node.
+    const vault = await readVault(world);
+    (vault.secrets['tokens/b'] as { value: string }).value = ageEncrypt('carol-only', [
+      carol.recipient,
+    ]);
+    await writeFile(join(world.state, 'nodes/box/vault.json'), JSON.stringify(vault), {
+      mode: 0o600,
+    });
+    for (const name of ['a', 'b']) await rm(join(world.root, 'etc/tokens', name));
+
+    const preview = await berth('converge', 'box');
+    assert.deepEqual([preview.code, preview.stderr], [0, '']);
+    assert.match(preview.stdout, /restore a from the vault to \/etc\/tokens\/a/);
+    assert.match(preview.stdout, /restore b from the vault to \/etc\/tokens\/b/);
+    const digest = preview.stdout.trim().split('\n').at(-1)?.split(' ')[1] ?? '';
+    const act = await berth('converge', 'box', '--yes', '--digest', digest);
+    assert.deepEqual(
+      [act.code, act.stderr],
+      [
+        1,
+        `the sealed value of b of tokens on box cannot be opened with the identity in ${own.file}: it was sealed to other recipients\n`,
+      ],
+    );
+    await assert.rejects(stat(join(world.root, 'etc/tokens/a')), 'a is not restored either');
   });
 });
 

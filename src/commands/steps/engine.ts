@@ -124,7 +124,7 @@ async function doKeeps(
 /**
  * Steps that change files, as one batch: the secrets it mints put into the vault first,
  * in one write (so that a file carrying one is rendered with it), then each step made
- * ready in order, then all made on the machine at once. Each step done is told; the
+ * ready, then all made on the machine at once. Each step done is told; the
  * first that was not throws. A batch that stops leaves the secrets minted for its later
  * files in the vault, as a mint whose write failed does: the next act restores them
  * rather than minting anew.
@@ -148,16 +148,19 @@ async function doChanges(
     });
   }
   if (toKeep.length > 0) await context.store.vault.put(...toKeep);
+  // Made ready at once (a restored value is opened off the main thread), taken in order.
+  const changes = await Promise.allSettled(steps.map((step) => changeOf(step, context, minted)));
   const ready: { step: FileStep; change?: Change }[] = [];
   let unready: unknown;
-  for (const step of steps) {
-    try {
-      ready.push({ step, change: await changeOf(step, context, minted) });
-    } catch (error) {
-      if (error instanceof StoreError) throw error;
-      unready = error;
-      break;
+  for (const [index, step] of steps.entries()) {
+    const change = changes[index] as PromiseSettledResult<Change | undefined>;
+    if (change.status === 'fulfilled') {
+      ready.push({ step, change: change.value });
+      continue;
     }
+    if (change.reason instanceof StoreError) throw change.reason;
+    unready = change.reason;
+    break;
   }
   const applied = await context.machine.apply(
     ready.flatMap(({ change }) => (change ? [change] : [])),

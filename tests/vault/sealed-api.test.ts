@@ -1,0 +1,89 @@
+/**
+ * A real `berth api`, as systemd would run it, whose identity is missing: the acts that
+ * open a kept value are refused by the command (409) in words naming what berth needs and
+ * where it looked; the stores are fine, so what needs no value is still done (200).
+ */
+import assert from 'node:assert/strict';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { snapshot } from '../commands/support.ts';
+import { type ApiProcess, httpAsk, startApiOn } from '../helpers/api-process.ts';
+import { type Issuer, startIssuer } from '../helpers/issuer.ts';
+import { digestOf, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { ageUnavailable, berthIn, operator } from './support.ts';
+
+describe('berth api without its identity, over HTTP', { skip: ageUnavailable() }, () => {
+  let world: World;
+  let me: Awaited<ReturnType<typeof operator>>;
+  let issuer: Issuer;
+  let api: ApiProcess;
+  let token: string;
+  let credentials: string;
+
+  const ask = (route: string, body: Record<string, unknown>) =>
+    httpAsk(api.url, {
+      path: route,
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    });
+
+  before(async () => {
+    world = await makeWorld({ postgres: POSTGRES, extra: { description: 'holds no secret' } });
+    me = await operator();
+    // The operator's berth makes the identity and seals the values minted to it.
+    const berth = berthIn(world.state, me.env);
+    assert.equal((await berth('assign', 'box', 'postgres')).code, 0);
+    const preview = await berth('converge', 'box');
+    const act = await berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+    assert.equal(act.code, 0, act.stderr);
+    // Then it is gone, and the api's credential directory holds none (LoadCredential= unset).
+    await rename(me.identityFile, `${me.identityFile}.away`);
+    credentials = join(world.dir, 'credentials');
+    await mkdir(credentials);
+    issuer = await startIssuer();
+    api = await startApiOn(world.state, issuer.url, {
+      ...me.env,
+      CREDENTIALS_DIRECTORY: credentials,
+    });
+    token = await issuer.token({ sub: 'deployer' });
+  });
+  after(async () => {
+    await api?.stop();
+    await issuer?.close();
+    await world?.cleanup();
+    if (me) await rm(me.config, { recursive: true, force: true });
+  });
+
+  it('refuses a converge with 409, naming what it needs and where it looked; writes nothing', async () => {
+    await rm(join(world.root, 'etc/postgres/password'));
+    const records = async () =>
+      Object.fromEntries(
+        Object.entries(await snapshot(world.state)).filter(
+          ([path, what]) => what.startsWith('file') && !path.endsWith('journal.jsonl'),
+        ),
+      );
+    const before = await records();
+    const looked = `it looked at $BERTH_IDENTITY (not set), ${credentials}/berth-identity (no such file), ${me.identityFile} (no such file)`;
+    const refused = `berth needs its age identity to open the sealed fingerprint key of box, and found none: ${looked}`;
+    for (const body of [{ node: 'box' }, { node: 'box', yes: true, digest: '0'.repeat(64) }]) {
+      const answer = await ask('/converge', body);
+      assert.equal(answer.status, 409, answer.text);
+      assert.equal(answer.body?.refused, refused);
+      assert.equal(answer.body?.said, '');
+    }
+    assert.deepEqual(await records(), before, 'nothing written');
+    await assert.rejects(readFile(join(world.root, 'etc/postgres/password')), 'nothing restored');
+    await assert.rejects(readFile(me.identityFile), 'no identity made over kept values');
+    const journal = await readFile(join(world.state, 'nodes/box/journal.jsonl'), 'utf8');
+    assert.match(
+      journal,
+      /"actor":"deployer","via":"api","act":"converge","node":"box","outcome":"refused"/,
+    );
+  });
+
+  it('still does what needs no value: an assign is 200', async () => {
+    const answer = await ask('/assign', { node: 'box', module: 'extra' });
+    assert.equal(answer.status, 200, answer.text);
+  });
+});
