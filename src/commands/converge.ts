@@ -17,6 +17,7 @@ import {
 import { runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { gate } from './steps/gate.ts';
+import { noSuchAccountWords } from './steps/owners.ts';
 import { stepReport } from './steps/report.ts';
 import type { CheckOutcome } from './steps/step.ts';
 import { previewWords, toldLines } from './steps/words.ts';
@@ -212,7 +213,7 @@ function describeBlocker(blocker: Blocker, node: string): string {
     case 'link':
       return blocker.words;
     case 'no-such-account':
-      return `${blocker.module} names ${blocker.kind === 'user' ? 'owner' : 'group'} ${blocker.name} for ${blocker.path}, but ${node} has no ${blocker.kind} ${blocker.name}: add it on ${node}, or name another in the definition`;
+      return noSuchAccountWords(blocker, node);
   }
 }
 
