@@ -1,4 +1,6 @@
+import { describePreview } from './commands/converge-words.ts';
 import type { CommandResult } from './commands/results.ts';
+import { toldLines } from './commands/steps/words.ts';
 import type { Outcome } from './request.ts';
 import { type Account, type Holdings, holdsNothing } from './state.ts';
 
@@ -30,7 +32,36 @@ function said(result: CommandResult): string {
       return `${result.actor} read the secret ${result.secret} of ${result.module} on ${node}`;
     case 'rekey':
       return `sealed ${result.resealed} value${result.resealed === 1 ? '' : 's'} of ${node} again to the recipients of now`;
+    case 'converge': {
+      if ('preview' in result) {
+        const title = result.filter
+          ? `converge ${node}, ${result.filter} alone`
+          : `converge ${node}`;
+        return describePreview(title, node, result.preview.plan, result.preview);
+      }
+      if (result.act === 'nothing-to-do') return `${node} is as assigned: nothing to do`;
+      const lines = result.act.told.flatMap((told) => toldLines(told, node));
+      const last = convergedLine(result);
+      return [...lines, ...(last === undefined ? [] : [last])].join('\n');
+    }
   }
+}
+
+/**
+ * The part of `said` the command line has not printed yet when it printed each step as
+ * it was done (`progress`); undefined when it told none (then `said` is all to print).
+ */
+export function untoldOf(outcome: Pick<Outcome, 'result' | 'untold'>): string | undefined {
+  const { result } = outcome;
+  if (result?.command === 'converge' && 'act' in result && result.act !== 'nothing-to-do')
+    return convergedLine(result) ?? '';
+  return outcome.untold;
+}
+
+/** The last line of a converge act that went through. */
+function convergedLine(result: CommandResult & { command: 'converge' }): string | undefined {
+  if (!('act' in result) || result.act === 'nothing-to-do' || result.act.stopped) return undefined;
+  return `${result.node} is as assigned`;
 }
 
 function describeAccount(node: string, account: Account): string {

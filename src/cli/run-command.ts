@@ -6,7 +6,7 @@ import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
-import { saidOf } from '../said.ts';
+import { saidOf, untoldOf } from '../said.ts';
 import { stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
@@ -96,7 +96,7 @@ export async function runFromCli(
       const rest =
         outcome.fleet && !progress?.toldOnOutput
           ? saidOf(outcome)
-          : (outcome.untold ?? saidOf(outcome));
+          : (untoldOf(outcome) ?? saidOf(outcome));
       if (rest) io.out(rest);
       if (outcome.error !== undefined) io.err(outcome.error);
     }

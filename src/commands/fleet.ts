@@ -5,7 +5,7 @@ import { grantRefusal } from '../grants.ts';
 import { type Basis, describeChanges } from '../preview.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { NodeReport } from '../result.ts';
-import { saidOf } from '../said.ts';
+import { saidOf, untoldOf } from '../said.ts';
 import { resolveTarget } from '../targets.ts';
 import {
   type ActDeps,
@@ -221,7 +221,9 @@ class Fleet {
       const outcomes = this.nodes.map((node) => ends.get(node) as NodeEnd);
       const answer = this.answer(outcomes, { said: words, notBegunToo: true });
       const untold = [
-        ...this.nodes.flatMap((node) => prefixed(node, ends.get(node)?.outcome.untold ?? '')),
+        ...this.nodes.flatMap((node) =>
+          prefixed(node, untoldOf(ends.get(node)?.outcome ?? {}) ?? ''),
+        ),
         `recap of ${targetWords(this.command.name, this.request)}:`,
         ...recap,
         last,

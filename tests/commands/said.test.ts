@@ -10,7 +10,7 @@ import { assign } from '../../src/commands/assign.ts';
 import type { CommandContext } from '../../src/commands/context.ts';
 import { forget } from '../../src/commands/forget.ts';
 import { unassign } from '../../src/commands/unassign.ts';
-import { saidOf } from '../../src/said.ts';
+import { saidOf, untoldOf } from '../../src/said.ts';
 import { SettingsSchema } from '../../src/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import { memoryMachine } from '../core/memory-machine.ts';
@@ -69,6 +69,42 @@ describe('typed results, said at the edge', () => {
       saidOf(forgotten),
       'berth no longer manages redis on box; its stop was not run, and its data, files and secrets stay on box and in the vault',
     );
+  });
+
+  it('says a converge act from the steps it did, and leaves the command line its last line', () => {
+    const told = [
+      {
+        step: {
+          do: 'write',
+          module: 'redis',
+          path: '/etc/redis.conf',
+          mode: '0644',
+          why: { because: 'missing' },
+        },
+        voice: 'converge',
+      },
+      {
+        step: { do: 'reload', module: 'redis', script: 'redis reload' },
+        voice: 'converge',
+        hook: { hook: 'reload', module: 'redis', tail: ['ok'] },
+      },
+    ] as const;
+    const done = {
+      result: { command: 'converge', node: 'box', act: { told: [...told], stopped: false } },
+    } as Parameters<typeof saidOf>[0];
+    assert.equal(
+      saidOf(done),
+      'wrote /etc/redis.conf\nran reload of redis\n  > ok\nbox is as assigned',
+    );
+    assert.equal(untoldOf(done), 'box is as assigned');
+    const stopped = {
+      result: { command: 'converge', node: 'box', act: { told: [told[0]], stopped: true } },
+    } as Parameters<typeof saidOf>[0];
+    assert.equal(saidOf(stopped), 'wrote /etc/redis.conf');
+    assert.equal(untoldOf(stopped), '');
+    const idle = { result: { command: 'converge', node: 'box', act: 'nothing-to-do' } } as const;
+    assert.equal(saidOf(idle), 'box is as assigned: nothing to do');
+    assert.equal(untoldOf(idle), undefined, 'nothing was told: all of said is printed');
   });
 
   it('a command not moved yet brings its words, which the renderer passes on', () => {
