@@ -105,10 +105,11 @@ describe('the ssh test fleet', () => {
   });
   after(() => fleet?.stop());
 
-  it('starts at least three hosts in a few seconds, each with its own address', { skip }, (t) => {
+  // How long the fleet takes to start is a figure for the bench, not a test: a loaded
+  // machine took 24 s where a quiet one takes 2.
+  it('starts at least three hosts, each with its own address', { skip }, (t) => {
     t.diagnostic(`fleet of ${fleet.hosts.length} started in ${Math.round(startMs)} ms`);
     assert.ok(fleet.hosts.length >= 3);
-    assert.ok(startMs < 5_000, `started in ${Math.round(startMs)} ms`);
     const addresses = new Set(fleet.hosts.map((host) => host.address));
     assert.equal(addresses.size, fleet.hosts.length);
     for (const host of fleet.hosts) assert.match(host.address, /^10\.\d+\.\d+\.\d+$/);
