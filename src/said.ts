@@ -1,7 +1,9 @@
 import { describePreview } from './commands/converge-words.ts';
 import type { CommandResult } from './commands/results.ts';
 import { toldLines } from './commands/steps/words.ts';
+import { describeTakePreview } from './commands/take-words.ts';
 import type { Outcome } from './request.ts';
+import { doesNotResolve } from './resolve.ts';
 import { type Account, type Holdings, holdsNothing } from './state.ts';
 
 /**
@@ -44,7 +46,20 @@ function said(result: CommandResult): string {
       const last = convergedLine(result);
       return [...lines, ...(last === undefined ? [] : [last])].join('\n');
     }
+    case 'take': {
+      if ('preview' in result) return describeTakePreview(node, result.module, result.preview);
+      const lines = result.act.told.flatMap((told) => toldLines(told, node));
+      const after = blockedLine(result);
+      return [...lines, ...(after === undefined ? [] : [after])].join('\n');
+    }
   }
+}
+
+/** After a take: the module it assigned does not resolve, so the next converge is blocked. */
+function blockedLine(result: CommandResult & { command: 'take' }): string | undefined {
+  if (!('act' in result) || result.act.blocksConverge === undefined) return undefined;
+  const { node, module } = result;
+  return `${doesNotResolve(module, node, result.act.blocksConverge)}: converge ${node} is blocked until it does`;
 }
 
 /**
@@ -55,6 +70,7 @@ export function untoldOf(outcome: Pick<Outcome, 'result' | 'untold'>): string | 
   const { result } = outcome;
   if (result?.command === 'converge' && 'act' in result && result.act !== 'nothing-to-do')
     return convergedLine(result) ?? '';
+  if (result?.command === 'take' && 'act' in result) return blockedLine(result) ?? '';
   return outcome.untold;
 }
 

@@ -1,11 +1,12 @@
+import type { Unresolved } from '../resolve.ts';
 import type { Account } from '../state.ts';
 import type { ConvergePlan } from './converge-plan.ts';
 import type { Told } from './steps/words.ts';
+import type { TakePreview } from './take-words.ts';
 
 /**
  * What a command did, as a value and in no words: the command line and the API render
- * `said` from it with the one renderer (src/said.ts). take still returns its `said` in
- * words (from its typed steps), see docs/engine.md.
+ * `said` from it with the one renderer (src/said.ts).
  */
 export type CommandResult =
   /** `already`: the node was to run the module before; nothing changed. */
@@ -29,4 +30,15 @@ export type CommandResult =
       command: 'converge';
       node: string;
       act: { told: Told[]; stopped: boolean } | 'nothing-to-do';
+    }
+  | { command: 'take'; node: string; module: string; preview: TakePreview }
+  /**
+   * A take act: the steps done (`stopped` at a failure); `blocksConverge` when the module,
+   * taken and so assigned, does not resolve, which the next converge would be blocked by.
+   */
+  | {
+      command: 'take';
+      node: string;
+      module: string;
+      act: { told: Told[]; stopped: boolean; blocksConverge?: Unresolved };
     };

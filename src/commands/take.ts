@@ -1,8 +1,7 @@
 import { accountNames, type ModuleDefinition, type Ownership } from '../catalog.ts';
 import { didYouMean } from '../did-you-mean.ts';
-import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
-import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
+import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import type { Basis } from '../preview.ts';
 import type { Outcome } from '../request.ts';
@@ -13,7 +12,7 @@ import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
-import { describeCheck, runCheck } from './steps/check.ts';
+import { runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { compareFile } from './steps/file-diff.ts';
 import { gate } from './steps/gate.ts';
@@ -25,7 +24,6 @@ import {
 } from './steps/owners.ts';
 import { stepReport } from './steps/report.ts';
 import type { Attributes, CheckOutcome, Step, WriteReason } from './steps/step.ts';
-import { toldLines } from './steps/words.ts';
 
 /** What refuses a take's act, as a value: the preview and the refusal say it in words. */
 type TakeRefusal =
@@ -42,7 +40,7 @@ type TakeRefusal =
 /** Where a secret comes from when a module is taken. */
 type Origin = 'found' | 'vault' | 'mint';
 
-interface TakePlan {
+export interface TakePlan {
   data: { path: string; found: boolean }[];
   secrets: ({
     name: string;
@@ -180,14 +178,9 @@ export const take: CommandFunction = async (request, context) => {
 
   if (gated.to === 'preview') {
     const fullDiff = context.fullDiff ?? false;
-    const said = describeTakePreview(node, module, plan, {
-      age,
-      flip,
-      nothingHeld,
-      report,
-      fullDiff,
-    });
-    return { said, report };
+    const { digest, blockers } = report;
+    const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
+    return { result: { command: 'take', node, module, preview }, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
   const [firstRefusal] = report.blockers;
@@ -197,9 +190,10 @@ export const take: CommandFunction = async (request, context) => {
   // Taken, it is assigned: a converge that it would block is worth saying now.
   const assigned = new Set((await store.record()).assigned);
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
-  if (resolution.ok) return outcome;
-  const after = `${doesNotResolve(module, node, resolution.unresolved)}: converge ${node} is blocked until it does`;
-  return { ...outcome, said: `${outcome.said}\n${after}`, untold: after };
+  if (resolution.ok || outcome.result?.command !== 'take' || !('act' in outcome.result))
+    return outcome;
+  const act = { ...outcome.result.act, blocksConverge: resolution.unresolved };
+  return { ...outcome, result: { ...outcome.result, act } };
 };
 
 /** A take's refusal in words, as the preview lists it and the act is refused with it. */
@@ -326,54 +320,6 @@ function planTake(
   return { data: holdings.data, secrets, mint: [...mint].sort(), refusals };
 }
 
-function describeTakePreview(
-  node: string,
-  module: string,
-  plan: TakePlan,
-  facts: {
-    age: number;
-    flip: number;
-    nothingHeld: boolean;
-    report: { digest: string; blockers: BlockerReport[] };
-    fullDiff: boolean;
-  },
-): string {
-  const lines = [
-    `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
-  ];
-  for (const { path, found } of plan.data)
-    lines.push(`data ${path}: ${found ? 'found' : 'not found'}`);
-  for (const secret of plan.secrets) {
-    const origin =
-      secret.origin === 'found'
-        ? `found on ${node} ${secret.match === undefined ? 'at' : 'inside'} ${secret.path}`
-        : secret.origin === 'vault'
-          ? `kept in the vault: restored to ${secret.path}`
-          : `to be minted by berth, at ${secret.path}`;
-    lines.push(`secret ${secret.name}: ${origin}`);
-  }
-  if (plan.check)
-    lines.push(
-      plan.check.code === 0
-        ? `check: passes, so ${module} is taken as running`
-        : `check: ${describeCheck(plan.check)}, so ${module} is taken as not started: the next converge runs its start`,
-    );
-  for (const file of plan.files ?? []) {
-    if (file.why.because === 'missing') {
-      lines.push(`file ${file.path}: missing on ${node}; the next converge writes it`);
-      continue;
-    }
-    lines.push(`file ${file.path}: differs from what berth writes; the next converge rewrites it`);
-    for (const line of shownDiff(file.why.diff, facts.fullDiff)) lines.push(`    ${line}`);
-  }
-  if (facts.nothingHeld)
-    lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
-  for (const refusal of facts.report.blockers)
-    lines.push(`the act would be refused: ${refusal.words}`);
-  lines.push(`digest ${facts.report.digest}`);
-  return lines.join('\n');
-}
-
 async function actOnTake(
   node: string,
   module: string,
@@ -415,9 +361,10 @@ async function actOnTake(
   const started = !nothingHeld && (plan.check === undefined || plan.check.code === 0);
   const steps = takeSteps(module, plan, fingerprints, started);
   const carried = await carryOut([{ module, steps }], node, context, 'take');
-  const said = carried.told.flatMap((told) => toldLines(told, node)).join('\n');
   const report = { digest, steps: carried.told.map(({ step }) => stepReport(step)), blockers: [] };
-  if (!carried.failure) return { said, report, untold: '' };
+  const act = { told: carried.told, stopped: carried.failure !== undefined };
+  const result = { command: 'take', node, module, act } as const;
+  if (!carried.failure) return { result, report };
   const error = `the take of ${module} on ${node} stopped: ${carried.failure.why}`;
-  return { said, error, report: { ...report, failed: true }, untold: '' };
+  return { result, error, report: { ...report, failed: true } };
 }
