@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApiProcess, httpAsk, startApi, startApiOn } from './helpers/api-process.ts';
@@ -162,5 +163,59 @@ describe('the access log while no identity provider answers', () => {
       Array(3).fill({ status: 401, subject: null, node: null }),
     );
     assert.ok(!api.stderr().includes('not.a.token'));
+  });
+});
+
+describe('the access log at the close', () => {
+  let world: World;
+  let api: ApiProcess;
+  before(async () => {
+    world = await makeWorld();
+    api = await startApiOn(world.state, `http://127.0.0.1:${await freePort()}`);
+  });
+  after(async () => {
+    await api.stop();
+    await world.cleanup();
+  });
+
+  it('has a line for every answer given, those of the close too, once berth api has exited', async () => {
+    const answered: number[] = [];
+    let signalled = false;
+    // Eight keep-alive clients ask without a pause, before the signal and through the close.
+    const client = async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        for (let asked = 0; asked < 5_000; asked++) {
+          const answer = await httpAsk(api.url, {
+            path: asked % 2 ? '/assign' : '/nope',
+            body: '{}',
+            agent,
+          }).catch(() => undefined);
+          // Refused or reset: berth api has closed its connections; the close is over for this client.
+          if (!answer) return;
+          answered.push(answer.status);
+          if (signalled && answer.status === 503) return;
+        }
+      } finally {
+        agent.destroy();
+      }
+    };
+    const clients = Array.from({ length: 8 }, client);
+    for (let waited = 0; answered.length < 200 && waited < 400; waited++) await sleep(50);
+    signalled = true;
+    api.child.kill('SIGTERM');
+    await Promise.all(clients);
+    assert.equal((await api.exited).code, 0);
+
+    const count = (statuses: number[]) =>
+      statuses.reduce<Record<number, number>>((counts, status) => {
+        counts[status] = (counts[status] ?? 0) + 1;
+        return counts;
+      }, {});
+    assert.ok(
+      answered.length >= 200,
+      `only ${answered.length} answers before and during the close`,
+    );
+    assert.deepEqual(count(logLines(api).map((line) => line.status)), count(answered));
   });
 });

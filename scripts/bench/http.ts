@@ -8,20 +8,28 @@ import { fmt, log, median, ratioSpread, table } from './stats.ts';
 import { makeBenchWorld } from './world.ts';
 
 export interface HttpOptions {
+  /** Paired rounds for each path the goals name (the 404 and the two 401s). */
   rounds: number;
+  /** Paired rounds for the 400 and 200 paths, which no goal names: at the first count only. */
+  sideRounds: number;
   seconds: number;
-  connections: number;
+  /** The connection counts, each a table; the servers are started once for all. */
+  connections: readonly number[];
 }
+
+type Server = 'node:http' | 'Fastify' | 'berth' | 'berth before';
 
 interface Target {
   path: string;
-  server: 'node:http' | 'Fastify' | 'berth' | 'berth before';
+  server: Server;
   running: Running;
   method: 'POST';
   route: string;
   headers: Record<string, string>;
   body?: string;
   status: number;
+  /** The goals' paths are measured at every connection count, the others at the first. */
+  goal: boolean;
 }
 
 interface Sample {
@@ -36,12 +44,13 @@ const ASSIGN = JSON.stringify({ node: 'n0', module: 'm0' });
 
 /**
  * HTTP throughput and p99 latency, keep-alive, one load generator process (wrk, or
- * autocannon in this one) against one server process at a time. Path by path, every server
- * is run once per round, in turn, the order reversed every other round, so that a slow
- * moment on the machine hits all of them; a ratio is taken within each round, and the table gives
- * the median ratio with the middle half of the rounds' ratios, to show the noise.
+ * autocannon in this one) against one server process at a time, at each connection count.
+ * Path by path, every server is run once per round, in turn, the order turned by one each
+ * round, so that a slow moment on the machine hits all of them; a ratio is taken within
+ * each round, and the table gives the median ratio with the middle half of the rounds'
+ * ratios, to show the noise.
  */
-export async function benchHttp(options: HttpOptions): Promise<string> {
+export async function benchHttp(options: HttpOptions): Promise<string[]> {
   const pinning = pinLoadGenerator();
   try {
     return await measureHttp(options, pinning.where);
@@ -50,26 +59,51 @@ export async function benchHttp(options: HttpOptions): Promise<string> {
   }
 }
 
-async function measureHttp(options: HttpOptions, where: string): Promise<string> {
+async function measureHttp(options: HttpOptions, where: string): Promise<string[]> {
   const generator = loadGenerator();
   const world = await makeBenchWorld(1);
   await world.writeState(1, 1);
   const issuer = await startIssuer();
   const servers: Running[] = [];
+  // One at a time: on a busy machine, several compiling at once overrun the wait for each.
+  const started = async (...starting: (() => Promise<Running>)[]) => {
+    const running: Running[] = [];
+    for (const start of starting) {
+      const server = await start();
+      servers.push(server);
+      running.push(server);
+    }
+    return running;
+  };
   try {
-    const berth = await startBerthApi('berth api', world.state, issuer.url);
-    servers.push(berth);
     // Another build's dist/berth.mjs (BENCH_BERTH_BEFORE), measured beside this one in the
-    // same rounds on the 404 and 401 paths: what a change cost, in one run.
+    // same rounds on the goals' paths: what a change cost, in one run.
     const beforeBinary = process.env.BENCH_BERTH_BEFORE;
-    const before = beforeBinary
-      ? await startBerthApi('berth api (before)', world.state, issuer.url, { binary: beforeBinary })
-      : undefined;
-    if (before) servers.push(before);
-    const accept = await startScript('berth app (test authenticator)', 'berth-accept.ts', {
-      BENCH_STATE: world.state,
-    });
-    servers.push(accept);
+    // The seed's own case: no identity provider answers (a port nobody listens on), and
+    // every request, with a token, gets the 401 that says so. The baselines answer its bytes.
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const [berth, idle, accept, before, idleBefore] = await started(
+      () => startBerthApi('berth api', world.state, issuer.url),
+      () => startBerthApi('berth api (no identity provider)', world.state, nobody),
+      () =>
+        startScript('berth app (test authenticator)', 'berth-accept.ts', {
+          BENCH_STATE: world.state,
+        }),
+      ...(beforeBinary
+        ? [
+            () =>
+              startBerthApi('berth api (before)', world.state, issuer.url, {
+                binary: beforeBinary,
+              }),
+            () =>
+              startBerthApi('berth api (before, no identity provider)', world.state, nobody, {
+                binary: beforeBinary,
+              }),
+          ]
+        : []),
+    );
+    if (!berth || !idle || !accept) throw new Error('a berth server did not start');
+    const someToken = bearer('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl');
     const answers: Answers = {
       notFound: await capture(berth.url, '/nope', {}, undefined),
       unauthorized: await capture(berth.url, '/assign', {}, ASSIGN),
@@ -77,77 +111,86 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
       needsNode: await capture(accept.url, '/converge', bearer(ACCEPT_TOKEN), '{}'),
     };
     answers.notFound.body = answers.notFound.body.replace('POST /nope', '{method} {path}');
-    const env = { BENCH_ANSWERS: JSON.stringify(answers) };
-    const plain = await startScript('node:http', 'plain.ts', env);
-    servers.push(plain);
-    const fastify = await startScript('Fastify', 'fastify.ts', env);
-    servers.push(fastify);
-    // The seed's own case: no identity provider answers (a port nobody listens on), and
-    // every request, with a token, gets the 401 that says so. The baselines answer its bytes.
-    const idle = await startBerthApi(
-      'berth api (no identity provider)',
-      world.state,
-      `http://127.0.0.1:${await freePort()}`,
-    );
-    servers.push(idle);
-    const someToken = bearer('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl');
     const noProvider = await capture(idle.url, '/assign', someToken, ASSIGN);
+    const env = { BENCH_ANSWERS: JSON.stringify(answers) };
     const idleEnv = { BENCH_ANSWERS: JSON.stringify({ ...answers, unauthorized: noProvider }) };
-    const plainIdle = await startScript('node:http', 'plain.ts', idleEnv);
-    servers.push(plainIdle);
-    const fastifyIdle = await startScript('Fastify', 'fastify.ts', idleEnv);
-    servers.push(fastifyIdle);
+    const [plain, fastify, plainIdle, fastifyIdle] = (await started(
+      () => startScript('node:http', 'plain.ts', env),
+      () => startScript('Fastify', 'fastify.ts', env),
+      () => startScript('node:http', 'plain.ts', idleEnv),
+      () => startScript('Fastify', 'fastify.ts', idleEnv),
+    )) as [Running, Running, Running, Running];
 
     const targets: Target[] = [];
-    const add = (
-      path: string,
-      server: Target['server'],
-      running: Running,
-      route: string,
-      headers: Record<string, string>,
-      body: string | undefined,
-      status: number,
-    ) => targets.push({ path, server, running, method: 'POST', route, headers, body, status });
+    const add = (target: Omit<Target, 'method'>) => targets.push({ ...target, method: 'POST' });
     const json = { 'Content-Type': 'application/json' };
-    const refusing: [Target['server'], Running][] = [
-      ['node:http', plain],
-      ['Fastify', fastify],
-      ['berth', berth],
-    ];
-    if (before) refusing.push(['berth before', before]);
-    for (const [server, running] of refusing) {
-      add('404 (no route)', server, running, '/nope', {}, undefined, 404);
-      add('401 (no token)', server, running, '/assign', json, ASSIGN, 401);
-    }
-    for (const [server, running] of [
-      ['node:http', plainIdle],
-      ['Fastify', fastifyIdle],
-      ['berth', idle],
-    ] as const)
-      add(
-        '401 (no identity provider: the seed)',
+    const withBefore = (
+      list: [Server, Running][],
+      build: Running | undefined,
+    ): [Server, Running][] => (build ? [...list, ['berth before', build]] : list);
+    const refusing = withBefore(
+      [
+        ['node:http', plain],
+        ['Fastify', fastify],
+        ['berth', berth],
+      ],
+      before,
+    );
+    for (const [server, running] of refusing)
+      add({
+        path: '404 (no route)',
         server,
         running,
-        '/assign',
-        { ...json, ...someToken },
-        ASSIGN,
-        401,
-      );
+        route: '/nope',
+        headers: {},
+        status: 404,
+        goal: true,
+      });
+    for (const [server, running] of refusing)
+      add({
+        path: '401 (no token)',
+        server,
+        running,
+        route: '/assign',
+        headers: json,
+        body: ASSIGN,
+        status: 401,
+        goal: true,
+      });
+    const idling = withBefore(
+      [
+        ['node:http', plainIdle],
+        ['Fastify', fastifyIdle],
+        ['berth', idle],
+      ],
+      idleBefore,
+    );
+    for (const [server, running] of idling)
+      add({
+        path: '401 (no identity provider: the seed)',
+        server,
+        running,
+        route: '/assign',
+        headers: { ...json, ...someToken },
+        body: ASSIGN,
+        status: 401,
+        goal: true,
+      });
     for (const [server, running] of [
       ['node:http', plain],
       ['Fastify', fastify],
       ['berth', accept],
-    ] as const) {
-      add(
-        '400 (test authenticator, no module)',
+    ] as const)
+      add({
+        path: '400 (test authenticator, no module)',
         server,
         running,
-        '/assign',
-        { ...json, ...bearer(ACCEPT_TOKEN) },
-        '{"node":"n0"}',
-        400,
-      );
-    }
+        route: '/assign',
+        headers: { ...json, ...bearer(ACCEPT_TOKEN) },
+        body: '{"node":"n0"}',
+        status: 400,
+        goal: false,
+      });
     const notes: string[] = [];
     // The 200 path is measured only once a real token is seen to be taken.
     const token = issuer.token({ sub: 'bench', aud: 'berth' });
@@ -158,72 +201,95 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string>
     });
     await probe.arrayBuffer();
     if (probe.status === 200)
-      add(
-        '200 (assign, loopback issuer token; journal fsync)',
-        'berth',
-        berth,
-        '/assign',
-        { ...json, ...bearer(token) },
-        ASSIGN,
-        200,
-      );
+      add({
+        path: '200 (assign, loopback issuer token; journal fsync)',
+        server: 'berth',
+        running: berth,
+        route: '/assign',
+        headers: { ...json, ...bearer(token) },
+        body: ASSIGN,
+        status: 200,
+        goal: false,
+      });
     else notes.push(`the 200 path answered ${probe.status} with a loopback issuer's token`);
 
-    log(`http: ${targets.length} targets × ${options.rounds} rounds × ${options.seconds}s`);
-    for (const target of targets) await load(generator, target, 1, options.connections); // warm-up
-    const samples = new Map<Target, Sample[]>(targets.map((target) => [target, []]));
-    // One path at a time, so that the servers a ratio compares are measured seconds apart.
-    // The servers' order turns by one each round: every server takes every place in turn,
-    // and none is measured twice running. (Reversing the order every other round measured
-    // the first and last twice running, warm, and read the same binary 7 % faster there
-    // than in a middle place.)
-    for (const path of new Set(targets.map((target) => target.path))) {
-      const group = targets.filter((target) => target.path === path);
-      for (let round = 0; round < options.rounds; round++) {
-        const turned = group.map((_, i) => group[(i + round) % group.length] as Target);
-        for (const target of turned) {
-          samples
-            .get(target)
-            ?.push(await load(generator, target, options.seconds, options.connections));
-        }
-      }
+    const [first = 10] = options.connections;
+    for (const target of targets) await load(generator, target, 1, first); // warm-up
+    const tables: string[] = [];
+    for (const connections of options.connections) {
+      const measured = targets.filter((target) => target.goal || connections === first);
+      log(`http: ${connections} connections, ${measured.length} targets`);
+      const samples = await pairedRounds(generator, measured, options, connections);
+      tables.push(
+        tableOf(measured, samples, [
+          `HTTP, keep-alive, ${connections} connections, load from ${generator.name}; ${where}; every server writes berth api's access log line for each request to a file (its standard error); ${options.rounds} rounds of ${options.seconds}s for the goals' paths, ${options.sideRounds} for the others; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
+          ...notes,
+        ]),
+      );
     }
-
-    const rows: string[][] = [];
-    for (const target of targets) {
-      const mine = samples.get(target) ?? [];
-      const sameRound = (server: Target['server']) => {
-        const other = targets.find((t) => t.path === target.path && t.server === server);
-        const theirs = other ? (samples.get(other) ?? []) : [];
-        if (!theirs.length || target.server === server) return [];
-        return mine.map((sample, i) => sample.rps / (theirs[i]?.rps ?? Number.NaN));
-      };
-      const wrong = mine.reduce((sum, sample) => sum + sample.wrong, 0);
-      if (wrong)
-        notes.push(
-          `${target.server} on ${target.path}: ${wrong} answers were not ${target.status}`,
-        );
-      rows.push([
-        target.path,
-        target.server,
-        fmt(median(mine.map((sample) => sample.rps))),
-        fmt(median(mine.map((sample) => sample.p99)), 1),
-        fmt(median(mine.map((sample) => sample.cpuUs)), 1),
-        ratioSpread(sameRound('node:http')),
-        ratioSpread(sameRound('Fastify')),
-      ]);
-    }
-    return [
-      `HTTP, keep-alive, ${options.connections} connections, load from ${generator.name}; ${where}; berth api with its access log on (to a file); median of ${options.rounds} rounds of ${options.seconds}s; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
-      '',
-      table(['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify'], rows),
-      ...notes.map((note) => `\nnote: ${note}`),
-    ].join('\n');
+    return tables;
   } finally {
     for (const server of servers.reverse()) await server.stop();
     await issuer.close();
     await world.cleanup();
   }
+}
+
+/**
+ * One path at a time, so that the servers a ratio compares are measured seconds apart.
+ * The servers' order turns by one each round: every server takes every place in turn,
+ * and none is measured twice running. (Reversing the order every other round measured
+ * the first and last twice running, warm, and read the same binary 7 % faster there
+ * than in a middle place.)
+ */
+async function pairedRounds(
+  generator: LoadGenerator,
+  targets: Target[],
+  options: HttpOptions,
+  connections: number,
+): Promise<Map<Target, Sample[]>> {
+  const samples = new Map<Target, Sample[]>(targets.map((target) => [target, []]));
+  for (const path of new Set(targets.map((target) => target.path))) {
+    const group = targets.filter((target) => target.path === path);
+    const rounds = group[0]?.goal ? options.rounds : options.sideRounds;
+    for (let round = 0; round < rounds; round++) {
+      const turned = group.map((_, i) => group[(i + round) % group.length] as Target);
+      for (const target of turned)
+        samples.get(target)?.push(await load(generator, target, options.seconds, connections));
+    }
+  }
+  return samples;
+}
+
+function tableOf(targets: Target[], samples: Map<Target, Sample[]>, [title, ...notes]: string[]) {
+  const rows: string[][] = [];
+  for (const target of targets) {
+    const mine = samples.get(target) ?? [];
+    const sameRound = (server: Server) => {
+      const other = targets.find((t) => t.path === target.path && t.server === server);
+      const theirs = other ? (samples.get(other) ?? []) : [];
+      if (!theirs.length || target.server === server) return [];
+      return mine.map((sample, i) => sample.rps / (theirs[i]?.rps ?? Number.NaN));
+    };
+    const wrong = mine.reduce((sum, sample) => sum + sample.wrong, 0);
+    if (wrong)
+      notes.push(`${target.server} on ${target.path}: ${wrong} answers were not ${target.status}`);
+    rows.push([
+      target.path,
+      target.server,
+      fmt(median(mine.map((sample) => sample.rps))),
+      fmt(median(mine.map((sample) => sample.p99)), 1),
+      fmt(median(mine.map((sample) => sample.cpuUs)), 1),
+      ratioSpread(sameRound('node:http')),
+      ratioSpread(sameRound('Fastify')),
+    ]);
+  }
+  return [
+    title,
+    '',
+    table(['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify'], rows),
+    ...notes.map((note) => `\nnote: ${note}`),
+  ].join('\n');
 }
 
 /** A loopback port nobody listens on, once this returns: where no identity provider answers. */

@@ -14,19 +14,30 @@ export interface Running {
 
 const TSX = ['--import', 'tsx'];
 
-/** Starts a server script from scripts/bench/servers under tsx, and waits for its port. */
+/**
+ * Starts a server script from scripts/bench/servers under tsx, and waits for its port. Its
+ * standard error (the baselines' access log) goes to a file, as berth api's does.
+ */
 export function startScript(
   name: string,
   script: string,
   env: Record<string, string>,
 ): Promise<Running> {
   const node = onServerCore([...TSX, join(ROOT, 'scripts/bench/servers', script)]);
+  const stderr = stderrFile();
   const child = spawn(node.command, node.args, {
     cwd: ROOT,
     env: cleanEnv(env),
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', stderr.fd],
   });
-  return waitFor(name, child, /^listening (\d+)$/m, (match) => `http://127.0.0.1:${match[1]}`);
+  stderr.handedTo(child);
+  return waitFor(
+    name,
+    child,
+    /^listening (\d+)$/m,
+    (match) => `http://127.0.0.1:${match[1]}`,
+    stderr.said,
+  );
 }
 
 export interface BerthApiOptions {
@@ -38,11 +49,7 @@ export interface BerthApiOptions {
   pinned?: boolean;
 }
 
-/**
- * Starts the built binary's `berth api` on a free loopback port. Its standard error (the
- * access log, a line a request) goes to a file, as to journald: the bench's own process,
- * where the load generator may run, does not read it.
- */
+/** Starts the built binary's `berth api` on a free loopback port, its standard error to a file. */
 export function startBerthApi(
   name: string,
   state: string,
@@ -52,24 +59,45 @@ export function startBerthApi(
   const { binary = BERTH, env = {}, pinned = true } = options;
   const args = [binary, 'api', '--state', state, '--listen', '127.0.0.1:0', '--issuer', issuer];
   const node = pinned ? onServerCore(args) : { command: process.execPath, args };
-  const logPath = join(mkdtempSync(join(tmpdir(), 'berth-bench-api-')), 'stderr');
-  const logFd = openSync(logPath, 'w');
+  const stderr = stderrFile();
   const child = spawn(node.command, node.args, {
     cwd: ROOT,
     env: cleanEnv(env),
-    stdio: ['pipe', 'pipe', logFd],
+    stdio: ['pipe', 'pipe', stderr.fd],
   });
-  closeSync(logFd);
-  child.once('exit', () => rmSync(dirname(logPath), { recursive: true, force: true }));
-  // Its last words, for when it ends before serving.
-  const said = () => {
-    try {
-      return readFileSync(logPath, 'utf8').slice(-2000);
-    } catch {
-      return '';
-    }
+  stderr.handedTo(child);
+  return waitFor(
+    name,
+    child,
+    /^serving (http:\/\/\S+)$/m,
+    (match) => match[1] as string,
+    stderr.said,
+  );
+}
+
+/**
+ * A file for a server's standard error (its access log, a line a request), as journald
+ * would take it: the bench's own process, where the load generator may run, does not read
+ * it. Removed when the server ends; `said` is its last words, for a server that ends
+ * before serving.
+ */
+function stderrFile() {
+  const path = join(mkdtempSync(join(tmpdir(), 'berth-bench-server-')), 'stderr');
+  const fd = openSync(path, 'w');
+  return {
+    fd,
+    handedTo(child: ChildProcess) {
+      closeSync(fd);
+      child.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
+    },
+    said() {
+      try {
+        return readFileSync(path, 'utf8').slice(-2000);
+      } catch {
+        return '';
+      }
+    },
   };
-  return waitFor(name, child, /^serving (http:\/\/\S+)$/m, (match) => match[1] as string, said);
 }
 
 function waitFor(

@@ -72,8 +72,10 @@ export async function serveApi(options: ServeOptions): Promise<number> {
   process.once('SIGTERM', onSignal);
   try {
     const log = accessLog((lines) => io.err(lines));
+    // Lines wait for the end of the event loop's turn; an exit (the deadline's, or any
+    // other) writes them first.
+    process.once('exit', log.flush);
     const served = await listen(app.fetch, options.address, stop.signal, log);
-    served.closed.then(log.flush);
     served.cut.addEventListener('abort', () => cutting.abort(served.cut.reason));
     io.out(`serving ${served.url}`);
     io.out(`accepting tokens from ${options.issuer}`);

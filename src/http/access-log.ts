@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { accessFactsOf } from './access-facts.ts';
 
 /** The longest path or node name a line keeps: a request can name one of 60,000 characters. */
@@ -6,10 +6,14 @@ const KEPT = 200;
 
 export interface AccessLog {
   /** Called as a request arrives: its line is written once its answer is done. */
-  record(request: IncomingMessage, response: ServerResponse): void;
-  /** Writes the lines still waiting: at the close, before berth api exits. */
+  record(response: ServerResponse): void;
+  /** Writes the lines still waiting: at the close, and as berth api exits. */
   flush(): void;
 }
+
+/** When an answer's request arrived, kept on the answer itself: no closure per request. */
+const BEGAN = Symbol('berth.accessBegan');
+type Timed = ServerResponse & { [BEGAN]: number };
 
 /**
  * `berth api`'s access log: one JSON line a request — time, method, path (without its
@@ -18,40 +22,56 @@ export interface AccessLog {
  * costs one write, not one each.
  */
 export function accessLog(write: (text: string) => void): AccessLog {
-  let pending: string[] = [];
+  let pending = '';
   const flush = () => {
-    if (pending.length === 0) return;
-    const text = pending.join('\n');
-    pending = [];
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
     write(text);
   };
+  function closed(this: Timed) {
+    if (pending === '') setImmediate(flush);
+    else pending += '\n';
+    pending += lineOf(this, performance.now() - this[BEGAN]);
+  }
   return {
-    record(request, response) {
-      const began = performance.now();
-      response.once('close', () => {
-        const facts = accessFactsOf(request);
-        const url = request.url ?? '';
-        const query = url.indexOf('?');
-        const path = query === -1 ? url : url.slice(0, query);
-        if (pending.length === 0) setImmediate(flush);
-        pending.push(
-          JSON.stringify({
-            time: new Date().toISOString(),
-            method: request.method,
-            path: path.length > KEPT ? `${path.slice(0, KEPT)}…` : path,
-            status: response.statusCode,
-            subject: facts?.subject ?? null,
-            node:
-              facts?.node === undefined
-                ? null
-                : facts.node.length > KEPT
-                  ? `${facts.node.slice(0, KEPT)}…`
-                  : facts.node,
-            ms: Math.round((performance.now() - began) * 10) / 10,
-          }),
-        );
-      });
+    record(response) {
+      (response as Timed)[BEGAN] = performance.now();
+      response.on('close', closed);
     },
     flush,
   };
+}
+
+/**
+ * The line, as JSON.stringify would write these fields in this order, made without an
+ * object per line: only the strings a request chose are escaped.
+ */
+function lineOf(response: ServerResponse, ms: number): string {
+  const request = response.req;
+  const facts = accessFactsOf(request);
+  const url = request.url ?? '';
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return `{"time":"${isoNow()}","method":${quoted(request.method)},"path":${quoted(kept(path))},"status":${response.statusCode},"subject":${quoted(facts?.subject)},"node":${quoted(kept(facts?.node))},"ms":${Math.round(ms * 10) / 10}}`;
+}
+
+function quoted(value: string | undefined): string {
+  return value === undefined ? 'null' : JSON.stringify(value);
+}
+
+function kept(value: string | undefined): string | undefined {
+  return value !== undefined && value.length > KEPT ? `${value.slice(0, KEPT)}…` : value;
+}
+
+let isoMs = Number.NaN;
+let iso = '';
+/** The time as ISO 8601, made once a millisecond: a busy server ends many answers in each. */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    iso = new Date(now).toISOString();
+  }
+  return iso;
 }

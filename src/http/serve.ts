@@ -71,7 +71,7 @@ export function listen(
   });
   const closing = closingState();
   const serve = (request: IncomingMessage, response: ServerResponse) => {
-    log?.record(request, response);
+    log?.record(response);
     if (closing.begun) return refuseWhileClosing(response);
     latestOn(request.socket, response);
     const early = answerBeforeRoutes(request);

@@ -1,7 +1,9 @@
-// berth's own app and server, as `berth api` builds them, with a test authenticator that
-// accepts the bench's token: the 400 path then weighs berth's decoding against the
-// baselines', not a token's signature check against their string comparison.
+// berth's own app and server, as `berth api` builds them (its access log on), with a test
+// authenticator that accepts the bench's token: the 400 path then weighs berth's decoding
+// against the baselines', not a token's signature check against their string comparison.
 import { fileDeps } from '../../../src/cli/deps.ts';
+import { processIo } from '../../../src/cli/io.ts';
+import { accessLog } from '../../../src/http/access-log.ts';
 import { createApp } from '../../../src/http/app.ts';
 import type { Authenticator } from '../../../src/http/authenticator.ts';
 import { listen } from '../../../src/http/serve.ts';
@@ -22,5 +24,6 @@ const served = await listen(
   app.fetch,
   { hostname: '127.0.0.1', port: 0 },
   new AbortController().signal,
+  accessLog(processIo.err),
 );
 announce(Number(new URL(served.url).port));

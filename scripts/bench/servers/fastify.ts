@@ -2,6 +2,8 @@
 
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
+import { processIo } from '../../../src/cli/io.ts';
+import { accessLog } from '../../../src/http/access-log.ts';
 import {
   ACCEPT_TOKEN,
   type Answer,
@@ -16,8 +18,11 @@ const answers = answersFromEnv();
 const app = Fastify({ logger: false, keepAliveTimeout: 5_000 });
 
 const headers = (answer: Answer) => answer.headers;
+// berth api's access log, line for line: the same bytes to the same sink (see answers.ts).
+const log = accessLog(processIo.err);
 
 app.addHook('onRequest', async (request, reply) => {
+  log.record(reply.raw);
   if (request.routeOptions.url === undefined) return;
   if (request.headers.authorization !== `Bearer ${ACCEPT_TOKEN}`) {
     return reply

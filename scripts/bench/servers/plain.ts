@@ -1,6 +1,8 @@
 // The limit for Node on this machine: node:http answering what berth answers, no framework.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { processIo } from '../../../src/cli/io.ts';
+import { accessLog } from '../../../src/http/access-log.ts';
 import {
   ACCEPT_TOKEN,
   type Answer,
@@ -13,8 +15,11 @@ import {
 
 const answers = answersFromEnv();
 const routes = new Set<string>(ROUTES);
+// berth api's access log, line for line: the same bytes to the same sink (see answers.ts).
+const log = accessLog(processIo.err);
 
 const server = createServer((request, response) => {
+  log.record(response);
   // The cheapest way found to send these bytes: end() sets Content-Length itself
   // (writeHead first would mean chunked, or a Content-Length header to validate).
   const send = (answer: Answer, body = answer.body) => {
