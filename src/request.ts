@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
+import type { CommandResult } from './commands/results.ts';
 import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
 
@@ -31,9 +32,14 @@ export const CommandRequestSchema = v.object({
 
 export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;
 
-/** What a command function returns: what it said, and its refusal if it refused. */
+/**
+ * What a command function returns: what it did as a typed value (`result`), or, for a
+ * command not moved to one yet, its words (`said`); and its refusal if it refused.
+ * Read the words with `saidOf` (src/said.ts), never `said` alone.
+ */
 export interface Outcome {
-  said: string;
+  said?: string;
+  result?: CommandResult;
   error?: string;
   /** The node's part of the typed result; `failed` when a step of the act failed. */
   report?: {

@@ -5,6 +5,7 @@ import { type ActDeps, openAct } from '../../src/commands/act.ts';
 import { commands } from '../../src/commands/table.ts';
 import { fileConfig } from '../../src/config/file-config.ts';
 import { machinesOf } from '../../src/machines/machines-of.ts';
+import { saidOf } from '../../src/said.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
 import { ageSeal, heldKeys, type Seal } from '../../src/vault/seal.ts';
 import { fmt, log, median, ratioSpread, table } from './stats.ts';
@@ -119,7 +120,7 @@ async function run(
   if (opened.kind !== 'ready') throw new Error(opened.refused);
   const outcome = await opened.run();
   if (outcome.error) throw new Error(outcome.error);
-  return outcome.said;
+  return saidOf(outcome);
 }
 
 async function timeConverge(deps: ActDeps): Promise<Cost> {

@@ -5,6 +5,7 @@ import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
+import { saidOf, untoldOf } from '../said.ts';
 import { stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
@@ -90,7 +91,9 @@ export async function runFromCli(
       // What was told step by step is printed already; the rest of said is printed now.
       // A target shown on a terminal had its steps drawn on standard error: said is whole.
       const rest =
-        outcome.fleet && !progress?.toldOnOutput ? outcome.said : (outcome.untold ?? outcome.said);
+        outcome.fleet && !progress?.toldOnOutput
+          ? saidOf(outcome)
+          : (untoldOf(outcome) ?? saidOf(outcome));
       if (rest) io.out(rest);
       if (outcome.error !== undefined) io.err(outcome.error);
     }

@@ -4,6 +4,7 @@ import { readSecret } from '../commands/secret.ts';
 import type { CommandShape } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
+import { saidOf } from '../said.ts';
 import { secretText } from '../secrets.ts';
 import { storesCannotOpen } from '../stores/stores.ts';
 import { stateDeps } from './deps.ts';
@@ -116,5 +117,5 @@ async function runOne(
     : outcome.error === undefined
       ? EXIT.done
       : EXIT.refused;
-  return { said: outcome.said, refused: outcome.error, exit };
+  return { said: saidOf(outcome), refused: outcome.error, exit };
 }

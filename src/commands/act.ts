@@ -5,6 +5,7 @@ import { MachineError, type ReachMachine } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
+import { saidOf } from '../said.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
 import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
@@ -245,7 +246,7 @@ export async function journaled(
       node: request.node,
       module: command.needs.includes('module') ? request.module : request.filter || undefined,
       outcome: outcome.error === undefined ? 'done' : 'refused',
-      said: outcome.said,
+      said: saidOf(outcome),
       error: outcome.error,
     });
     return outcome;
@@ -277,7 +278,7 @@ export function answerOf(
   if (fleet) {
     return {
       format_version: FORMAT_VERSION,
-      said: outcome.said,
+      said: saidOf(outcome),
       ...(outcome.error === undefined ? {} : { refused: outcome.error }),
       ...(fleet.digest === undefined ? {} : { digest: fleet.digest }),
       nodes: fleet.nodes,
@@ -301,7 +302,7 @@ export function answerOf(
   }
   return {
     format_version: FORMAT_VERSION,
-    said: outcome.said,
+    said: saidOf(outcome),
     ...(outcome.error === undefined ? {} : { refused: outcome.error }),
     ...(preview && report?.digest !== undefined ? { digest: report.digest } : {}),
     nodes,

@@ -1,6 +1,5 @@
 import type { ModuleDefinition } from '../catalog.ts';
-import type { Account, Holdings } from '../state.ts';
-import { holdsNothing } from '../state.ts';
+import type { Account } from '../state.ts';
 import { surveyModules } from '../survey.ts';
 import type { CommandFunction } from './context.ts';
 
@@ -22,43 +21,5 @@ export const adopt: CommandFunction = async ({ node }, context) => {
   for (const [name, survey] of surveys) account.modules[name] = survey.holdings;
 
   await store.saveRecord({ ...(await store.record()), account });
-  return { said: describeAccount(node, account) };
+  return { result: { command: 'adopt', node, account } };
 };
-
-function describeAccount(node: string, account: Account): string {
-  const lines = [`account of ${node}, taken ${account.takenAt}`];
-  for (const [name, holdings] of Object.entries(account.modules).sort(([a], [b]) =>
-    a < b ? -1 : 1,
-  )) {
-    lines.push(...describeHoldings(name, holdings));
-  }
-  for (const [name, problem] of Object.entries(account.problems)) {
-    lines.push(`${name}: not surveyed: ${problem}`);
-  }
-  if (lines.length === 1)
-    lines.push(`the catalog holds no modules; there was nothing to look for on ${node}`);
-  return lines.join('\n');
-}
-
-function describeHoldings(module: string, holdings: Holdings): string[] {
-  if (holdsNothing(holdings)) return [`${module}: holds nothing`];
-  const lines = [`${module}:`];
-  for (const { path, found, link } of holdings.data) {
-    lines.push(`  data ${path}: ${link ?? (found ? 'found' : 'not found')}`);
-  }
-  for (const [name, secret] of Object.entries(holdings.secrets)) {
-    const fact = secret.found ? `found, fingerprint ${short(secret.fingerprint)}` : 'not found';
-    lines.push(`  secret ${name} at ${secret.path}: ${secret.link ?? fact}`);
-  }
-  for (const [path, file] of Object.entries(holdings.files)) {
-    const fact = file.found
-      ? `found, mode ${file.mode}, fingerprint ${short(file.fingerprint)}`
-      : 'not found';
-    lines.push(`  file ${path}: ${file.link ?? fact}`);
-  }
-  return lines;
-}
-
-function short(fingerprint: string | undefined) {
-  return (fingerprint ?? '').slice(0, 12);
-}

@@ -12,19 +12,15 @@ export const assign: CommandFunction = async ({ node, module }, { store, catalog
   if (refusal) return refuse(refusal);
 
   const record = await store.record();
-  let said: string;
-  if (record.assigned.includes(module)) {
-    said = `${node} is already to run ${module}; nothing changed`;
-  } else {
-    await store.saveRecord(withAssigned(record, [...record.assigned, module]));
-    said = `${node} is to run ${module}`;
-  }
+  const already = record.assigned.includes(module);
+  if (!already) await store.saveRecord(withAssigned(record, [...record.assigned, module]));
+  const result = { command: 'assign', node, module, already } as const;
   const assigned = new Set([...record.assigned, module]);
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
   if (!resolution.ok) {
     // Kept all the same (a module may be added to the catalog later), with a hint at a typo.
     const hint = await catalogHint(resolution.unresolved, module, catalog);
-    return refuse(`${doesNotResolve(module, node, resolution.unresolved)}${hint}`, said);
+    return { result, error: `${doesNotResolve(module, node, resolution.unresolved)}${hint}` };
   }
-  return { said };
+  return { result };
 };

@@ -1,16 +1,11 @@
-import {
-  type ModuleDefinition,
-  type Ownership,
-  renderFile,
-  SECRET_PLACEHOLDER,
-} from '../catalog.ts';
-import { hideSecrets, unifiedDiff } from '../diff.ts';
-import type { Accounts, PathFacts } from '../machines/machine.ts';
+import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
 import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
-import { bytesAt, type ModuleSurvey, secretHeld } from '../survey.ts';
-import type { Attributes, CheckOutcome, Drift, ModuleSteps, Step } from './steps/step.ts';
+import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import { compareFile, sameBytes } from './steps/file-diff.ts';
+import { FILE_MODE, type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
+import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
 export type Blocker =
@@ -20,13 +15,7 @@ export type Blocker =
   | { because: 'secret-differs'; module: string; secret: string; path: string }
   /** A path of the module is a link another user could have placed: nothing goes through it. */
   | { because: 'link'; module: string; path: string; words: string }
-  | {
-      because: 'no-such-account';
-      module: string;
-      kind: 'user' | 'group';
-      name: string;
-      path: string;
-    };
+  | NoSuchAccount;
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -235,103 +224,6 @@ function installSteps(
   return { steps, blockers: owners.blockers };
 }
 
-const FILE_MODE = '0644';
-const SECRET_FILE_MODE = '0600';
-
-/**
- * Resolves the owners a module's definition names against the machine's accounts, and
- * works out what each path is written with; a name the machine does not know is a blocker.
- */
-class Owners {
-  readonly blockers: Blocker[] = [];
-  constructor(
-    private readonly module: string,
-    private readonly survey: ModuleSurvey,
-  ) {}
-
-  /** The uid and gid a definition names for `path`, as numbers (undefined: not named). */
-  ids(path: string, spec: Ownership): { uid?: number; gid?: number } {
-    return {
-      uid: this.id(path, 'user', spec.owner, this.survey.accounts.users),
-      gid: this.id(path, 'group', spec.group, this.survey.accounts.groups),
-    };
-  }
-
-  private id(
-    path: string,
-    kind: 'user' | 'group',
-    named: string | number | undefined,
-    known: Accounts['users'],
-  ): number | undefined {
-    if (named === undefined || typeof named === 'number') return named;
-    const id = known.get(named);
-    const told = this.blockers.some(
-      (blocker) =>
-        blocker.because === 'no-such-account' &&
-        blocker.kind === kind &&
-        blocker.name === named &&
-        blocker.path === path,
-    );
-    if (id === undefined && !told)
-      this.blockers.push({
-        because: 'no-such-account',
-        module: this.module,
-        kind,
-        name: named,
-        path,
-      });
-    return id;
-  }
-
-  /** What a file is written with: named, else as it was, else a new file's defaults. */
-  file(path: string, spec: Ownership, newMode: string): Attributes {
-    const fact = this.survey.facts.get(path);
-    const { uid, gid } = this.ids(path, spec);
-    const was = fact?.kind === 'file' ? fact : undefined;
-    const attributes: Attributes = { mode: normalMode(spec.mode ?? was?.mode ?? newMode) };
-    const owner = uid ?? was?.uid;
-    const group = gid ?? was?.gid;
-    if (owner !== undefined) attributes.uid = owner;
-    if (group !== undefined) attributes.gid = group;
-    return attributes;
-  }
-
-  /** How a path that is there differs from what its definition names (unnamed is kept). */
-  drift(path: string, spec: Ownership): Drift[] {
-    const fact = this.survey.facts.get(path);
-    if (fact?.kind !== 'file' && fact?.kind !== 'directory') return [];
-    const { uid, gid } = this.ids(path, spec);
-    const drift: Drift[] = [];
-    if (spec.mode !== undefined && normalMode(spec.mode) !== fact.mode)
-      drift.push({ what: 'mode', was: fact.mode, want: normalMode(spec.mode) });
-    if (uid !== undefined && uid !== fact.uid)
-      drift.push({ what: 'owner', was: String(fact.uid), want: named(spec.owner, uid) });
-    if (gid !== undefined && gid !== fact.gid)
-      drift.push({ what: 'group', was: String(fact.gid), want: named(spec.group, gid) });
-    return drift;
-  }
-
-  /** A data directory: made when missing, mended when its named owner or mode drifted. */
-  directory(data: Ownership & { path: string }): Step & { do: 'mkdir' } {
-    const { uid, gid } = this.ids(data.path, data);
-    const step: Step & { do: 'mkdir' } = { do: 'mkdir', module: this.module, path: data.path };
-    if (data.mode !== undefined) step.mode = normalMode(data.mode);
-    if (uid !== undefined) step.uid = uid;
-    if (gid !== undefined) step.gid = gid;
-    return step;
-  }
-
-  /** The fact the survey holds for a path. */
-  fact(path: string): PathFacts | undefined {
-    return this.survey.facts.get(path);
-  }
-}
-
-/** An owner as the preview names it: "git (1001)", or the number alone. */
-function named(name: string | number | undefined, id: number): string {
-  return typeof name === 'string' ? `${name} (${id})` : String(id);
-}
-
 function updateSteps(
   input: ConvergeInput,
   module: string,
@@ -404,10 +296,8 @@ function updateSteps(
       steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
   // What a diff shows in place of each secret value, held or kept.
-  const placeholders: Record<string, string> = {};
   const hidden: [string, string][] = [];
   for (const [secret, spec] of Object.entries(definition.secrets)) {
-    placeholders[secret] = `[secret ${secret}]`;
     const held = secretHeld(survey.facts, spec);
     const sealed = input.vault.get(`${module}/${secret}`);
     const kept = sealed && hasFiles ? sealed : undefined;
@@ -427,23 +317,14 @@ function updateSteps(
       });
       continue;
     }
-    const wanted = new TextEncoder().encode(renderFile(file.content, values));
-    desired.set(path, wanted);
-    const fact = survey.facts.get(path);
-    const held = bytesAt(survey.facts, path);
+    const compared = compareFile(input.node, path, survey.facts.get(path), file.content, {
+      values,
+      hidden,
+    });
+    desired.set(path, compared.wanted);
     const drift = owners.drift(path, file);
-    if (fact?.kind !== 'file')
-      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'missing' } });
-    else if (!held || !sameBytes(held, wanted)) {
-      const diff = held
-        ? unifiedDiff(
-            hideSecrets(new TextDecoder().decode(held), hidden),
-            renderFile(file.content, placeholders),
-            { held: `${path} on ${input.node}`, wanted: `${path} as berth writes it` },
-          )
-        : [`(over ${fact.size} bytes: too long to read)`];
-      steps.push({ do: 'write', module, path, ...attributes, why: { because: 'differs', diff } });
-    } else if (drift.length > 0)
+    if (compared.why) steps.push({ do: 'write', module, path, ...attributes, why: compared.why });
+    else if (drift.length > 0)
       steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });
   }
   blockers.push(...owners.blockers);
@@ -502,15 +383,6 @@ function heldOf(survey: ModuleSurvey): Held {
   if (secrets.length > 0) return { kind: 'secret', names: secrets.map(([name]) => name) };
   const files = Object.entries(holdings.files).filter(([, file]) => file.found);
   return { kind: 'file', paths: files.map(([path]) => path) };
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, index) => byte === b[index]);
-}
-
-/** Modes as four octal digits, the way a survey reports them. */
-function normalMode(mode: string): string {
-  return mode.padStart(4, '0');
 }
 
 /** A secret inside a file, minted into the vault only: the file's write places it. */

@@ -3,7 +3,7 @@ import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
 import type { Basis } from '../preview.ts';
 import type { Outcome } from '../request.ts';
-import { doesNotResolve, loadEntries } from '../resolve.ts';
+import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { surveyModules } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
@@ -16,12 +16,12 @@ import {
   planConverge,
   SEALED,
 } from './converge-plan.ts';
+import { describeBlocker } from './converge-words.ts';
 import { runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { gate } from './steps/gate.ts';
 import { stepReport } from './steps/report.ts';
 import type { CheckOutcome } from './steps/step.ts';
-import { previewWords, toldLines } from './steps/words.ts';
 
 /**
  * Brings a node to its assignments: a preview without `yes`; with `yes` and the
@@ -48,12 +48,9 @@ export const converge: CommandFunction = async (request, context) => {
     blockers: plan.blockers.map((blocker) => blockerReport(blocker, node)),
   };
   if (gated.to === 'preview') {
-    const title = filter ? `converge ${node}, ${filter} alone` : `converge ${node}`;
     const fullDiff = context.fullDiff ?? false;
-    return {
-      said: describePreview(title, node, plan, { nothingToDo, digest: gated.digest, fullDiff }),
-      report,
-    };
+    const preview = { plan, digest: gated.digest, nothingToDo, fullDiff };
+    return { result: { command: 'converge', node, filter, preview }, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
   if (plan.blockers.length > 0) {
@@ -64,7 +61,7 @@ export const converge: CommandFunction = async (request, context) => {
       report,
     };
   }
-  if (nothingToDo) return { said: `${node} is as assigned: nothing to do`, report };
+  if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
   return act(plan, node, context, report.digest);
 };
 
@@ -76,18 +73,19 @@ async function act(
   digest: string,
 ): Promise<Outcome> {
   const carried = await carryOut(plan.modules, node, context, 'converge');
-  const said = carried.told.flatMap((told) => toldLines(told, node));
   const report = { digest, steps: carried.told.map(({ step }) => stepReport(step)), blockers: [] };
   const { failure } = carried;
-  if (!failure) {
-    const last = `${node} is as assigned`;
-    return { said: [...said, last].join('\n'), report, untold: last };
-  }
+  const result = {
+    command: 'converge',
+    node,
+    act: { told: carried.told, stopped: failure !== undefined },
+  } as const;
+  if (!failure) return { result, report };
   const error =
     failure.how === 'stopped'
       ? `converge of ${node} stopped before ${failure.module}'s next step: ${failure.why}`
       : `converge of ${node} stopped at ${failure.module}: ${failure.why}`;
-  return { said: said.join('\n'), error, report: { ...report, failed: true }, untold: '' };
+  return { result, error, report: { ...report, failed: true } };
 }
 
 /** Reads what the plan needs (records, catalog, one survey, the vault), then plans without I/O. */
@@ -175,24 +173,6 @@ async function runChecks(
   return checks;
 }
 
-function describePreview(
-  title: string,
-  node: string,
-  plan: ConvergePlan,
-  { nothingToDo, digest, fullDiff }: { nothingToDo: boolean; digest: string; fullDiff: boolean },
-) {
-  const lines = [title];
-  for (const { module, action, steps } of plan.modules) {
-    lines.push(`${action} ${module}:`);
-    for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff)}`);
-  }
-  for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
-  if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');
-  if (nothingToDo) lines.push(`${node} is as assigned: nothing to do, so yes alone is enough`);
-  lines.push(`digest ${digest}`);
-  return lines.join('\n');
-}
-
 /** A blocker in the typed result: its kind, module and path, and its words. */
 function blockerReport(blocker: Blocker, node: string): BlockerReport {
   const report: BlockerReport = {
@@ -202,36 +182,4 @@ function blockerReport(blocker: Blocker, node: string): BlockerReport {
   };
   if ('path' in blocker) report.path = blocker.path;
   return report;
-}
-
-function describeBlocker(blocker: Blocker, node: string): string {
-  switch (blocker.because) {
-    case 'does-not-resolve':
-      return doesNotResolve(blocker.module, node, blocker.unresolved);
-    case 'needs-not-running':
-      return `${blocker.module} needs ${blocker.needs.join(' and ')}, which berth does not run on ${node} yet: converge ${node} --filter ${blocker.needs[0]} first, or converge ${node} as a whole`;
-    case 'held-not-managed': {
-      const { held, module } = blocker;
-      const what =
-        held.kind === 'data'
-          ? `${module}'s data (${held.paths.join(', ')})`
-          : held.kind === 'secret'
-            ? `${module}'s ${counted('secret', held.names)}`
-            : `${module}'s ${counted('file', held.paths)}`;
-      return `${node} holds ${what} but berth does not manage ${module}: take ${module} first`;
-    }
-    case 'secret-differs':
-      return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
-    case 'link':
-      return blocker.words;
-    case 'no-such-account':
-      return `${blocker.module} names ${blocker.kind === 'user' ? 'owner' : 'group'} ${blocker.name} for ${blocker.path}, but ${node} has no ${blocker.kind} ${blocker.name}: add it on ${node}, or name another in the definition`;
-  }
-}
-
-/** "secret a", "secrets a and b", "secrets a, b and c". */
-function counted(noun: string, names: string[]): string {
-  const last = names.at(-1) ?? '';
-  if (names.length <= 1) return `${noun} ${last}`;
-  return `${noun}s ${names.slice(0, -1).join(', ')} and ${last}`;
 }

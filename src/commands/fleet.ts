@@ -5,6 +5,7 @@ import { grantRefusal } from '../grants.ts';
 import { type Basis, describeChanges } from '../preview.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { NodeReport } from '../result.ts';
+import { saidOf, untoldOf } from '../said.ts';
 import { resolveTarget } from '../targets.ts';
 import {
   type ActDeps,
@@ -125,7 +126,7 @@ class Fleet {
         await this.close(opened);
       }
     });
-    const said = outcomes.flatMap(({ node, outcome }) => prefixed(node, outcome.said));
+    const said = outcomes.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
     return this.answer(outcomes, { said, storeFailedToo: true });
   }
 
@@ -152,7 +153,8 @@ class Fleet {
       }
       const blocks = this.nodes.map((node) => {
         const outcome = plans.get(node) as RunOutcome;
-        const lines = outcome.said === '' ? [] : [outcome.said];
+        const said = saidOf(outcome);
+        const lines = said === '' ? [] : [said];
         if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
         return lines.join('\n');
       });
@@ -205,7 +207,9 @@ class Fleet {
         return { ...this.answer(outcomes, { said: [] }), error: gateRefusal };
       }
       const ends = await this.actInBatches(plans, acts);
-      const said = this.nodes.flatMap((node) => prefixed(node, ends.get(node)?.outcome.said ?? ''));
+      const said = this.nodes.flatMap((node) =>
+        prefixed(node, saidOf(ends.get(node)?.outcome ?? {})),
+      );
       const recap = this.nodes.map((node) => actRecapLine(node, ends.get(node) as NodeEnd));
       const done = [...ends.values()].filter((end) => end.how === 'done').length;
       const last = `${done} of ${this.nodes.length} nodes done`;
@@ -218,7 +222,9 @@ class Fleet {
       const outcomes = this.nodes.map((node) => ends.get(node) as NodeEnd);
       const answer = this.answer(outcomes, { said: words, notBegunToo: true });
       const untold = [
-        ...this.nodes.flatMap((node) => prefixed(node, ends.get(node)?.outcome.untold ?? '')),
+        ...this.nodes.flatMap((node) =>
+          prefixed(node, untoldOf(ends.get(node)?.outcome ?? {}) ?? ''),
+        ),
         `recap of ${targetWords(this.command.name, this.request)}:`,
         ...recap,
         last,

@@ -18,7 +18,5 @@ export const forget: CommandFunction = async ({ node, module }, { store }) => {
       `${node} is to run ${module}; berth forgets only what is no longer assigned: unassign it first (berth unassign ${node} ${module})`,
     );
   await store.saveRecord(withManaged(record, module, undefined));
-  return {
-    said: `berth no longer manages ${module} on ${node}; its stop was not run, and its data, files and secrets stay on ${node} and in the vault`,
-  };
+  return { result: { command: 'forget', node, module } };
 };

@@ -1,4 +1,4 @@
-import { type CommandFunction, refuse } from './context.ts';
+import type { CommandFunction } from './context.ts';
 
 /**
  * Seals a node's kept values and fingerprint key again, to the recipients of now (a team
@@ -7,10 +7,10 @@ import { type CommandFunction, refuse } from './context.ts';
  */
 export const rekey: CommandFunction = async ({ node }, { store }) => {
   const { resealed, unopened } = await store.vault.reseal();
-  const said = `sealed ${resealed} value${resealed === 1 ? '' : 's'} of ${node} again to the recipients of now`;
-  if (unopened.length === 0) return { said };
-  return refuse(
-    `berth's identity cannot open ${unopened.join(', ')}; kept as sealed before: rekey again with an identity they were sealed to`,
-    said,
-  );
+  const result = { command: 'rekey', node, resealed } as const;
+  if (unopened.length === 0) return { result };
+  return {
+    result,
+    error: `berth's identity cannot open ${unopened.join(', ')}; kept as sealed before: rekey again with an identity they were sealed to`,
+  };
 };

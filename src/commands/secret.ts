@@ -15,6 +15,6 @@ export function readSecret(name: string, reveal: (value: Uint8Array) => void): C
     const kept = await store.vault.get(module, name);
     if (!kept) return refuse(`the vault keeps no secret ${name} of ${module} for ${node}`);
     reveal(kept.value);
-    return { said: `${actor} read the secret ${name} of ${module} on ${node}` };
+    return { result: { command: 'secret', node, module, secret: name, actor } };
   };
 }

@@ -1,25 +1,29 @@
-import { type ModuleDefinition, type Ownership, renderFile } from '../catalog.ts';
+import { accountNames, type ModuleDefinition, type Ownership } from '../catalog.ts';
 import { didYouMean } from '../did-you-mean.ts';
-import { hideSecrets, unifiedDiff } from '../diff.ts';
-import { shownDiff } from '../diff-shown.ts';
 import { fingerprintWith } from '../digest.ts';
-import { describeAge, describeAgeBeyond, describeDuration } from '../duration.ts';
+import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import type { Basis } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
-import { SECRET_MODE, secretText } from '../secrets.ts';
+import { secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
-import { secretHeld } from '../survey.ts';
+import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
-import { describeCheck, runCheck } from './steps/check.ts';
+import { runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
+import { compareFile } from './steps/file-diff.ts';
 import { gate } from './steps/gate.ts';
+import {
+  type NoSuchAccount,
+  noSuchAccountWords,
+  Owners,
+  SECRET_FILE_MODE,
+} from './steps/owners.ts';
 import { stepReport } from './steps/report.ts';
-import type { CheckOutcome, Step } from './steps/step.ts';
-import { toldLines } from './steps/words.ts';
+import type { Attributes, CheckOutcome, Step, WriteReason } from './steps/step.ts';
 
 /** What refuses a take's act, as a value: the preview and the refusal say it in words. */
 type TakeRefusal =
@@ -29,12 +33,14 @@ type TakeRefusal =
   | {
       because: 'mint-not-a-secret' | 'mint-found' | 'mint-kept' | 'mint-over-data';
       secret: string;
-    };
+    }
+  /** A secret file berth writes names an owner or group the machine does not know. */
+  | NoSuchAccount;
 
 /** Where a secret comes from when a module is taken. */
 type Origin = 'found' | 'vault' | 'mint';
 
-interface TakePlan {
+export interface TakePlan {
   data: { path: string; found: boolean }[];
   secrets: ({
     name: string;
@@ -43,6 +49,8 @@ interface TakePlan {
     bytes: number;
     /** A secret inside its file: read out with this expression; placed by the file's write. */
     match?: string;
+    /** What a secret file berth writes is written with (not for one found or inside a file). */
+    attributes?: Attributes;
   } & Ownership)[];
   /** The secrets `--mint` names: the preview shows what the act with the same options does. */
   mint: string[];
@@ -51,59 +59,55 @@ interface TakePlan {
   /** What the module's check said, when it has one and the machine holds something. */
   check?: CheckOutcome;
   /** The files that differ from what berth would write (the next converge rewrites them). */
-  files?: { path: string; missing: boolean; diff: string[] }[];
+  files?: { path: string; why: WriteReason & { because: 'missing' | 'differs' } }[];
 }
 
 /**
  * The module's files as the machine holds them now against what berth would write, with
- * the secrets as the take would keep them (found, else the vault's); diffs show no value.
+ * the secrets as the take would keep them (found, else the vault's), by the one diff of
+ * every plan; diffs show no value.
  */
-async function filesThatDiffer(
+function filesThatDiffer(
   node: string,
-  module: string,
   definition: ModuleDefinition,
-  context: CommandContext,
-): Promise<NonNullable<TakePlan['files']>> {
-  const paths = new Set([
-    ...Object.keys(definition.files),
-    ...Object.values(definition.secrets).map((spec) => spec.path),
-  ]);
-  const facts = await context.machine.survey([...paths].map((path) => ({ path, read: true })));
+  surveyed: TakeSurvey,
+  kept: ReadonlyMap<string, Uint8Array>,
+): NonNullable<TakePlan['files']> {
   const values: Record<string, string> = {};
-  const placeholders: Record<string, string> = {};
   const hidden: [string, string][] = [];
   for (const [name, spec] of Object.entries(definition.secrets)) {
-    placeholders[name] = `[secret ${name}]`;
-    const held = secretHeld(facts, spec);
-    const kept = (await context.store.vault.get(module, name))?.value;
-    const value = held?.length ? held : kept;
+    const held = secretHeld(surveyed.facts, spec);
+    const value = held?.length ? held : kept.get(name);
     if (value) values[name] = secretText(value);
-    for (const each of [held, kept]) if (each?.length) hidden.push([name, secretText(each)]);
+    for (const each of [held, kept.get(name)])
+      if (each?.length) hidden.push([name, secretText(each)]);
   }
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
-    const fact = facts.get(path);
+    const fact = surveyed.facts.get(path);
     if (fact?.kind === 'link') continue; // A refusal of its own: never shown, never read.
-    if (fact?.kind !== 'file') {
-      differ.push({ path, missing: true, diff: [] });
-      continue;
-    }
-    const wanted = renderFile(file.content, values);
-    const held = fact.bytes ? new TextDecoder().decode(fact.bytes) : undefined;
-    if (held === wanted) continue;
-    differ.push({
-      path,
-      missing: false,
-      diff:
-        held !== undefined
-          ? unifiedDiff(hideSecrets(held, hidden), renderFile(file.content, placeholders), {
-              held: `${path} on ${node}`,
-              wanted: `${path} as berth writes it`,
-            })
-          : [`(over ${fact.size} bytes: too long to read)`],
-    });
+    const { why } = compareFile(node, path, fact, file.content, { values, hidden });
+    if (why) differ.push({ path, why });
   }
   return differ;
+}
+
+/** What a take reads of the machine, in one survey: its secret and file paths, and the accounts the definition names. */
+type TakeSurvey = Pick<ModuleSurvey, 'facts' | 'accounts'>;
+
+async function surveyForTake(
+  definition: ModuleDefinition,
+  context: CommandContext,
+): Promise<TakeSurvey> {
+  const paths = new Set([
+    ...Object.values(definition.secrets).map((spec) => spec.path),
+    ...Object.keys(definition.files),
+  ]);
+  const facts = await context.machine.survey(
+    [...paths].map((path) => ({ path, read: true })),
+    accountNames(definition),
+  );
+  return { facts, accounts: facts.accounts ?? { users: new Map(), groups: new Map() } };
 }
 
 /**
@@ -134,18 +138,21 @@ export const take: CommandFunction = async (request, context) => {
     );
   }
 
-  const kept = new Set<string>();
-  for (const name of Object.keys(holdings.secrets))
-    if (await store.vault.get(module, name)) kept.add(name);
-  const plan = planTake(holdings, entry.definition.secrets, kept, context.mint);
+  const kept = new Map<string, Uint8Array>();
+  for (const name of Object.keys(entry.definition.secrets)) {
+    const value = (await store.vault.get(module, name))?.value;
+    if (value) kept.set(name, value);
+  }
+  // One survey for the preview and the act alike: what differs, who owns, what is held now.
+  const surveyed = await surveyForTake(entry.definition, context);
+  const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
       ? await runCheck(node, module, entry.definition.check, await store.vault.all(), context)
       : undefined;
   if (check) plan.check = check;
-  if (!holdsNothing(holdings))
-    plan.files = await filesThatDiffer(node, module, entry.definition, context);
+  if (!holdsNothing(holdings)) plan.files = filesThatDiffer(node, entry.definition, surveyed, kept);
   const basis: Basis = {
     node,
     scope: { command: 'take', module },
@@ -165,32 +172,28 @@ export const take: CommandFunction = async (request, context) => {
   ];
   const report = {
     digest: gated.digest,
-    steps: takeSteps(module, plan, new Map()).map(stepReport),
+    steps: takeSteps(module, plan).map(stepReport),
     blockers: refusals.map((refusal) => refusalReport(refusal, node, module)),
   };
 
   if (gated.to === 'preview') {
     const fullDiff = context.fullDiff ?? false;
-    const said = describeTakePreview(node, module, plan, {
-      age,
-      flip,
-      nothingHeld,
-      report,
-      fullDiff,
-    });
-    return { said, report };
+    const { digest, blockers } = report;
+    const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
+    return { result: { command: 'take', node, module, preview }, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
   const [firstRefusal] = report.blockers;
   if (firstRefusal) return { said: '', error: firstRefusal.words, report };
-  const outcome = await actOnTake(node, module, plan, holdings, gated.digest, context);
+  const outcome = await actOnTake(node, module, plan, holdings, gated.digest, surveyed, context);
   if (outcome.error !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
   const assigned = new Set((await store.record()).assigned);
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
-  if (resolution.ok) return outcome;
-  const after = `${doesNotResolve(module, node, resolution.unresolved)}: converge ${node} is blocked until it does`;
-  return { ...outcome, said: `${outcome.said}\n${after}`, untold: after };
+  if (resolution.ok || outcome.result?.command !== 'take' || !('act' in outcome.result))
+    return outcome;
+  const act = { ...outcome.result.act, blocksConverge: resolution.unresolved };
+  return { ...outcome, result: { ...outcome.result, act } };
 };
 
 /** A take's refusal in words, as the preview lists it and the act is refused with it. */
@@ -200,6 +203,8 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
       return `the account of ${node} is ${describeAgeBeyond(refusal.age, refusal.flip)} old; the flip allows ${describeDuration(refusal.flip)}; adopt ${node} again`;
     case 'link':
       return refusal.words;
+    case 'no-such-account':
+      return noSuchAccountWords(refusal, node);
     case 'mint-not-a-secret':
       return `--mint names ${refusal.secret}, which is not a secret of ${module}`;
     case 'mint-found':
@@ -229,7 +234,6 @@ function refusalReport(refusal: TakeRefusal, node: string, module: string): Bloc
 function takeSteps(
   module: string,
   plan: TakePlan,
-  owners: ReadonlyMap<string, { uid?: number; gid?: number }>,
   fingerprints: ReadonlyMap<string, string | undefined> = new Map(),
   started = false,
 ): Step[] {
@@ -250,8 +254,7 @@ function takeSteps(
       continue;
     }
     const attributes = {
-      mode: secret.mode === undefined ? SECRET_MODE.toString(8).padStart(4, '0') : secret.mode,
-      ...owners.get(name),
+      ...(secret.attributes ?? { mode: SECRET_FILE_MODE }),
       ...(secret.match === undefined ? {} : { inside: true as const }),
     };
     writes.push(
@@ -269,21 +272,32 @@ function takeSteps(
  * minted, which over found data only `--mint NAME` allows.
  */
 function planTake(
+  module: string,
   holdings: Holdings,
   specs: Record<string, { bytes: number; match?: string } & Ownership>,
-  kept: ReadonlySet<string>,
+  kept: ReadonlyMap<string, Uint8Array>,
   mint: readonly string[],
+  surveyed: TakeSurvey,
 ): TakePlan {
-  const secrets = Object.entries(holdings.secrets).map(([name, secret]) => ({
-    name,
-    path: secret.path,
-    origin: (secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint') as Origin,
-    bytes: specs[name]?.bytes ?? 32,
-    ...(specs[name]?.match === undefined ? {} : { match: specs[name]?.match }),
-    owner: specs[name]?.owner,
-    group: specs[name]?.group,
-    mode: specs[name]?.mode,
-  }));
+  // A secret file berth writes gets the owner its definition names, by the one owner
+  // lookup of every plan: a name the machine does not know refuses the take.
+  const owners = new Owners(module, surveyed);
+  const secrets = Object.entries(holdings.secrets).map(([name, secret]) => {
+    const spec = specs[name];
+    const origin: Origin = secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint';
+    const written = origin !== 'found' && spec?.match === undefined;
+    return {
+      name,
+      path: secret.path,
+      origin,
+      bytes: spec?.bytes ?? 32,
+      ...(spec?.match === undefined ? {} : { match: spec.match }),
+      ...(written && spec ? { attributes: owners.file(secret.path, spec, SECRET_FILE_MODE) } : {}),
+      owner: spec?.owner,
+      group: spec?.group,
+      mode: spec?.mode,
+    };
+  });
   // A path berth will not follow refuses the take as a whole: nothing is read through it.
   const refusals: TakeRefusal[] = linksIn(holdings).map(({ path, words }) => ({
     because: 'link',
@@ -302,55 +316,8 @@ function planTake(
         refusals.push({ because: 'mint-over-data', secret: secret.name });
     }
   }
+  refusals.push(...owners.blockers);
   return { data: holdings.data, secrets, mint: [...mint].sort(), refusals };
-}
-
-function describeTakePreview(
-  node: string,
-  module: string,
-  plan: TakePlan,
-  facts: {
-    age: number;
-    flip: number;
-    nothingHeld: boolean;
-    report: { digest: string; blockers: BlockerReport[] };
-    fullDiff: boolean;
-  },
-): string {
-  const lines = [
-    `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
-  ];
-  for (const { path, found } of plan.data)
-    lines.push(`data ${path}: ${found ? 'found' : 'not found'}`);
-  for (const secret of plan.secrets) {
-    const origin =
-      secret.origin === 'found'
-        ? `found on ${node} ${secret.match === undefined ? 'at' : 'inside'} ${secret.path}`
-        : secret.origin === 'vault'
-          ? `kept in the vault: restored to ${secret.path}`
-          : `to be minted by berth, at ${secret.path}`;
-    lines.push(`secret ${secret.name}: ${origin}`);
-  }
-  if (plan.check)
-    lines.push(
-      plan.check.code === 0
-        ? `check: passes, so ${module} is taken as running`
-        : `check: ${describeCheck(plan.check)}, so ${module} is taken as not started: the next converge runs its start`,
-    );
-  for (const file of plan.files ?? []) {
-    lines.push(
-      file.missing
-        ? `file ${file.path}: missing on ${node}; the next converge writes it`
-        : `file ${file.path}: differs from what berth writes; the next converge rewrites it`,
-    );
-    for (const line of shownDiff(file.diff, facts.fullDiff)) lines.push(`    ${line}`);
-  }
-  if (facts.nothingHeld)
-    lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
-  for (const refusal of facts.report.blockers)
-    lines.push(`the act would be refused: ${refusal.words}`);
-  lines.push(`digest ${facts.report.digest}`);
-  return lines.join('\n');
 }
 
 async function actOnTake(
@@ -359,47 +326,15 @@ async function actOnTake(
   plan: TakePlan,
   holdings: Holdings,
   digest: string,
+  surveyed: TakeSurvey,
   context: CommandContext,
 ): Promise<Outcome> {
-  const { store, machine } = context;
   const nothingHeld = holdsNothing(holdings);
-  const key = await store.vault.fingerprintKey();
-
+  const key = await context.store.vault.fingerprintKey();
   // The account may be minutes old: what is read into the vault must be what it saw.
-  const named = (pick: (secret: Ownership) => string | number | undefined) => [
-    ...new Set(plan.secrets.map(pick).filter((name): name is string => typeof name === 'string')),
-  ];
-  const facts = await machine.survey(
-    plan.secrets.map(({ path }) => ({ path, read: true })),
-    { users: named((secret) => secret.owner), groups: named((secret) => secret.group) },
-  );
-  // A secret file berth writes gets the owner its definition names: a name the machine
-  // does not know is refused before anything is written.
-  const owners = new Map<string, { uid?: number; gid?: number }>();
-  for (const secret of plan.secrets) {
-    const id = (kind: 'user' | 'group', account: string | number | undefined) => {
-      if (account === undefined || typeof account === 'number') return account;
-      return (kind === 'user' ? facts.accounts?.users : facts.accounts?.groups)?.get(account);
-    };
-    const uid = id('user', secret.owner);
-    const gid = id('group', secret.group);
-    const writes = secret.origin !== 'found' && secret.match === undefined;
-    if (writes && secret.owner !== undefined && uid === undefined)
-      return refuse(
-        `${module} names owner ${secret.owner} for ${secret.path}, but ${node} has no user ${secret.owner}`,
-      );
-    if (writes && secret.group !== undefined && gid === undefined)
-      return refuse(
-        `${module} names group ${secret.group} for ${secret.path}, but ${node} has no group ${secret.group}`,
-      );
-    owners.set(secret.name, {
-      ...(uid === undefined ? {} : { uid }),
-      ...(gid === undefined ? {} : { gid }),
-    });
-  }
   const fingerprints = new Map<string, string | undefined>();
   for (const secret of plan.secrets) {
-    const fact = facts.get(secret.path);
+    const fact = surveyed.facts.get(secret.path);
     const unreadable =
       fact?.kind === 'unreadable'
         ? fact.reason
@@ -412,7 +347,7 @@ async function actOnTake(
       return refuse(
         `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${unreadable}`,
       );
-    const value = secretHeld(facts, secret);
+    const value = secretHeld(surveyed.facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
     if (now !== holdings.secrets[secret.name]?.fingerprint)
       return refuse(
@@ -424,11 +359,12 @@ async function actOnTake(
   // What held something was installed by hand and runs; what held nothing is not
   // running, so the next converge writes its files and runs its start.
   const started = !nothingHeld && (plan.check === undefined || plan.check.code === 0);
-  const steps = takeSteps(module, plan, owners, fingerprints, started);
+  const steps = takeSteps(module, plan, fingerprints, started);
   const carried = await carryOut([{ module, steps }], node, context, 'take');
-  const said = carried.told.flatMap((told) => toldLines(told, node)).join('\n');
   const report = { digest, steps: carried.told.map(({ step }) => stepReport(step)), blockers: [] };
-  if (!carried.failure) return { said, report, untold: '' };
+  const act = { told: carried.told, stopped: carried.failure !== undefined };
+  const result = { command: 'take', node, module, act } as const;
+  if (!carried.failure) return { result, report };
   const error = `the take of ${module} on ${node} stopped: ${carried.failure.why}`;
-  return { said, error, report: { ...report, failed: true }, untold: '' };
+  return { result, error, report: { ...report, failed: true } };
 }

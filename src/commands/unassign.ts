@@ -39,10 +39,5 @@ export const unassign: CommandFunction = async ({ node, module }, { store, catal
       record.assigned.filter((name) => name !== module),
     ),
   );
-  return {
-    said:
-      module in record.managed
-        ? `${node} is no longer to run ${module}; converge ${node} to release it (its data stays)`
-        : `${node} is no longer to run ${module}`,
-  };
+  return { result: { command: 'unassign', node, module, managed: module in record.managed } };
 };

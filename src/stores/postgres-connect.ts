@@ -27,8 +27,15 @@ export interface Connected {
    * ConnectTimedOut, measured here rather than read from pg's words.
    */
   connect(): Promise<pg.PoolClient>;
-  /** A query on a connection of the pool, had as `connect` has it. */
-  query<R extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  /**
+   * A query on `client`, else on a connection of the pool had as `connect` has it; one
+   * not answered within the query timeout fails as QueryTimedOut, measured here too.
+   */
+  query<R extends pg.QueryResultRow>(
+    sql: string,
+    params?: unknown[],
+    client?: pg.PoolClient,
+  ): Promise<pg.QueryResult<R>>;
   /** Where the database is, as the words name it: `db.lan:5432`. */
   where: string;
   /** A failure of PostgreSQL as a StoreError: what could not be done, and why. */
@@ -42,6 +49,26 @@ class ConnectTimedOut extends Error {
   constructor(readonly poolFull: boolean) {
     super('no connection within the connect timeout');
   }
+}
+
+/** A statement not answered within the query timeout: the server stopped answering. */
+class QueryTimedOut extends Error {
+  constructor() {
+    super('no answer within the query timeout');
+  }
+}
+
+/**
+ * Whether an error is pg's own failure of the connection (ended, cut, not queryable, a
+ * timeout): pg makes those plain Errors without a code, while the server's carry a
+ * SQLSTATE and the socket's an errno; any other class is no failure of the connection.
+ */
+function uncoded(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    Object.getPrototypeOf(error) === Error.prototype &&
+    typeof (error as { code?: unknown }).code !== 'string'
+  );
 }
 
 /** The server's side of a connection: how soon it finds a controller gone. */
@@ -119,18 +146,27 @@ export async function connectPostgres(
       return await pool.connect();
     } catch (error) {
       // pg says a timeout only in words: the time it took is the fact berth goes by.
-      const coded = typeof (error as { code?: unknown }).code === 'string';
-      if (!coded && performance.now() - started >= connectTimeoutMs - 50)
+      if (uncoded(error) && performance.now() - started >= connectTimeoutMs - 50)
         throw new ConnectTimedOut(pool.totalCount >= maxConnections);
       throw error;
     }
   };
-  const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
-    const client = await connect();
+  const query = async <R extends pg.QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+    given?: pg.PoolClient,
+  ) => {
+    const client = given ?? (await connect());
+    const started = performance.now();
     try {
       return await client.query<R>(sql, params);
+    } catch (error) {
+      // As with connecting, pg says a query's timeout only in words: the time is the fact.
+      if (uncoded(error) && performance.now() - started >= queryTimeoutMs - 50)
+        throw new QueryTimedOut();
+      throw error;
     } finally {
-      client.release();
+      if (!given) client.release();
     }
   };
   try {
@@ -196,8 +232,7 @@ function whyFailed(
       ? `all ${maxConnections} of this berth's connections to ${at} stayed in use for ${seconds}s`
       : `${at} did not answer within ${seconds}s`;
   }
-  if (message === 'Query read timeout') return `${at} stopped answering`;
-  if (/Connection terminated|not queryable|ended/i.test(message ?? ''))
-    return `the connection to ${at} was lost`;
+  if (error instanceof QueryTimedOut) return `${at} stopped answering`;
+  if (uncoded(error)) return `the connection to ${at} was lost`;
   return `${at}: ${message ?? String(error)}`;
 }

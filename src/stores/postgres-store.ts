@@ -276,7 +276,7 @@ function nodeStore({
   ) => {
     if (!open) throw new StoreError(`the records of node ${node} were closed`);
     try {
-      return await client.query<R>(sql, params);
+      return await db.query<R>(sql, params, client);
     } catch (error) {
       throw db.failure(lost() ?? error, doing);
     }

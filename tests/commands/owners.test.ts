@@ -141,6 +141,11 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
       await other.onBox('/var/lib/svc/db', 'rows');
       assert.equal((await other.berth('adopt', 'box')).code, 0);
       const look = await other.berth('take', 'box', 'svc', '--mint', 'key');
+      // The preview already says it, by the owner lookup converge's plans use.
+      assert.match(
+        look.stdout,
+        /^the act would be refused: svc names owner ghost for \/etc\/svc\/key, but box has no user ghost: add it on box, or name another in the definition$/m,
+      );
       const refused = await other.berth(
         'take',
         'box',

@@ -8,6 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { openPostgresStores, postgresStores } from '../../src/stores/postgres-store.ts';
 import { StoreError, storesCannotOpen } from '../../src/stores/stores.ts';
 import {
@@ -143,6 +144,40 @@ describe('a PostgreSQL store whose database goes away', { skip: postgresUnavaila
       assert.deepEqual(await stores.lockHolders(), []);
     } finally {
       await server.startServer();
+      await stores.close();
+    }
+  });
+
+  it('says the database stopped answering when a statement outlasts the query timeout', async () => {
+    const stores = await openPostgresStores(server.url, { queryTimeoutMs: 500 });
+    const at = `PostgreSQL at 127.0.0.1:${server.port}`;
+    // Another session holds the tables: berth's statements wait on it, unanswered.
+    const holder = new pg.Client({ connectionString: server.url });
+    await holder.connect();
+    try {
+      const opened = await stores.openNode('slow', 'assign');
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE berth_nodes, berth_journal IN ACCESS EXCLUSIVE MODE');
+      await assert.rejects(
+        opened.saveRecord({ assigned: ['redis'], managed: {} }),
+        isStoreError(`the record of node slow cannot be saved: ${at} stopped answering`),
+      );
+      await assert.rejects(
+        stores.journalUnplaced({
+          at: '2026-11-21T10:00:00.000Z',
+          actor: 'alice',
+          via: 'cli',
+          act: 'assign',
+          node: 'slow',
+          outcome: 'done',
+          said: 'waits',
+        }),
+        isStoreError(`the journal cannot be written: ${at} stopped answering`),
+      );
+      await holder.query('ROLLBACK');
+      await opened.close();
+    } finally {
+      await holder.end();
       await stores.close();
     }
   });

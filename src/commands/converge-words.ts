@@ -1,0 +1,56 @@
+import { doesNotResolve } from '../resolve.ts';
+import type { Blocker, ConvergePlan } from './converge-plan.ts';
+import { noSuchAccountWords } from './steps/owners.ts';
+import { previewWords } from './steps/words.ts';
+
+/** A converge preview in words: each module's steps, the blockers, and the digest. */
+export function describePreview(
+  title: string,
+  node: string,
+  plan: ConvergePlan,
+  { nothingToDo, digest, fullDiff }: { nothingToDo: boolean; digest: string; fullDiff: boolean },
+) {
+  const lines = [title];
+  for (const { module, action, steps } of plan.modules) {
+    lines.push(`${action} ${module}:`);
+    for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff)}`);
+  }
+  for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
+  if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');
+  if (nothingToDo) lines.push(`${node} is as assigned: nothing to do, so yes alone is enough`);
+  lines.push(`digest ${digest}`);
+  return lines.join('\n');
+}
+
+/** A blocker in words, as the preview lists it and the act is refused with it. */
+export function describeBlocker(blocker: Blocker, node: string): string {
+  switch (blocker.because) {
+    case 'does-not-resolve':
+      return doesNotResolve(blocker.module, node, blocker.unresolved);
+    case 'needs-not-running':
+      return `${blocker.module} needs ${blocker.needs.join(' and ')}, which berth does not run on ${node} yet: converge ${node} --filter ${blocker.needs[0]} first, or converge ${node} as a whole`;
+    case 'held-not-managed': {
+      const { held, module } = blocker;
+      const what =
+        held.kind === 'data'
+          ? `${module}'s data (${held.paths.join(', ')})`
+          : held.kind === 'secret'
+            ? `${module}'s ${counted('secret', held.names)}`
+            : `${module}'s ${counted('file', held.paths)}`;
+      return `${node} holds ${what} but berth does not manage ${module}: take ${module} first`;
+    }
+    case 'secret-differs':
+      return `secret ${blocker.secret} of ${blocker.module} at ${blocker.path} on ${node} is not the one in berth's vault; berth will not overwrite it: move it aside and berth restores the vault's`;
+    case 'link':
+      return blocker.words;
+    case 'no-such-account':
+      return noSuchAccountWords(blocker, node);
+  }
+}
+
+/** "secret a", "secrets a and b", "secrets a, b and c". */
+function counted(noun: string, names: string[]): string {
+  const last = names.at(-1) ?? '';
+  if (names.length <= 1) return `${noun} ${last}`;
+  return `${noun}s ${names.slice(0, -1).join(', ')} and ${last}`;
+}

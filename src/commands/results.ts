@@ -1,0 +1,44 @@
+import type { Unresolved } from '../resolve.ts';
+import type { Account } from '../state.ts';
+import type { ConvergePlan } from './converge-plan.ts';
+import type { Told } from './steps/words.ts';
+import type { TakePreview } from './take-words.ts';
+
+/**
+ * What a command did, as a value and in no words: the command line and the API render
+ * `said` from it with the one renderer (src/said.ts).
+ */
+export type CommandResult =
+  /** `already`: the node was to run the module before; nothing changed. */
+  | { command: 'assign'; node: string; module: string; already: boolean }
+  /** `managed`: berth runs the module there, so the next converge releases it. */
+  | { command: 'unassign'; node: string; module: string; managed: boolean }
+  | { command: 'forget'; node: string; module: string }
+  | { command: 'adopt'; node: string; account: Account }
+  /** Who read which kept value: never the value, which went to the command line alone. */
+  | { command: 'secret'; node: string; module: string; secret: string; actor: string }
+  | { command: 'rekey'; node: string; resealed: number }
+  /** A converge preview: its plan, sealed by its digest; `fullDiff` as asked. */
+  | {
+      command: 'converge';
+      node: string;
+      filter?: string;
+      preview: { plan: ConvergePlan; digest: string; nothingToDo: boolean; fullDiff: boolean };
+    }
+  /** A converge act: the steps done, in order (`stopped` at a failure or when told to). */
+  | {
+      command: 'converge';
+      node: string;
+      act: { told: Told[]; stopped: boolean } | 'nothing-to-do';
+    }
+  | { command: 'take'; node: string; module: string; preview: TakePreview }
+  /**
+   * A take act: the steps done (`stopped` at a failure); `blocksConverge` when the module,
+   * taken and so assigned, does not resolve, which the next converge would be blocked by.
+   */
+  | {
+      command: 'take';
+      node: string;
+      module: string;
+      act: { told: Told[]; stopped: boolean; blocksConverge?: Unresolved };
+    };

@@ -1,0 +1,119 @@
+import type { Ownership } from '../../catalog.ts';
+import type { Accounts, PathFacts } from '../../machines/machine.ts';
+import type { ModuleSurvey } from '../../survey.ts';
+import type { Attributes, Drift, Step } from './step.ts';
+
+/** The mode of a file berth makes new, unless its definition names one. */
+export const FILE_MODE = '0644';
+export const SECRET_FILE_MODE = '0600';
+
+/** A user or group a definition names that the machine does not know: the act is refused. */
+export interface NoSuchAccount {
+  because: 'no-such-account';
+  module: string;
+  kind: 'user' | 'group';
+  name: string;
+  path: string;
+}
+
+/** Its words, as a preview lists it and the act is refused with it, for take and converge. */
+export function noSuchAccountWords(blocker: NoSuchAccount, node: string): string {
+  const { module, kind, name, path } = blocker;
+  return `${module} names ${kind === 'user' ? 'owner' : 'group'} ${name} for ${path}, but ${node} has no ${kind} ${name}: add it on ${node}, or name another in the definition`;
+}
+
+/**
+ * The one owner lookup of every plan: resolves the owners a module's definition names
+ * against the accounts its survey found, and works out what each path is written with;
+ * a name the machine does not know is a blocker.
+ */
+export class Owners {
+  readonly blockers: NoSuchAccount[] = [];
+  constructor(
+    private readonly module: string,
+    private readonly survey: Pick<ModuleSurvey, 'facts' | 'accounts'>,
+  ) {}
+
+  /** The uid and gid a definition names for `path`, as numbers (undefined: not named). */
+  ids(path: string, spec: Ownership): { uid?: number; gid?: number } {
+    return {
+      uid: this.id(path, 'user', spec.owner, this.survey.accounts.users),
+      gid: this.id(path, 'group', spec.group, this.survey.accounts.groups),
+    };
+  }
+
+  private id(
+    path: string,
+    kind: 'user' | 'group',
+    named: string | number | undefined,
+    known: Accounts['users'],
+  ): number | undefined {
+    if (named === undefined || typeof named === 'number') return named;
+    const id = known.get(named);
+    const told = this.blockers.some(
+      (blocker) => blocker.kind === kind && blocker.name === named && blocker.path === path,
+    );
+    if (id === undefined && !told)
+      this.blockers.push({
+        because: 'no-such-account',
+        module: this.module,
+        kind,
+        name: named,
+        path,
+      });
+    return id;
+  }
+
+  /** What a file is written with: named, else as it was, else a new file's defaults. */
+  file(path: string, spec: Ownership, newMode: string): Attributes {
+    const fact = this.survey.facts.get(path);
+    const { uid, gid } = this.ids(path, spec);
+    const was = fact?.kind === 'file' ? fact : undefined;
+    const attributes: Attributes = { mode: normalMode(spec.mode ?? was?.mode ?? newMode) };
+    const owner = uid ?? was?.uid;
+    const group = gid ?? was?.gid;
+    if (owner !== undefined) attributes.uid = owner;
+    if (group !== undefined) attributes.gid = group;
+    return attributes;
+  }
+
+  /** How a path that is there differs from what its definition names (unnamed is kept). */
+  drift(path: string, spec: Ownership): Drift[] {
+    const fact = this.survey.facts.get(path);
+    if (fact?.kind !== 'file' && fact?.kind !== 'directory') return [];
+    const { uid, gid } = this.ids(path, spec);
+    const drift: Drift[] = [];
+    if (spec.mode !== undefined && normalMode(spec.mode) !== fact.mode)
+      drift.push({ what: 'mode', was: fact.mode, want: normalMode(spec.mode) });
+    if (uid !== undefined && uid !== fact.uid)
+      drift.push({ what: 'owner', was: String(fact.uid), want: named(spec.owner, uid) });
+    if (gid !== undefined && gid !== fact.gid)
+      drift.push({ what: 'group', was: String(fact.gid), want: named(spec.group, gid) });
+    return drift;
+  }
+
+  /** A data directory: made when missing, mended when its named owner or mode drifted. */
+  directory(data: Ownership & { path: string }): Step & { do: 'mkdir' } {
+    const { uid, gid } = this.ids(data.path, data);
+    const step: Step & { do: 'mkdir' } = { do: 'mkdir', module: this.module, path: data.path };
+    if (data.mode !== undefined) step.mode = normalMode(data.mode);
+    if (uid !== undefined) step.uid = uid;
+    if (gid !== undefined) step.gid = gid;
+    return step;
+  }
+
+  /** The fact the survey holds for a path. */
+  fact(path: string): PathFacts | undefined {
+    return this.survey.facts.get(path);
+  }
+}
+
+/** An owner as the preview names it: "git (1001)", or the number alone. */
+function named(name: string | number | undefined, id: number): string {
+  return typeof name === 'string' ? `${name} (${id})` : String(id);
+}
+
+/** Modes as four octal digits, the way a survey reports them. */
+export function normalMode(mode: string): string {
+  return mode.padStart(4, '0');
+}

@@ -1,0 +1,54 @@
+import { shownDiff } from '../diff-shown.ts';
+import { describeAge, describeDuration } from '../duration.ts';
+import type { BlockerReport } from '../result.ts';
+import { describeCheck } from './steps/check.ts';
+import type { TakePlan } from './take.ts';
+
+/** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
+export interface TakePreview {
+  plan: TakePlan;
+  age: number;
+  flip: number;
+  nothingHeld: boolean;
+  digest: string;
+  blockers: BlockerReport[];
+  fullDiff: boolean;
+}
+
+/** A take preview in words: the account, each datum, secret, check and file, the refusals, the digest. */
+export function describeTakePreview(node: string, module: string, facts: TakePreview): string {
+  const { plan } = facts;
+  const lines = [
+    `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
+  ];
+  for (const { path, found } of plan.data)
+    lines.push(`data ${path}: ${found ? 'found' : 'not found'}`);
+  for (const secret of plan.secrets) {
+    const origin =
+      secret.origin === 'found'
+        ? `found on ${node} ${secret.match === undefined ? 'at' : 'inside'} ${secret.path}`
+        : secret.origin === 'vault'
+          ? `kept in the vault: restored to ${secret.path}`
+          : `to be minted by berth, at ${secret.path}`;
+    lines.push(`secret ${secret.name}: ${origin}`);
+  }
+  if (plan.check)
+    lines.push(
+      plan.check.code === 0
+        ? `check: passes, so ${module} is taken as running`
+        : `check: ${describeCheck(plan.check)}, so ${module} is taken as not started: the next converge runs its start`,
+    );
+  for (const file of plan.files ?? []) {
+    if (file.why.because === 'missing') {
+      lines.push(`file ${file.path}: missing on ${node}; the next converge writes it`);
+      continue;
+    }
+    lines.push(`file ${file.path}: differs from what berth writes; the next converge rewrites it`);
+    for (const line of shownDiff(file.why.diff, facts.fullDiff)) lines.push(`    ${line}`);
+  }
+  if (facts.nothingHeld)
+    lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
+  for (const refusal of facts.blockers) lines.push(`the act would be refused: ${refusal.words}`);
+  lines.push(`digest ${facts.digest}`);
+  return lines.join('\n');
+}
