@@ -204,7 +204,7 @@ function installSteps(
       if (!input.vault.has(`${module}/${secret}`)) steps.push(mintInside(module, secret, spec));
       continue;
     }
-    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
+    const attributes = owners.secretFile(spec.path, spec);
     steps.push(
       input.vault.has(`${module}/${secret}`)
         ? { do: 'restore', module, secret, path: spec.path, ...attributes }
@@ -267,7 +267,7 @@ function updateSteps(
       }
       continue;
     }
-    const attributes = owners.file(spec.path, spec, SECRET_FILE_MODE);
+    const attributes = owners.secretFile(spec.path, spec);
     if (!held?.length) {
       if (sealed) steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes });
       else {

@@ -292,7 +292,7 @@ function planTake(
       origin,
       bytes: spec?.bytes ?? 32,
       ...(spec?.match === undefined ? {} : { match: spec.match }),
-      ...(written && spec ? { attributes: owners.file(secret.path, spec, SECRET_FILE_MODE) } : {}),
+      ...(written && spec ? { attributes: owners.secretFile(secret.path, spec) } : {}),
       owner: spec?.owner,
       group: spec?.group,
       mode: spec?.mode,

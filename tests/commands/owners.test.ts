@@ -71,6 +71,42 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.equal(await owned(world, '/etc/svc/plain.conf'), '77:88 0604');
   });
 
+  it('never leaves a secret it writes readable by other users: an empty 0644 placeholder keeps owner and group, not its bits for others', async () => {
+    // A package left an empty, world-readable file where the secret goes; every local
+    // user could read what berth mints into it, were its mode kept whole.
+    await world.onBox('/etc/svc/plain-secret', '');
+    const placeholder = join(world.root, '/etc/svc/plain-secret');
+    await chown(placeholder, 1234, 3456);
+    await chmod(placeholder, 0o644);
+    const preview = await converge(world);
+    assert.match(preview, /\/etc\/svc\/plain-secret/);
+    assert.equal(await owned(world, '/etc/svc/plain-secret'), '1234:3456 0640');
+    assert.ok((await stat(placeholder)).size > 0, 'the secret was written');
+  });
+
+  it('a take minting into an empty world-writable placeholder leaves nothing for other users either', async () => {
+    assert.equal((await world.berth('unassign', 'box', 'svc')).code, 0);
+    await world.onBox('/var/lib/svc/db', 'rows');
+    await world.onBox('/etc/svc/plain-secret', '');
+    await chmod(join(world.root, '/etc/svc/plain-secret'), 0o666);
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+    const mint = ['--mint', 'token', '--mint', 'plain'];
+    const preview = await world.berth('take', 'box', 'svc', ...mint);
+    assert.equal(preview.code, 0, preview.stderr);
+    const done = await world.berth(
+      'take',
+      'box',
+      'svc',
+      ...mint,
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal(await owned(world, '/etc/svc/plain-secret'), '0:0 0660');
+    assert.ok((await stat(join(world.root, '/etc/svc/plain-secret'))).size > 0);
+  });
+
   it('names a wrong owner, group or mode in the preview as drift, and the act mends it', async () => {
     await converge(world);
     await chown(join(world.root, '/etc/svc/svc.conf'), 0, 0);

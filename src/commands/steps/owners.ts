@@ -77,6 +77,18 @@ export class Owners {
     return attributes;
   }
 
+  /**
+   * What a secret's own file is written with. As `file`, but a mode kept from the file that
+   * was there loses its bits for other users: a secret berth writes is never readable by
+   * everyone unless its definition says so (a package's empty 0644 placeholder was).
+   */
+  secretFile(path: string, spec: Ownership): Attributes {
+    const attributes = this.file(path, spec, SECRET_FILE_MODE);
+    if (spec.mode !== undefined) return attributes;
+    const mode = (Number.parseInt(attributes.mode, 8) & ~0o007).toString(8);
+    return { ...attributes, mode: normalMode(mode) };
+  }
+
   /** How a path that is there differs from what its definition names (unnamed is kept). */
   drift(path: string, spec: Ownership): Drift[] {
     const fact = this.survey.facts.get(path);
