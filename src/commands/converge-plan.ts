@@ -4,7 +4,7 @@ import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { compareFile, sameBytes } from './steps/file-diff.ts';
-import { FILE_MODE, type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
+import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
@@ -216,7 +216,7 @@ function installSteps(
       do: 'write',
       module,
       path,
-      ...owners.file(path, file, FILE_MODE),
+      ...owners.moduleFile(path, file),
       why: { because: 'install' },
     });
   }
@@ -305,7 +305,7 @@ function updateSteps(
       if (value?.length) hidden.push([secret, secretText(value)]);
   }
   for (const [path, file] of Object.entries(definition.files)) {
-    const attributes = owners.file(path, file, FILE_MODE);
+    const attributes = owners.moduleFile(path, file);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
     if (names.some((name) => toMint.has(name))) {
       steps.push({

@@ -50,13 +50,14 @@ describe('a secret inside a file, and a file from a template', () => {
     assert.match(converge.stdout, /box is as assigned: nothing to do/);
     assert.equal(await readFile(join(world.root, CONF), 'utf8'), handMade);
 
-    // A changed setting in the template is written with the password the vault read.
+    // A changed setting in the template is written with the password the vault read; the
+    // file places a secret, so the admin's 0644 loses its bits for other users.
     await writeTemplate(world, TEMPLATE.replace('6379', '6380'));
     const change = await act(world, 'converge', 'box');
     assert.ok(
       change.preview.includes(
         [
-          '  write /etc/redis/redis.conf (mode 0644): it differs from what berth writes',
+          '  write /etc/redis/redis.conf (mode 0640): it differs from what berth writes',
           '    --- /etc/redis/redis.conf on box',
           '    +++ /etc/redis/redis.conf as berth writes it',
           '    (+1 −1 lines)',

@@ -23,6 +23,7 @@ const SVC = {
       content: 'token={{secret token}}\n',
     },
     '/etc/svc/plain.conf': { content: 'plain\n' },
+    '/etc/svc/env': { content: 'TOKEN={{secret token}}\n' },
   },
 };
 
@@ -51,13 +52,15 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
   });
   afterEach(() => world.cleanup());
 
-  it('gives what it makes the named owner, group and mode, resolved on the box; the rest root and 0644 (0600 a secret)', async () => {
+  it('gives what it makes the named owner, group and mode, resolved on the box; the rest root and 0644 (0600 a secret, or a file placing one)', async () => {
     await converge(world);
     assert.equal(await owned(world, '/var/lib/svc'), '1234:2345 0750');
     assert.equal(await owned(world, '/etc/svc/token'), '1234:0 0400');
     assert.equal(await owned(world, '/etc/svc/plain-secret'), '0:0 0600');
     assert.equal(await owned(world, '/etc/svc/svc.conf'), '1234:3456 0640');
     assert.equal(await owned(world, '/etc/svc/plain.conf'), '0:0 0644');
+    // A file that places a secret is a secret's file: 0600 when its definition names no mode.
+    assert.equal(await owned(world, '/etc/svc/env'), '0:0 0600');
   });
 
   it('keeps the owner, group and mode of a file it rewrites when the definition names none', async () => {

@@ -1,10 +1,10 @@
-import type { Ownership } from '../../catalog.ts';
+import { type Ownership, SECRET_PLACEHOLDER } from '../../catalog.ts';
 import type { Accounts, PathFacts } from '../../machines/machine.ts';
 import type { ModuleSurvey } from '../../survey.ts';
 import type { Attributes, Drift, Step } from './step.ts';
 
 /** The mode of a file berth makes new, unless its definition names one. */
-export const FILE_MODE = '0644';
+const FILE_MODE = '0644';
 export const SECRET_FILE_MODE = '0600';
 
 /** A user or group a definition names that the machine does not know: the act is refused. */
@@ -78,15 +78,23 @@ export class Owners {
   }
 
   /**
-   * What a secret's own file is written with. As `file`, but a mode kept from the file that
-   * was there loses its bits for other users: a secret berth writes is never readable by
-   * everyone unless its definition says so (a package's empty 0644 placeholder was).
+   * What a file holding a secret is written with. As `file`, but 0600 when new, and a mode
+   * kept from the file that was there loses its bits for other users: a secret berth writes
+   * is never readable by everyone unless its definition says so (a package's empty 0644
+   * placeholder was).
    */
   secretFile(path: string, spec: Ownership): Attributes {
     const attributes = this.file(path, spec, SECRET_FILE_MODE);
     if (spec.mode !== undefined) return attributes;
     const mode = (Number.parseInt(attributes.mode, 8) & ~0o007).toString(8);
     return { ...attributes, mode: normalMode(mode) };
+  }
+
+  /** What a module's file is written with: as a secret's own file when it places a secret. */
+  moduleFile(path: string, file: Ownership & { content: string }): Attributes {
+    return file.content.search(SECRET_PLACEHOLDER) === -1
+      ? this.file(path, file, FILE_MODE)
+      : this.secretFile(path, file);
   }
 
   /** How a path that is there differs from what its definition names (unnamed is kept). */
