@@ -1,17 +1,9 @@
-/**
- * berth over ssh on the test fleet (tests/fleet/fleet.ts): round trips as sshd sessions,
- * wall time behind a 25 ms delay each way, twenty converges at once against one alone,
- * and the same work as an Ansible playbook beside berth. Needs what the fleet needs
- * (Linux, root, Debian's sshd); Ansible is installed with apt-get when missing, or its
- * part is skipped saying why.
- */
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DelayProxy, startDelayProxy } from '../../tests/fleet/delay-proxy.ts';
-import { type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
 import { APP, ansibleAvailable, ansibleProject } from './ansible.ts';
 import { startIssuer } from './issuer.ts';
 import { post } from './post.ts';
@@ -87,27 +79,6 @@ async function converge(berth: ReturnType<typeof berthIn>, node: string) {
   const preview = await berth('converge', node);
   const act = await berth('converge', node, '--yes', '--digest', digestOf(preview.stdout));
   return { ms: performance.now() - started, preview, act };
-}
-
-/** Ends every ControlMaster whose socket is in `dir` (berth's, or Ansible's). */
-async function exitMasters(dir: string): Promise<void> {
-  const sockets = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
-  await Promise.all(
-    sockets.map(
-      (socket) =>
-        new Promise<void>((done) => {
-          const child = spawn(
-            'ssh',
-            ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'],
-            {
-              stdio: 'ignore',
-            },
-          );
-          child.on('error', () => done());
-          child.on('close', () => done());
-        }),
-    ),
-  );
 }
 
 async function roundTrips(bench: Bench, runs: number): Promise<string[]> {

@@ -1,11 +1,6 @@
-// A target over ssh: `berth converge @all` (preview, then act) over a namespace fleet of
-// fifty ssh hosts, each with ten files holding secrets, two data directories and a start
-// hook, against one host alone; the same work as an Ansible playbook over the same fifty
-// (forks 50); first run and no-change re-run; berth's peak resident set for the fifty.
-import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
 import { APP, ansibleAvailable, ansibleProject } from './ansible.ts';
 import { BERTH, cleanEnv, fmt, log, median, ratio, table, timeNode } from './stats.ts';
 
@@ -56,25 +51,6 @@ async function stateFor(dir: string, fleet: Fleet, hosts: Fleet['hosts']) {
   /** What a first run meets: nothing recorded, so every secret is minted anew. */
   const forget = () => rm(join(state, 'nodes'), { recursive: true, force: true });
   return { converge, forget, runtime };
-}
-
-/** Ends every ControlMaster whose socket is in `dir`: the next run's connections are cold. */
-async function exitMasters(dir: string): Promise<void> {
-  const sockets = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
-  await Promise.all(
-    sockets.map(
-      (socket) =>
-        new Promise<void>((done) => {
-          const child = spawn(
-            'ssh',
-            ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'],
-            { stdio: 'ignore' },
-          );
-          child.on('error', () => done());
-          child.on('close', () => done());
-        }),
-    ),
-  );
 }
 
 /**

@@ -6,12 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
 import { BERTH, digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
-import { type Fleet, type FleetHost, fleetUnavailable, startFleet } from './fleet.ts';
+import {
+  exitMasters as exitFleetMasters,
+  type Fleet,
+  type FleetHost,
+  fleetUnavailable,
+  startFleet,
+} from './fleet.ts';
 
 /** A module whose every path is its own, under the hosts' private paths. */
 function moduleAt(
@@ -74,26 +80,7 @@ describe('berth over ssh, on the fleet', { skip: fleetUnavailable() }, () => {
     };
   };
   /** Ends every ControlMaster berth left: none may outlive the test. */
-  const exitMasters = async () => {
-    const dir = join(runtime, 'berth-ssh');
-    const sockets = await readdir(dir).catch(() => [] as string[]);
-    await Promise.all(
-      sockets.map(
-        (socket) =>
-          new Promise<void>((done) => {
-            const child = spawn(
-              'ssh',
-              ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'],
-              {
-                stdio: 'ignore',
-              },
-            );
-            child.on('error', () => done());
-            child.on('close', () => done());
-          }),
-      ),
-    );
-  };
+  const exitMasters = () => exitFleetMasters(join(runtime, 'berth-ssh'));
 
   before(async () => {
     fleet = await startFleet({ hosts: 3, sshdOptions: ['MaxSessions 30', 'MaxStartups 60'] });

@@ -22,7 +22,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
@@ -781,4 +781,25 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     await stop().catch(() => undefined);
     throw error;
   }
+}
+
+/** Ends every ssh ControlMaster whose socket is in `dir` (or below it): none may outlive a run. */
+export async function exitMasters(dir: string): Promise<void> {
+  const sockets = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<void>((done) => {
+          const child = spawn(
+            'ssh',
+            ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'],
+            {
+              stdio: 'ignore',
+            },
+          );
+          child.on('error', () => done());
+          child.on('close', () => done());
+        }),
+    ),
+  );
 }

@@ -6,12 +6,11 @@
  * carry on and are done.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
-import { type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
 
 const HOSTS = ['alpha', 'bravo', 'charlie'];
 
@@ -49,15 +48,7 @@ describe('a group converge over ssh with a host cut off mid-act', {
     });
   });
   after(async () => {
-    const dir = join(runtime ?? '/nonexistent', 'berth-ssh');
-    for (const socket of await readdir(dir).catch(() => [] as string[]))
-      await new Promise<void>((done) => {
-        const child = spawn('ssh', ['-o', `ControlPath=${join(dir, socket)}`, '-O', 'exit', 'x'], {
-          stdio: 'ignore',
-        });
-        child.on('error', () => done());
-        child.on('close', () => done());
-      });
+    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
     await fleet?.stop();
     await world?.cleanup();
     if (runtime) await rm(runtime, { recursive: true, force: true });
