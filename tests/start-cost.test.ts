@@ -12,9 +12,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BERTH, makeWorld, runBerth, type World } from './helpers/world.ts';
 
-/** The bundle whole, and the part of it a start parses (all but the groups kept as text). */
-const MOST_BUNDLE_BYTES = 640_000;
-const MOST_PARSED_BYTES = 460_000;
+/**
+ * The bundle whole, and the part of it a start parses (all but the groups kept as text):
+ * a budget. It grew from 640,000 and 460,000 when every command came to return a typed
+ * result that one renderer puts into words at the edge, and the vault to write its own
+ * age files (637,000 and 461,000 then).
+ */
+const MOST_BUNDLE_BYTES = 680_000;
+const MOST_PARSED_BYTES = 480_000;
 
 /** Writes, at exit, Node's modules loaded and the groups decompressed (by what they hold). */
 const PRELOAD = `
