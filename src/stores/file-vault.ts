@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { isName } from '../names.ts';
-import { type Seal, VaultError } from '../vault/seal.ts';
+import { openingEach, type Seal } from '../vault/seal.ts';
 import { readJson, refuseOpenVault } from './json-file.ts';
 import type { NodeVault, Resealed } from './stores.ts';
 
@@ -176,14 +176,7 @@ export function fileVault(
     async reseal() {
       const vault = await load();
       const names = Object.keys(vault.secrets);
-      const unopened: string[] = [];
-      const tryOpen = (what: string, open: () => Promise<Uint8Array>) =>
-        open().catch((error) => {
-          // With no identity at all, nothing is opened: the whole is refused.
-          if (!(error instanceof VaultError) || error.noIdentity) throw error;
-          unopened.push(what);
-          return undefined;
-        });
+      const { unopened, tryOpen } = openingEach();
       const keyValue = await tryOpen(`the fingerprint key of ${node}`, async () => {
         key ??= await seal.open(vault.key, `fingerprint key of ${node}`);
         return key;

@@ -1,5 +1,5 @@
 import { emptyRecord, type NodeRecord } from '../state.ts';
-import { type Seal, VaultError } from '../vault/seal.ts';
+import { openingEach, type Seal } from '../vault/seal.ts';
 import {
   clippedEntry,
   type JournalEntry,
@@ -168,14 +168,7 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
             ),
           async reseal() {
             check();
-            const unopened: string[] = [];
-            const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
-              opening().catch((error) => {
-                // With no identity at all, nothing is opened: the whole is refused.
-                if (!(error instanceof VaultError) || error.noIdentity) throw error;
-                unopened.push(what);
-                return undefined;
-              });
+            const { unopened, tryOpen } = openingEach();
             const sealedKey = data.key;
             const keyValue =
               sealedKey === undefined

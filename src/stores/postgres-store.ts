@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
-import { type Seal, VaultError } from '../vault/seal.ts';
+import { openingEach, type Seal } from '../vault/seal.ts';
 import { type Connected, type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import {
   clippedEntry,
@@ -405,14 +405,7 @@ function nodeStore({
       },
       async reseal() {
         const found = await allRows();
-        const unopened: string[] = [];
-        const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
-          opening().catch((error) => {
-            // With no identity at all, nothing is opened: the whole is refused.
-            if (!(error instanceof VaultError) || error.noIdentity) throw error;
-            unopened.push(what);
-            return undefined;
-          });
+        const { unopened, tryOpen } = openingEach();
         const keyValue =
           sealedKey === undefined
             ? undefined

@@ -49,6 +49,24 @@ export class VaultError extends Error {
   }
 }
 
+/**
+ * Opening for a rekey: a value the identity cannot open is named in `unopened` and skipped
+ * (kept as it was), while no identity at all refuses the whole.
+ */
+export function openingEach(): {
+  unopened: string[];
+  tryOpen: (what: string, opening: () => Promise<Uint8Array>) => Promise<Uint8Array | undefined>;
+} {
+  const unopened: string[] = [];
+  const tryOpen = (what: string, opening: () => Promise<Uint8Array>) =>
+    opening().catch((error: unknown) => {
+      if (!(error instanceof VaultError) || error.noIdentity) throw error;
+      unopened.push(what);
+      return undefined;
+    });
+  return { unopened, tryOpen };
+}
+
 type Age = typeof import('age-encryption');
 let age: Promise<Age> | undefined;
 /** age-encryption: berth's identity made, recipients of identities, and the armor. */
