@@ -115,6 +115,34 @@ export interface NodeAct {
 }
 
 /**
+ * An act refused before any node's lock: journaled apart from every node (the preview too,
+ * when `previewToo`, so that the journal shows who tried).
+ */
+export function refusedUnplaced(
+  command: Command,
+  request: CommandRequest,
+  deps: ActDeps,
+  face: Face,
+  error: string,
+  previewToo = false,
+): Extract<OpenedAct, { kind: 'ready' }> {
+  const now = face.now ?? (() => new Date());
+  return {
+    kind: 'ready',
+    run: () =>
+      journaled(
+        command,
+        request,
+        face,
+        now,
+        { said: '', error },
+        (entry) => deps.stores.journalUnplaced(entry),
+        { previewToo },
+      ),
+  };
+}
+
+/**
  * Opens one node of the inventory for a command: the grants over the API, the node name,
  * then its machine and its locked records. A refusal before the lock is a `ready` act
  * that only says it (journaled apart from every node).
@@ -134,21 +162,7 @@ export async function openNodeAct(
     face.via === 'api' && isName(request.node)
       ? grantRefusal(config.settings, face.actor, command.name, request.node)
       : undefined;
-  if (denied) {
-    return {
-      kind: 'ready',
-      run: () =>
-        journaled(
-          command,
-          request,
-          face,
-          now,
-          { said: '', error: denied },
-          (entry) => deps.stores.journalUnplaced(entry),
-          { previewToo: true },
-        ),
-    };
-  }
+  if (denied) return refusedUnplaced(command, request, deps, face, denied, true);
   let nodeRefusal = checkNodeIn(config.settings, request.node);
   try {
     if (nodeRefusal && command.recordsAlone && (await hasRecords(deps.stores, request.node)))
@@ -157,13 +171,7 @@ export async function openNodeAct(
     return { kind: 'stores', refused: storesCannotOpen(error) };
   }
   if (nodeRefusal) {
-    return {
-      kind: 'ready',
-      run: () =>
-        journaled(command, request, face, now, { said: '', error: nodeRefusal }, (entry) =>
-          deps.stores.journalUnplaced(entry),
-        ),
-    };
+    return refusedUnplaced(command, request, deps, face, nodeRefusal);
   }
 
   // Made before the lock is taken: nothing between the lock and `run` may throw.

@@ -11,11 +11,11 @@ import {
   type ActDeps,
   answerOf,
   type Face,
-  journaled,
   type NodeAct,
   type OpenedAct,
   openNodeAct,
   type RunOutcome,
+  refusedUnplaced,
 } from './act.ts';
 import { DEFAULT_PARALLEL } from './fleet-watch.ts';
 import {
@@ -46,20 +46,8 @@ export async function openFleetAct(
   deps: ActDeps,
   face: Face,
 ): Promise<OpenedAct> {
-  const now = face.now ?? (() => new Date());
-  const refused = (error: string, previewToo = false): OpenedAct => ({
-    kind: 'ready',
-    run: () =>
-      journaled(
-        command,
-        request,
-        face,
-        now,
-        { said: '', error },
-        (entry) => deps.stores.journalUnplaced(entry),
-        { previewToo },
-      ),
-  });
+  const refused = (error: string, previewToo = false): OpenedAct =>
+    refusedUnplaced(command, request, deps, face, error, previewToo);
   const { settings } = config;
   const targeted = resolveTarget(request.node, {
     nodes: Object.keys(settings.nodes),
