@@ -30,6 +30,7 @@ const decompress = zlib.brotliDecompressSync;
 zlib.brotliDecompressSync = function (...args) {
   const text = decompress.apply(this, args).toString('utf8');
   made.push(/sourceURL=berth:(\\w+)/.exec(text)?.[1] ?? (text.includes('function structuredPatch(') ? 'diff' : 'unknown'));
+  if (text.includes(',chacha20poly1305=wrapCipher(')) made.push('@noble/ciphers');
   return Buffer.from(text);
 };
 const loadedBefore = new Set(process.moduleLoadList);
@@ -44,7 +45,7 @@ process.on('exit', () => {
 interface Loaded {
   /** Node's public modules loaded after the preload's own. */
   loaded: string[];
-  /** The groups kept as text that were made modules: http, jose, pg, diff. */
+  /** The groups kept as text that were made modules (http, jose, pg, diff…), and @noble/ciphers if in one. */
   made: string[];
 }
 
@@ -93,6 +94,12 @@ describe('what a start pays for', () => {
     assert.deepEqual(made, ['diff']);
   });
 
+  it("a command that opens sealed values makes the age group, never @noble's: it seals on node:crypto", async () => {
+    const { loaded, made } = await run('converge', 'box');
+    assert.deepEqual(made, ['age']);
+    assert.ok(loaded.includes('crypto'), loaded.join(', '));
+  });
+
   it(`the bundle is at most ${MOST_BUNDLE_BYTES} bytes, ${MOST_PARSED_BYTES} of them parsed at start`, async () => {
     const { size } = await stat(BERTH);
     assert.ok(size <= MOST_BUNDLE_BYTES, `dist/berth.mjs is ${size} bytes`);
@@ -113,7 +120,15 @@ describe('what a start pays for', () => {
       [...bundle.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]),
     );
     assert.ok(libraries.has('cac'), [...libraries].join(', '));
-    for (const name of ['diff', 'age-encryption', 'hono', '@hono/node-server', 'jose', 'pg'])
+    for (const name of [
+      'diff',
+      '@scure/base',
+      '@noble/ciphers',
+      'hono',
+      '@hono/node-server',
+      'jose',
+      'pg',
+    ])
       assert.ok(!libraries.has(name), `${name} is parsed at every start`);
     assert.doesNotMatch(bundle, /function structuredPatch\(/);
   });

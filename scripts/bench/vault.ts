@@ -7,7 +7,9 @@ import { fileConfig } from '../../src/config/file-config.ts';
 import { machinesOf } from '../../src/machines/machines-of.ts';
 import { saidOf } from '../../src/said.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
-import { ageSeal, heldKeys, type Seal } from '../../src/vault/seal.ts';
+import { newIdentity } from '../../src/vault/age-keys.ts';
+import { nodeAgeSeal } from '../../src/vault/process-seal.ts';
+import { heldKeys, type Seal } from '../../src/vault/seal.ts';
 import { fmt, log, median, ratioSpread, table } from './stats.ts';
 
 const SECRETS = 100;
@@ -34,13 +36,12 @@ interface Cost {
  * preview and its act, in one process, with age sealing and with sealing bypassed,
  * interleaved round by round; each round's ratio is taken within it, for the machine's
  * load drifts between rounds. Each world has a seal of its own, so each pays for
- * importing its identity and recipient, as a berth process does. The node is a rooted
- * one: its cost is the file system's.
+ * importing its identity and recipient, as a berth process does, on node:crypto's
+ * primitives, as the binary seals. The node is a rooted one: its cost is the file system's.
  */
 export async function benchVault(rounds: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'berth-bench-vault-'));
-  const { generateX25519Identity } = await import('age-encryption');
-  const identity = await generateX25519Identity();
+  const identity = newIdentity();
   const times = {
     install: { age: [] as Cost[], none: [] as Cost[] },
     restore: { age: [] as Cost[], none: [] as Cost[] },
@@ -49,7 +50,7 @@ export async function benchVault(rounds: number): Promise<string> {
     log(`vault: converge of ${SECRETS} secrets, sealed with age and not, ${rounds} rounds`);
     for (let round = 0; round < rounds; round++) {
       const order: ['age' | 'none', Seal][] = [
-        ['age', ageSeal(heldKeys(identity))],
+        ['age', nodeAgeSeal(heldKeys(identity))],
         ['none', bypassed],
       ];
       if (round % 2) order.reverse();

@@ -1,10 +1,14 @@
 /**
  * Sealing the vault's values with age: each value one armored age file, sealed to the
  * recipients of berth.json (else to berth's own identity), opened with berth's identity.
- * Standards only (Web Crypto and @noble's primitives), and imported when a value is first
- * sealed or opened, so a command that touches none never loads them.
+ * The age format is berth's own (age-file.ts), over primitives the host gives (Node's
+ * process gives node:crypto's); by default the standards' (Web Crypto and @noble's).
+ * Both are imported when a value is first sealed or opened, so a command that touches
+ * none never loads them.
  */
-import type { X25519Identity, X25519Recipient } from './age-file.ts';
+
+import type { X25519Identity, X25519Recipient } from './age-keys.ts';
+import type { AgePrimitives } from './age-primitives.ts';
 
 /** The first line of every armored age file: a kept value that starts otherwise is not sealed. */
 export const SEALED_HEAD = '-----BEGIN AGE ENCRYPTED FILE-----';
@@ -67,20 +71,19 @@ export function openingEach(): {
   return { unopened, tryOpen };
 }
 
-type Age = typeof import('age-encryption');
-let age: Promise<Age> | undefined;
-/** age-encryption: berth's identity made, recipients of identities, and the armor. */
-const loadAge = () => {
-  age ??= import('age-encryption');
-  return age;
+/** The age format: its files, keys and armor. */
+const loadAge = async () => {
+  const [file, keys, armor] = await Promise.all([
+    import('./age-file.ts'),
+    import('./age-keys.ts'),
+    import('./armor.ts'),
+  ]);
+  return { ...file, ...keys, ...armor };
 };
-type AgeFile = typeof import('./age-file.ts');
-let ageFile: Promise<AgeFile> | undefined;
-/** Each value sealed and opened as one age file (see age-file.ts for why not age-encryption's). */
-const loadAgeFile = () => {
-  ageFile ??= import('./age-file.ts');
-  return ageFile;
-};
+
+/** The standards' primitives: any runtime with Web Crypto. */
+export const standardPrimitives = async (): Promise<AgePrimitives> =>
+  (await import('./standard-primitives.ts')).standardPrimitives;
 
 /** The identities an identity file holds: its lines that are not comments. */
 export function identitiesIn(text: string): string[] {
@@ -93,11 +96,20 @@ export function identitiesIn(text: string): string[] {
 const looked = (found: { looked: readonly string[] }) => found.looked.join(', ');
 
 /**
- * The age seal over `keys`. The recipients' keys and the identity are imported once a
- * process; the values of one call are sealed or opened at once (Web Crypto works off the
- * main thread).
+ * The age seal over `keys`, on the primitives `primitives` loads. The recipients' keys
+ * and the identity are made ready once a process; the values of one call are sealed at
+ * once (Web Crypto works off the main thread).
  */
-export function ageSeal(keys: Keys): Seal {
+export function ageSeal(
+  keys: Keys,
+  primitives: () => Promise<AgePrimitives> = standardPrimitives,
+): Seal {
+  let age: Promise<[Awaited<ReturnType<typeof loadAge>>, AgePrimitives]> | undefined;
+  /** The age format and the primitives, loaded once. */
+  const loaded = () => {
+    age ??= Promise.all([loadAge(), primitives()]);
+    return age;
+  };
   let sealTo: { to: string; imported: Promise<X25519Recipient[]> } | undefined;
   let opener: Promise<{ named: string; identities: X25519Identity[] }> | undefined;
 
@@ -115,14 +127,15 @@ export function ageSeal(keys: Keys): Seal {
   const recipients = async (fresh: () => Promise<boolean>): Promise<readonly string[]> => {
     const named = await keys.recipients();
     if (named && named.length > 0) return named;
-    const { identityToRecipient, generateX25519Identity } = await loadAge();
+    const [{ recipientOf, newIdentity }, p] = await loaded();
+    const identityToRecipient = (line: string) => recipientOf(line, p);
     const own = await identity();
-    if ('lines' in own) return Promise.all(own.lines.map((line) => identityToRecipient(line)));
+    if ('lines' in own) return Promise.all(own.lines.map(identityToRecipient));
     if (!(await fresh()))
       throw new VaultError(
         `berth cannot seal a value: berth.json names no "recipients" and berth has no identity (it looked at ${looked(own)}); the vault holds sealed values already, so berth makes no new identity over them: put back the identity they were sealed to, or name "recipients" in berth.json`,
       );
-    const made = await generateX25519Identity();
+    const made = newIdentity();
     const recipient = await identityToRecipient(made);
     try {
       await keys.keepNewIdentity(made, recipient);
@@ -130,7 +143,7 @@ export function ageSeal(keys: Keys): Seal {
       // Another berth made one meanwhile: that one is berth's.
       const now = await identity();
       if (!('lines' in now)) throw error;
-      return Promise.all(now.lines.map((line) => identityToRecipient(line)));
+      return Promise.all(now.lines.map(identityToRecipient));
     }
     return [recipient];
   };
@@ -138,10 +151,10 @@ export function ageSeal(keys: Keys): Seal {
   const openWith = async () => {
     const own = await identity();
     if (!('lines' in own)) return own;
-    const { importIdentity } = await loadAgeFile();
+    const [{ importIdentity }, p] = await loaded();
     const identities = await Promise.all(
       own.lines.map((line) =>
-        importIdentity(line).catch((error: Error) => {
+        importIdentity(line, p).catch((error: Error) => {
           throw new VaultError(`${own.named} is not an age identity: ${error.message}`);
         }),
       ),
@@ -157,16 +170,12 @@ export function ageSeal(keys: Keys): Seal {
       if (sealTo?.to !== key)
         sealTo = {
           to: key,
-          imported: loadAgeFile().then(({ importRecipient }) =>
-            Promise.all(to.map((recipient) => importRecipient(recipient))),
+          imported: loaded().then(([{ importRecipient }, p]) =>
+            Promise.all(to.map((recipient) => importRecipient(recipient, p))),
           ),
         };
-      const [{ armor }, { sealAge }, imported] = await Promise.all([
-        loadAge(),
-        loadAgeFile(),
-        sealTo.imported,
-      ]);
-      return Promise.all(values.map(async (value) => armor.encode(await sealAge(value, imported))));
+      const [[{ armor, sealAge }, p], imported] = await Promise.all([loaded(), sealTo.imported]);
+      return Promise.all(values.map(async (value) => armor(await sealAge(value, imported, p))));
     },
     async open(sealed, what) {
       // A missing identity is looked for again next time; a found one is kept.
@@ -178,14 +187,9 @@ export function ageSeal(keys: Keys): Seal {
           { noIdentity: true },
         );
       opener = attempt as typeof opener;
-      const [{ armor }, { openAge }] = await Promise.all([loadAge(), loadAgeFile()]);
-      let file: Uint8Array;
-      try {
-        file = armor.decode(sealed);
-      } catch (error) {
-        throw new VaultError(`the sealed ${what} cannot be opened: ${(error as Error).message}`);
-      }
-      const opened = await openAge(file, found.identities);
+      const [{ unarmor, openAge }, p] = await loaded();
+      const file = unarmor(sealed);
+      const opened = 'broken' in file ? file : await openAge(file, found.identities, p);
       if ('value' in opened) return opened.value;
       throw new VaultError(
         'unmatched' in opened
