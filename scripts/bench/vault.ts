@@ -24,7 +24,7 @@ const bypassed: Seal = {
   open: async (kept) => new Uint8Array(Buffer.from(kept, 'base64')),
 };
 
-/** A converge's wall time, and its process's CPU time (Web Crypto's threads included). */
+/** A converge's wall time, and its process's CPU time (all its threads). */
 interface Cost {
   wall: number;
   cpu: number;
@@ -79,7 +79,7 @@ export async function benchVault(rounds: number): Promise<string> {
       }),
     );
     return [
-      `Sealed vault: one converge (preview and act) of a module with ${SECRETS} secrets on a rooted node, ${rounds} interleaved rounds; ms are medians, the ratio the median of each round's own (the middle half in brackets); CPU is the process's, Web Crypto's threads included (goal ≤ 1.2×)`,
+      `Sealed vault: one converge (preview and act) of a module with ${SECRETS} secrets on a rooted node, ${rounds} interleaved rounds; ms are medians, the ratio the median of each round's own (the middle half in brackets); CPU is the process's, all its threads (goal ≤ 1.2×)`,
       '',
       table(['converge', 'time', 'ms, sealing bypassed', 'ms, sealed with age', 'ratio'], rows),
     ].join('\n');

@@ -76,7 +76,7 @@ export async function sealAge(
   p: AgePrimitives,
 ): Promise<Uint8Array> {
   // The file key and the payload's nonce, drawn at once.
-  const random = crypto.getRandomValues(new Uint8Array(32));
+  const random = p.random(32);
   const fileKey = random.subarray(0, 16);
   const nonce = random.subarray(16);
   const stanzas = await Promise.all(

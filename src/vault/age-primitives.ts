@@ -18,6 +18,8 @@ export interface X25519Private {
 }
 
 export interface AgePrimitives {
+  /** Bytes from a cryptographically secure generator. */
+  random(length: number): Uint8Array;
   /** A public key of 32 bytes, ready for exchanges. */
   x25519Public(bytes: Uint8Array): Promise<X25519Public>;
   /** The private key of a 32-byte scalar. */

@@ -11,12 +11,30 @@ import {
   createPrivateKey,
   createPublicKey,
   diffieHellman,
-  generateKeyPairSync,
   type KeyObject,
+  randomFillSync,
 } from 'node:crypto';
 import type { AgePrimitives, X25519Private, X25519Public } from './age-primitives.ts';
 
 const TAG = 16;
+
+/**
+ * Random bytes drawn 4 KiB at a time: each draw from OpenSSL cost as much as the rest of
+ * sealing a value but its exchange. A byte handed out is zeroed in the pool.
+ */
+const pool = Buffer.alloc(4096);
+let drawn = pool.length;
+function random(length: number): Uint8Array {
+  if (length > pool.length) return randomFillSync(new Uint8Array(length));
+  if (drawn + length > pool.length) {
+    randomFillSync(pool);
+    drawn = 0;
+  }
+  const bytes = new Uint8Array(pool.subarray(drawn, drawn + length));
+  pool.fill(0, drawn, drawn + length);
+  drawn += length;
+  return bytes;
+}
 
 const hmac = (key: Uint8Array, data: Uint8Array) => createHmac('sha256', key).update(data).digest();
 
@@ -65,6 +83,7 @@ function privateOf(key: KeyObject, publicKey: Uint8Array): X25519Private {
 }
 
 export const nodePrimitives: AgePrimitives = {
+  random,
   async x25519Public(bytes) {
     const made = { bytes: new Uint8Array(bytes) };
     const x = Buffer.from(made.bytes).toString('base64url');
@@ -78,10 +97,8 @@ export const nodePrimitives: AgePrimitives = {
     const key = createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d, x: '' }, format: 'jwk' });
     return privateOf(key, rawOf(key));
   },
-  async x25519Generate() {
-    const { privateKey, publicKey } = generateKeyPairSync('x25519');
-    return privateOf(privateKey, rawOf(publicKey));
-  },
+  // A random scalar made a key: cheaper than generateKeyPairSync and its own draw.
+  x25519Generate: () => nodePrimitives.x25519Private(random(32)),
   seal(key, nonce, plain) {
     const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
     return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);

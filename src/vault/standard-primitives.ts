@@ -49,6 +49,7 @@ function privateOf(key: WebKey, publicKey: Uint8Array): X25519Private {
 }
 
 export const standardPrimitives: AgePrimitives = {
+  random: (length) => crypto.getRandomValues(new Uint8Array(length)),
   x25519Public,
   async x25519Private(scalar) {
     const key = await crypto.subtle.importKey(
