@@ -1,3 +1,4 @@
+import { once } from '../once.ts';
 import type { AgePrimitives } from './age-primitives.ts';
 import { identityFiles } from './identity-files.ts';
 import { ageSeal, type Keys, type Seal } from './seal.ts';
@@ -5,8 +6,9 @@ import { ageSeal, type Keys, type Seal } from './seal.ts';
 type Env = Record<string, string | undefined>;
 
 /** node:crypto's primitives, synchronous: what berth's Node process seals and opens with. */
-export const nodePrimitives = async (): Promise<AgePrimitives> =>
-  (await import('./node-primitives.ts')).nodePrimitives;
+export const nodePrimitives = once(
+  async (): Promise<AgePrimitives> => (await import('./node-primitives.ts')).nodePrimitives,
+);
 
 /** The age seal over `keys` as this Node process makes it. */
 export const nodeAgeSeal = (keys: Keys): Seal => ageSeal(keys, nodePrimitives);

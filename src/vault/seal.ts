@@ -7,6 +7,7 @@
  * none never loads them.
  */
 
+import { once } from '../once.ts';
 import type { X25519Identity, X25519Recipient } from './age-keys.ts';
 import type { AgePrimitives } from './age-primitives.ts';
 
@@ -72,18 +73,19 @@ export function openingEach(): {
 }
 
 /** The age format: its files, keys and armor. */
-const loadAge = async () => {
+const loadAge = once(async () => {
   const [file, keys, armor] = await Promise.all([
     import('./age-file.ts'),
     import('./age-keys.ts'),
     import('./armor.ts'),
   ]);
   return { ...file, ...keys, ...armor };
-};
+});
 
 /** The standards' primitives: any runtime with Web Crypto. */
-export const standardPrimitives = async (): Promise<AgePrimitives> =>
-  (await import('./standard-primitives.ts')).standardPrimitives;
+export const standardPrimitives = once(
+  async (): Promise<AgePrimitives> => (await import('./standard-primitives.ts')).standardPrimitives,
+);
 
 /** The identities an identity file holds: its lines that are not comments. */
 export function identitiesIn(text: string): string[] {
