@@ -53,6 +53,11 @@ export interface Listening {
  * within its deadline (408), a URL or Host that is not one (400), an HTTP/1.1 request
  * without Host or any with two (400), an Upgrade (400), and CONNECT, `OPTIONS *` or a
  * method Node does not know (404).
+ *
+ * `frontDoor` is the app's own first decision (src/http/front-door.ts), asked before the
+ * adapter makes a Request: the 401s the authenticator decides at once are answered here,
+ * in the bytes the app would answer them with, at the cost of plain node:http. `log`
+ * has a line for every request, these too.
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
