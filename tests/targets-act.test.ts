@@ -205,3 +205,41 @@ describe('--batch: a rolling act', () => {
     assert.match(bad.stderr, /--batch takes a whole number from 1, not "0"/);
   });
 });
+
+describe('a node whose act waits for its turn is surveyed again', () => {
+  let world: Awaited<ReturnType<typeof fleetWorld>>;
+  before(async () => {
+    world = await fleetWorld();
+    // db1's start writes over web1's nginx.conf: a change on web1 after the act's check.
+    const conf = join(world.rootOf('web1'), 'etc/nginx/nginx.conf');
+    await world.writeModule('reach', {
+      description: 'a start that changes another node',
+      start: `mkdir -p '${join(world.rootOf('web1'), 'etc/nginx')}' && echo 'by db1' > '${conf}'`,
+    });
+    assert.equal((await world.berth('assign', 'db1', 'reach')).code, 0);
+    assert.equal((await world.berth('assign', 'web1', 'nginx')).code, 0);
+  });
+  after(() => world.cleanup());
+
+  test('with --parallel 1, web1 acts on what it holds after db1 acted, not on the check', async () => {
+    const preview = await world.berth('converge', 'db1,web1');
+    assert.equal(preview.code, 0, preview.stderr);
+    const act = await world.berth(
+      'converge',
+      'db1,web1',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+      '--parallel',
+      '1',
+      '--json',
+    );
+    assert.equal(act.code, 1, act.stderr);
+    const answer = JSON.parse(act.stdout);
+    assert.equal(answer.nodes.db1.outcome, 'done');
+    assert.equal(answer.nodes.web1.outcome, 'refused');
+    assert.match(answer.refused, /^web1: .*changed/m);
+    const conf = await readFile(join(world.rootOf('web1'), 'etc/nginx/nginx.conf'), 'utf8');
+    assert.equal(conf, 'by db1\n');
+  });
+});

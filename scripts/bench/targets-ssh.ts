@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { exitMasters, type Fleet, fleetUnavailable, startFleet } from '../../tests/fleet/fleet.ts';
 import { APP, ansibleAvailable, ansibleProject } from './ansible.ts';
@@ -53,6 +55,34 @@ async function stateFor(dir: string, fleet: Fleet, hosts: Fleet['hosts']) {
   return { converge, forget, runtime };
 }
 
+/** The kernel's clock ticks a second, in which /proc gives CPU time. */
+const TICKS = 100;
+
+/**
+ * CPU seconds the fleet's hosts have spent: each host's sshd listener, with every process
+ * under it that has ended (a connection's sshd, its sessions' shells, the programs berth's
+ * scripts ran, the hooks), which the kernel adds to the waiting parent. A session still
+ * open is not counted until its connection ends: read it with the masters exited.
+ */
+function hostsCpuSeconds(fleetDir: string): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!title.startsWith('sshd: ') || !title.includes(fleetDir) || !title.includes('[listener]'))
+        continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Past `pid (comm) `: field 3 is at 0, so utime, stime, cutime and cstime at 11 to 14.
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      for (const at of [11, 12, 13, 14]) ticks += Number(fields[at]);
+    } catch {
+      // A process that ended while it was read.
+    }
+  }
+  return ticks / TICKS;
+}
+
 /**
  * Fifty hosts (and one more for the one-alone baseline); each round begins from hosts
  * that hold nothing of the work and connections that are cold, for berth and Ansible
@@ -84,6 +114,8 @@ export async function benchTargetsOverSsh(hosts: number, rounds: number): Promis
           forks: hosts,
         });
     if (ansible) masters.push(ansible.controlDir);
+    /** The hosts' own CPU for a first run and its no-change re-run, each round. */
+    const hostsCpu = { one: [] as number[], all: [] as number[] };
     const samples = {
       one: { first: [] as number[], again: [] as number[] },
       all: { first: [] as number[], again: [] as number[] },
@@ -101,10 +133,16 @@ export async function benchTargetsOverSsh(hosts: number, rounds: number): Promis
       for (const masterDir of masters) await exitMasters(masterDir);
       await one.forget();
       await all.forget();
+      let cpuBefore = hostsCpuSeconds(fleet.dir);
       samples.one.first.push((await one.converge()).ms);
       samples.one.again.push((await one.converge()).ms);
+      await exitMasters(one.runtime);
+      hostsCpu.one.push(hostsCpuSeconds(fleet.dir) - cpuBefore);
+      cpuBefore = hostsCpuSeconds(fleet.dir);
       const first = await all.converge();
       const again = await all.converge();
+      await exitMasters(all.runtime);
+      hostsCpu.all.push(hostsCpuSeconds(fleet.dir) - cpuBefore);
       samples.all.first.push(first.ms);
       samples.all.again.push(again.ms);
       rssMiB = Math.max(rssMiB, first.rssMiB, again.rssMiB);
@@ -146,6 +184,7 @@ export async function benchTargetsOverSsh(hosts: number, rounds: number): Promis
       ),
       '',
       `berth's peak RSS over the ${hosts} hosts: ${fmt(rssMiB)} MiB`,
+      hostsFloor(hostsCpu, samples.one, hosts),
       ansible
         ? `on the last host, both started: ${started?.stdout.trim().split('\n').length === 2 ? 'yes' : `no (${started?.stderr.trim()})`}`
         : `Ansible: not measured: ${noAnsible}`,
@@ -158,4 +197,23 @@ export async function benchTargetsOverSsh(hosts: number, rounds: number): Promis
     await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the hosts alone cost this machine: in this fixture every host's sshd, shells and
+ * programs run on the same cores as berth, which a real fleet's hosts do not. Their CPU
+ * for the fifty, spread over every core, is a wall no controller can go under here.
+ */
+function hostsFloor(
+  cpu: { one: number[]; all: number[] },
+  one: { first: number[]; again: number[] },
+  hosts: number,
+): string {
+  const cores = availableParallelism();
+  const oneWall = (median(one.first) + median(one.again)) / 1000;
+  const floor = median(cpu.all) / cores;
+  return [
+    `the hosts' own CPU (their sshd, shells and the programs berth's scripts ran), a first run and its re-run together: one host ${fmt(median(cpu.one), 2)} s, the ${hosts} ${fmt(median(cpu.all), 1)} s;`,
+    `on this machine's ${cores} cores the ${hosts} hosts' share alone takes at least ${fmt(floor, 1)} s of wall, ${ratio(floor / oneWall)} one host's whole first run and re-run (${fmt(oneWall, 2)} s; bound 2×)`,
+  ].join('\n');
 }

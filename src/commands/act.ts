@@ -2,6 +2,7 @@ import { type Config, ConfigError, type LoadConfig } from '../config/config.ts';
 import { declaredFor, withDeclared } from '../declared.ts';
 import { grantRefusal } from '../grants.ts';
 import { MachineError, type ReachMachine } from '../machines/machine.ts';
+import { surveyAgain } from '../machines/survey-again.ts';
 import { isName } from '../names.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
@@ -111,6 +112,11 @@ export async function openAct(
 export interface NodeAct {
   context: CommandContext;
   run(request: CommandRequest): Promise<RunOutcome>;
+  /**
+   * The next `run` may plan on the survey the last one made, if it asks the same and
+   * nothing was done since (a target's act that begins a node at once after its check).
+   */
+  planOnLastSurvey(): void;
   close(): Promise<void>;
 }
 
@@ -175,7 +181,7 @@ export async function openNodeAct(
   }
 
   // Made before the lock is taken: nothing between the lock and `run` may throw.
-  const machine = deps.machines(config.settings)(request.node);
+  const surveys = surveyAgain(deps.machines(config.settings)(request.node));
   let store: Awaited<ReturnType<Stores['openNode']>>;
   try {
     store = await deps.stores.openNode(request.node, command.name);
@@ -187,7 +193,7 @@ export async function openNodeAct(
     store: withDeclared(store, declaredFor(config.settings, request.node)),
     settings: config.settings,
     catalog: config.catalog,
-    machine,
+    machine: surveys.machine,
     actor: face.actor,
     via: face.via,
     now,
@@ -218,6 +224,7 @@ export async function openNodeAct(
         outcome.report ??= { steps: [], blockers: [] };
         return await journaled(command, asked, face, now, outcome, (entry) => store.journal(entry));
       },
+      planOnLastSurvey: surveys.again,
       close: () => store.close().catch(() => {}),
     },
   };

@@ -240,8 +240,12 @@ class Fleet {
         }
         continue;
       }
-      await inParallel(batch, this.options.parallel, async (node) => {
-        const end = await this.actOn(node, plans.get(node) as RunOutcome, acts.get(node) as Opened);
+      await inParallel(batch, this.options.parallel, async (node, index) => {
+        const opened = acts.get(node) as Opened;
+        // The first nodes begin as soon as the check is over: their survey is still the one
+        // their act would ask for. A node that waited for its turn is surveyed again.
+        if (from === 0 && index < this.options.parallel) opened.act.planOnLastSurvey();
+        const end = await this.actOn(node, plans.get(node) as RunOutcome, opened);
         ends.set(node, end);
       });
       // A rolling act stops where a node failed: the next batch would likely fail alike.
