@@ -5,7 +5,7 @@
  * alone it hands on. Standards only: run by npm test and npm run test:deno alike.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Config } from '../../src/config/config.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
@@ -151,9 +151,6 @@ describe('the front door, with an authenticator that must wait', () => {
     },
   };
   const door = frontDoor(authenticator);
-  before(() => {
-    asked = 0;
-  });
 
   it('hands the request on, and begins no wait of its own', () => {
     assert.equal(door('POST', '/assign', undefined), undefined);
