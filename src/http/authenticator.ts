@@ -4,12 +4,33 @@ export type Authentication =
   | { ok: false; refused: string; challenge: string };
 
 /**
- * Decides who a request on the five routes acts as. It reads the request's headers and
- * URL, never its body. A decision needing nothing awaited (no token at all) may come back
- * at once, so that the commonest refusal costs no promise.
+ * What an authenticator decides as it is asked: who acts or why not, when that needs
+ * nothing awaited (no token at all, no identity provider for now); else how to wait for
+ * it (the issuer's keys, a token's signature), begun only when called.
+ */
+export type Decision = Authentication | (() => Promise<Authentication>);
+
+/**
+ * What an authenticator reads of a request: its Authorization header (undefined when it
+ * has none) and its URL (or its target as sent, a path and query), never its body.
+ */
+export interface Presented {
+  authorization: string | undefined;
+  url: string;
+}
+
+/**
+ * Decides who a request on the five routes acts as, from what the request presents. The
+ * routes ask it as a Request comes in; Node's server asks it before any Request is made,
+ * and answers a refusal decided at once itself (the front door), so both give one answer.
  */
 export interface Authenticator {
-  authenticate(request: Request): Authentication | Promise<Authentication>;
+  authenticate(presented: Presented): Decision;
+}
+
+/** What a Request presents: its Authorization header and its URL. */
+export function presentedBy(request: Request): Presented {
+  return { authorization: request.headers.get('authorization') ?? undefined, url: request.url };
 }
 
 /** The seed's words for the case it describes: no identity provider is running. */
@@ -27,8 +48,7 @@ export function bearerChallenge(error?: { code: string; description: string }): 
 }
 
 /** Reads the bearer token from the one place berth looks: the Authorization header. */
-export function bearerToken(request: Request): string | undefined {
-  const header = request.headers.get('authorization');
-  const match = header ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = authorization ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(authorization) : null;
   return match?.[1];
 }

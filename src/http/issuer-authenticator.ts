@@ -6,6 +6,7 @@ import {
   type Authenticator,
   bearerChallenge,
   bearerToken,
+  type Decision,
   noIdentityProvider,
 } from './authenticator.ts';
 import { isCanonicalCompact } from './base64url.ts';
@@ -179,28 +180,27 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
   );
 
   return {
-    authenticate(request) {
-      const token = bearerToken(request);
+    authenticate({ authorization, url }) {
+      const token = bearerToken(authorization);
       // Keys in hand are used at once; only a discovery is waited for.
-      if (keys) return checkToken(keys, token, request.url);
+      if (keys) return checkToken(keys, token, url);
       // While the issuer is known to be down, until the next try, the answer is known at
-      // once: no promise, so the adapter answers it on its fast path, as a 401 without a token.
+      // once: Node's server answers it at its front door, as a 401 without a token.
       if (!discovering && Date.now() - failedAt < timing.retryMs) return unavailable(token);
-      return currentKeys().then((found) =>
-        found ? checkToken(found, token, request.url) : unavailable(token),
-      );
+      return () =>
+        currentKeys().then((found) => {
+          if (!found) return unavailable(token);
+          const decision = checkToken(found, token, url);
+          return typeof decision === 'function' ? decision() : decision;
+        });
     },
   };
 
   /** Refusals known without the keys' help come back at once; only a verification is awaited. */
-  function checkToken(
-    found: Keys,
-    token: string | undefined,
-    url: string,
-  ): Authentication | Promise<Authentication> {
+  function checkToken(found: Keys, token: string | undefined, url: string): Decision {
     if (hasQueryToken(url)) return tokenInQuery;
     if (!token) return noToken;
-    return verifyToken(found, token);
+    return () => verifyToken(found, token);
   }
 
   async function verifyToken(found: Keys, token: string): Promise<Authentication> {
@@ -240,10 +240,13 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
   }
 }
 
-/** Whether the URL's query names an access_token (RFC 6750 §2.3), which berth refuses to read. */
+/**
+ * Whether the URL's query names an access_token (RFC 6750 §2.3), which berth refuses to
+ * read. The URL may be a target as sent (a path and query): the base only completes it.
+ */
 function hasQueryToken(url: string): boolean {
   // Most requests have no query: no URL to parse for them.
-  return url.includes('?') && new URL(url).searchParams.has('access_token');
+  return url.includes('?') && new URL(url, 'http://berth').searchParams.has('access_token');
 }
 
 /**

@@ -4,7 +4,9 @@ import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import type { AccessLog } from './access-log.ts';
 import { noRoute } from './app.ts';
+import type { FrontDoor } from './front-door.ts';
 import { refusedRequestLine } from './request-line.ts';
+import type { PlainAnswer } from './unauthorized.ts';
 
 /** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -51,12 +53,17 @@ export interface Listening {
  * within its deadline (408), a URL or Host that is not one (400), an HTTP/1.1 request
  * without Host or any with two (400), an Upgrade (400), and CONNECT, `OPTIONS *` or a
  * method Node does not know (404).
+ *
+ * `frontDoor` is the app's own first decision (src/http/front-door.ts), asked before the
+ * adapter makes a Request: the 401s the authenticator decides at once are answered here,
+ * in the bytes the app would answer them with, at the cost of plain node:http. `log`
+ * has a line for every request, these too.
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   address: { hostname: string; port: number },
   signal: AbortSignal,
-  log?: AccessLog,
+  { log, frontDoor }: { log?: AccessLog; frontDoor?: FrontDoor } = {},
 ): Promise<Listening> {
   const handler = getRequestListener(fetch, {
     hostname: address.hostname,
@@ -74,8 +81,17 @@ export function listen(
     log?.record(response);
     if (closing.begun) return refuseWhileClosing(response);
     latestOn(request.socket, response);
-    const early = answerBeforeRoutes(request);
+    const asked = readHeaders(request);
+    const early = answerBeforeRoutes(request, asked);
     if (early) return answerDirectly(response, ...early);
+    // The app's own answer where it needs no Request made (see front-door.ts). Node trims
+    // a header's value as a Request does, but keeps only the first of two Authorization
+    // headers, where a Request joins them: those are left to the app.
+    const plain =
+      frontDoor && asked.authorizations < 2
+        ? frontDoor(request.method as string, request.url as string, asked.authorization)
+        : undefined;
+    if (plain) return answerPlainly(response, plain);
     handler(request, response);
   };
   const server = createServer(
@@ -229,6 +245,27 @@ function closingState() {
   return state;
 }
 
+/** What the edge reads of a request's headers, in one pass over them. */
+interface HeadersRead {
+  hosts: number;
+  authorizations: number;
+  /** The first Authorization header's value, as Node's `headers.authorization` is. */
+  authorization: string | undefined;
+}
+
+function readHeaders(request: IncomingMessage): HeadersRead {
+  const raw = request.rawHeaders;
+  const read: HeadersRead = { hosts: 0, authorizations: 0, authorization: undefined };
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') read.hosts++;
+    else if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (read.authorizations++ === 0) read.authorization = raw[i + 1];
+    }
+  }
+  return read;
+}
+
 /**
  * What is answered before the routes see a request, or undefined for the rest: a
  * request without its Host (HTTP/1.1) or with more than one is 400, as RFC 9112 §3.2
@@ -238,13 +275,8 @@ function closingState() {
  */
 function answerBeforeRoutes(
   request: IncomingMessage,
+  { hosts }: HeadersRead,
 ): [status: number, refused: string, close: boolean] | undefined {
-  const raw = request.rawHeaders;
-  let hosts = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
-  }
   if (hosts > 1)
     return [400, 'this is not a request berth understands: it names its Host more than once', true];
   if (hosts === 0 && request.httpVersion === '1.1')
@@ -255,6 +287,16 @@ function answerBeforeRoutes(
     ];
   if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
   return undefined;
+}
+
+/**
+ * Sends an answer as the Node adapter sends a Response made of it: its headers in order,
+ * then Node's own (Date, Connection, Keep-Alive), and Content-Length, which `end` sets.
+ */
+function answerPlainly(response: ServerResponse, { status, headers, body }: PlainAnswer) {
+  response.statusCode = status;
+  for (const name in headers) response.setHeader(name, headers[name] as string);
+  response.end(body);
 }
 
 function answerDirectly(response: ServerResponse, status: number, refused: string, close: boolean) {

@@ -55,7 +55,9 @@ const REFUSED = {
   refused: 'the test authenticator refuses everyone',
   challenge: 'Bearer realm="berth", error="invalid_token", error_description="refused by the test"',
 };
-const refuseAll: Authenticator = { authenticate: async () => ({ ok: false, ...REFUSED }) };
+const refuseAll: Authenticator = {
+  authenticate: () => async () => ({ ok: false, ...REFUSED }),
+};
 const acceptAs = (subject: string): Authenticator => ({
   authenticate: () => ({ ok: true, subject }),
 });

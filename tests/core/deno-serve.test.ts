@@ -50,8 +50,8 @@ describe('berth served by Deno.serve (src/edge/deno.ts)', {
         listened();
       },
       authenticator: {
-        authenticate: (request) =>
-          request.headers.get('authorization') === 'Bearer alice'
+        authenticate: ({ authorization }) =>
+          authorization === 'Bearer alice'
             ? { ok: true, subject: 'alice' }
             : { ok: false, refused: 'no', challenge: 'Bearer realm="berth"' },
       },

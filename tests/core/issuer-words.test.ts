@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { noIdentityProvider } from '../../src/http/authenticator.ts';
+import { noIdentityProvider, presentedBy } from '../../src/http/authenticator.ts';
 import { issuerAuthenticator } from '../../src/http/issuer-authenticator.ts';
 
 /** Port 2 of loopback: nothing listens there (and it is not one fetch refuses to ask). */
@@ -20,9 +20,10 @@ describe('an issuer that cannot be reached, on every runtime', () => {
       log: (line) => said.push(line),
       timing: { fetchTimeoutMs: 2_000 },
     });
-    const answer = await authenticator.authenticate(
-      new Request('http://berth/assign', { method: 'POST' }),
+    const decision = authenticator.authenticate(
+      presentedBy(new Request('http://berth/assign', { method: 'POST' })),
     );
+    const answer = typeof decision === 'function' ? await decision() : decision;
     assert.deepEqual(answer, {
       ok: false,
       refused: noIdentityProvider(CLOSED),

@@ -37,7 +37,7 @@ export const REFUSED_ALL = {
 
 /** A test authenticator that refuses every request, to see what the app does with a refusal. */
 export function refuseAll(): Authenticator {
-  return { authenticate: async () => ({ ok: false, ...REFUSED_ALL }) };
+  return { authenticate: () => async () => ({ ok: false, ...REFUSED_ALL }) };
 }
 
 export interface Answer {

@@ -88,7 +88,7 @@ export function runBerth(
 
 /** A test authenticator that accepts every request as `subject`, to reach past step 1. */
 export function acceptAs(subject: string): Authenticator {
-  return { authenticate: async () => ({ ok: true, subject }) };
+  return { authenticate: () => async () => ({ ok: true, subject }) };
 }
 
 /** The example definitions tests build on: postgres, and gitea which needs it. */

@@ -6,13 +6,14 @@ import { processIo } from '../../../src/cli/io.ts';
 import { accessLog } from '../../../src/http/access-log.ts';
 import { createApp } from '../../../src/http/app.ts';
 import type { Authenticator } from '../../../src/http/authenticator.ts';
+import { frontDoor } from '../../../src/http/front-door.ts';
 import { listen } from '../../../src/http/serve.ts';
 import { ACCEPT_TOKEN, announce } from './answers.ts';
 
 const state = process.env.BENCH_STATE ?? '';
 const acceptBench: Authenticator = {
-  authenticate: (request) =>
-    request.headers.get('authorization') === `Bearer ${ACCEPT_TOKEN}`
+  authenticate: ({ authorization }) =>
+    authorization === `Bearer ${ACCEPT_TOKEN}`
       ? { ok: true, subject: 'bench' }
       : { ok: false, refused: 'not the bench', challenge: 'Bearer realm="berth"' },
 };
@@ -24,6 +25,6 @@ const served = await listen(
   app.fetch,
   { hostname: '127.0.0.1', port: 0 },
   new AbortController().signal,
-  accessLog(processIo.err),
+  { log: accessLog(processIo.err), frontDoor: frontDoor(acceptBench) },
 );
 announce(Number(new URL(served.url).port));

@@ -1,0 +1,31 @@
+import type { Authentication } from './authenticator.ts';
+
+/** An answer as plain values, which a Response or Node's own answer is made from alike. */
+export interface PlainAnswer {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: string;
+}
+
+type Refusal = Extract<Authentication, { ok: false }>;
+
+// A refusal the authenticator keeps (no token at all, no identity provider) is put into
+// words once, and answered from them on every request after.
+const answers = new WeakMap<Refusal, PlainAnswer>();
+
+/**
+ * The 401 for an authenticator's refusal: its words in JSON, and its RFC 6750 challenge.
+ * The routes and Node's front door both answer with it, so their bytes are the same.
+ */
+export function unauthorized(refusal: Refusal): PlainAnswer {
+  let made = answers.get(refusal);
+  if (!made) {
+    made = {
+      status: 401,
+      headers: { 'Content-Type': 'application/json', 'WWW-Authenticate': refusal.challenge },
+      body: JSON.stringify({ refused: refusal.refused }),
+    };
+    answers.set(refusal, made);
+  }
+  return made;
+}
