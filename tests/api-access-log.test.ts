@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { Agent } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApiProcess, httpAsk, startApi, startApiOn } from './helpers/api-process.ts';
@@ -10,7 +12,7 @@ interface Line {
   time: string;
   method: string;
   path: string;
-  status: number;
+  status: number | null;
   subject: string | null;
   node: string | null;
   ms: number;
@@ -125,6 +127,24 @@ describe("berth api's access log: a JSON line a request, never a token, body or 
     for (const kept of [token, bad, token.split('.')[2] as string, SECRET, 'password'])
       assert.ok(!everything.includes(kept), `stderr holds ${kept.slice(0, 20)}…`);
   });
+
+  it('a request whose client went away before any answer is logged with no status, not 200', async () => {
+    const before = logLines(api).length;
+    // A verified token, then a body that stops short of its Content-Length, then gone.
+    const socket = connect(api.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      `POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"node":`,
+    );
+    await sleep(300);
+    socket.destroy();
+    const lines = await waitForLines(api, before + 1);
+    const line = lines[before];
+    assert.deepEqual(
+      line && { method: line.method, path: line.path, status: line.status, subject: line.subject },
+      { method: 'POST', path: '/assign', status: null, subject: 'deployer' },
+    );
+  });
 });
 
 describe('the access log while no identity provider answers', () => {
@@ -207,9 +227,9 @@ describe('the access log at the close', () => {
     await Promise.all(clients);
     assert.equal((await api.exited).code, 0);
 
-    const count = (statuses: number[]) =>
-      statuses.reduce<Record<number, number>>((counts, status) => {
-        counts[status] = (counts[status] ?? 0) + 1;
+    const count = (statuses: (number | null)[]) =>
+      statuses.reduce<Record<string, number>>((counts, status) => {
+        counts[String(status)] = (counts[String(status)] ?? 0) + 1;
         return counts;
       }, {});
     assert.ok(

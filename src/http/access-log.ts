@@ -17,7 +17,9 @@ type Timed = ServerResponse & { [BEGAN]: number };
 
 /**
  * `berth api`'s access log: one JSON line a request — time, method, path (without its
- * query, where a careless client puts a token), status, subject, node, milliseconds.
+ * query, where a careless client puts a token), status, subject, node, milliseconds. The
+ * status is null when no answer was begun (the client went away, or the connection was
+ * cut): Node's default of 200 would log an answer never given.
  * Lines are gathered and written once a turn of the event loop, so a burst of requests
  * costs one write, not one each.
  */
@@ -53,7 +55,7 @@ function lineOf(response: ServerResponse, ms: number): string {
   const url = request.url ?? '';
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  return `{"time":"${isoNow()}","method":${quoted(request.method)},"path":${quoted(kept(path))},"status":${response.statusCode},"subject":${quoted(facts?.subject)},"node":${quoted(kept(facts?.node))},"ms":${Math.round(ms * 10) / 10}}`;
+  return `{"time":"${isoNow()}","method":${quoted(request.method)},"path":${quoted(kept(path))},"status":${response.headersSent ? response.statusCode : null},"subject":${quoted(facts?.subject)},"node":${quoted(kept(facts?.node))},"ms":${Math.round(ms * 10) / 10}}`;
 }
 
 function quoted(value: string | undefined): string {
