@@ -41,7 +41,8 @@ describe("a target's progress", () => {
         description: 'an app',
         files: { '/etc/app.conf': { content: 'port 80\n' } },
         start: 'echo "up on $BERTH_NODE"; sleep 0.4',
-        stop: 'true',
+        // Long enough that the view is drawn more than once (it redraws 100 ms after a change).
+        stop: 'sleep 0.3',
       },
       beat: { description: 'a hook alone', start: 'sleep 0.3' },
     });
