@@ -23,10 +23,16 @@ interface Pair {
   through: number;
   /** Requests that reached the app through the server with the front door. */
   reached: () => number;
+  /** Closes both servers. */
+  close: () => Promise<unknown>;
 }
 
-/** Both servers over one app and one authenticator, until `stop` aborts. */
-async function pairOver(state: string, authenticator: Authenticator, stop: AbortSignal) {
+/**
+ * Both servers over one app and one authenticator, after a first request through the
+ * server without the front door: it learns the issuer's state (its keys, or that it is down).
+ */
+async function pairOver(state: string, authenticator: Authenticator): Promise<Pair> {
+  const stop = new AbortController();
   const app = createApp({ authenticator, ...fileDeps(locateState(state)) });
   let reached = 0;
   const address = { hostname: '127.0.0.1', port: 0 };
@@ -36,16 +42,20 @@ async function pairOver(state: string, authenticator: Authenticator, stop: Abort
       return app.fetch(request);
     },
     address,
-    stop,
+    stop.signal,
     { frontDoor: frontDoor(authenticator) },
   );
-  const through = await listen(app.fetch, address, stop);
+  const through = await listen(app.fetch, address, stop.signal);
   const portOf = (url: string) => Number(new URL(url).port);
+  await rawExchange(portOf(through.url), request('POST /assign HTTP/1.1'));
   return {
     door: portOf(door.url),
     through: portOf(through.url),
     reached: () => reached,
-    closed: Promise.all([door.closed, through.closed]),
+    close: () => {
+      stop.abort();
+      return Promise.all([door.closed, through.closed]);
+    },
   };
 }
 
@@ -76,24 +86,18 @@ async function bothAnswer(pair: Pair, bytes: string, head = false) {
 describe('the front door while no identity provider answers (the seed)', () => {
   let world: World;
   let pair: Pair;
-  const stop = new AbortController();
-  let closed: Promise<unknown>;
   before(async () => {
     world = await makeWorld();
+    // From the first request on, the issuer is known to be down: the answer is known at once.
     const authenticator = issuerAuthenticator({
       issuer: `http://127.0.0.1:${await freePort()}`,
       audience: 'berth',
       timing: { fetchTimeoutMs: 2_000, retryMs: 60_000 },
     });
-    const made = await pairOver(world.state, authenticator, stop.signal);
-    pair = made;
-    closed = made.closed;
-    // The first request learns that the issuer is down; from then on the answer is known at once.
-    await rawExchange(pair.through, request('POST /assign HTTP/1.1'));
+    pair = await pairOver(world.state, authenticator);
   });
   after(async () => {
-    stop.abort();
-    await closed;
+    await pair.close();
     await world.cleanup();
   });
 
@@ -145,21 +149,16 @@ describe('the front door with an issuer that answers', () => {
   let world: World;
   let issuer: Issuer;
   let pair: Pair;
-  const stop = new AbortController();
-  let closed: Promise<unknown>;
   before(async () => {
     world = await makeWorld({ m: { description: 'a module' } });
     issuer = await startIssuer();
-    const authenticator = issuerAuthenticator({ issuer: issuer.url, audience: 'berth' });
-    const made = await pairOver(world.state, authenticator, stop.signal);
-    pair = made;
-    closed = made.closed;
-    // The first request fetches the issuer's keys.
-    await rawExchange(pair.through, request('POST /assign HTTP/1.1'));
+    pair = await pairOver(
+      world.state,
+      issuerAuthenticator({ issuer: issuer.url, audience: 'berth' }),
+    );
   });
   after(async () => {
-    stop.abort();
-    await closed;
+    await pair.close();
     await issuer.close();
     await world.cleanup();
   });
