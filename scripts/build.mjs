@@ -24,8 +24,11 @@ import { build } from 'esbuild';
 const require = createRequire(import.meta.url);
 const builtins = new Set(builtinModules);
 /**
- * Built-ins Node has loaded before berth's first line: they are imported as they are, once,
- * for a stand-in's exports are copied again into every module that imports it (1 ms).
+ * Built-ins Node has loaded before berth's first line. Their stand-in is an ES module that
+ * reads each export once, so no copy is made for every module that imports it (1 ms) and no
+ * `import` of the real module: Node's ES facade of node:fs reads every export, getters
+ * too, and its `ReadStream` getter loads the streams (4 ms of each start). A getter is
+ * left out; an import of one fails the build.
  */
 const LOADED_AT_START = new Set(['fs', 'fs/promises', 'path']);
 
@@ -36,10 +39,24 @@ const lazyBuiltins = {
     on.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, (args) => {
       const name = args.path.replace(/^node:/, '');
       if (!builtins.has(name)) return undefined;
-      if (LOADED_AT_START.has(name)) return { path: `node:${name}`, external: true };
       // The stand-in's own require of the real module stays a require.
-      if (args.namespace === 'lazy-builtin') return { path: `node:${name}`, external: true };
+      if (args.namespace === 'lazy-builtin' || args.namespace === 'start-builtin')
+        return { path: `node:${name}`, external: true };
+      if (LOADED_AT_START.has(name)) return { path: `node:${name}`, namespace: 'start-builtin' };
       return { path: `node:${name}`, namespace: 'lazy-builtin' };
+    });
+    on.onLoad({ filter: /.*/, namespace: 'start-builtin' }, (args) => {
+      const real = require(args.path);
+      const values = Object.entries(Object.getOwnPropertyDescriptors(real))
+        .filter(([key, described]) => key !== 'default' && 'value' in described)
+        .map(([key]) => key);
+      return {
+        loader: 'js',
+        contents: [
+          `const real = require(${JSON.stringify(args.path)});`,
+          ...values.map((key) => `export const ${key} = real.${key};`),
+        ].join('\n'),
+      };
     });
     on.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
       const id = JSON.stringify(args.path);
@@ -114,11 +131,11 @@ const onFirstUse = {
       return {
         loader: 'js',
         contents: [
-          "const { brotliDecompressSync } = require('node:zlib');",
-          "const { runInThisContext } = require('node:vm');",
           'let real;',
           'function load() {',
           '  if (real) return real;',
+          "  const { brotliDecompressSync } = require('node:zlib');",
+          "  const { runInThisContext } = require('node:vm');",
           `  const text = brotliDecompressSync(Buffer.from('${await onFirstUseText(group, args.path)}', 'base64')).toString('utf8');`,
           '  const module = { exports: {} };',
           `  runInThisContext('(function (module, exports) {' + text + '\\n})', { filename: 'berth:${group}' })(module, module.exports);`,

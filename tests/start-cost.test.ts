@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BERTH, makeWorld, runBerth, type World } from './helpers/world.ts';
+import { countingCopy, readEvaluated } from './helpers/evaluated.ts';
+import { BERTH, makeWorld, runBerth, runNode, type World } from './helpers/world.ts';
 
 /**
  * The bundle whole, and the part of it a start parses (all but the groups kept as text):
@@ -85,6 +86,44 @@ describe('what a start pays for', () => {
     const { loaded, made } = await run('--version');
     assert.deepEqual(made, []);
     assert.ok(!loaded.includes('zlib'), loaded.join(', '));
+  });
+
+  /** The modules a run of the bundle evaluates (a copy that counts them). */
+  async function evaluatedBy(...args: string[]): Promise<string[]> {
+    const copy = await countingCopy(BERTH, world.dir);
+    const record = join(world.dir, 'evaluated.json');
+    const done = await runNode([copy, '--state', world.state, ...args], {
+      BERTH_EVALUATED: record,
+    });
+    assert.equal(done.code, 0, done.stderr);
+    return (await readEvaluated(record)).modules;
+  }
+  // Code a start never needs: a command's own, and a machine kind's (ssh's scripts, the
+  // rooted machine's safe walks). The table names the commands; each is loaded at its run.
+  // The steps' words are not acting: `status --check` says a check with them.
+  const ACTING =
+    /^src\/(commands\/(?!table\.ts$|steps\/words\.ts$)|machines\/(ssh|rooted)|survey\.ts$|secrets\.ts$)/;
+
+  it("berth --version evaluates no command's code, no machine's and no store's", async () => {
+    const evaluated = await evaluatedBy('--version');
+    assert.ok(evaluated.includes('src/cli/main.ts'), evaluated.join(' '));
+    const acting = evaluated.filter((name) => ACTING.test(name) || name.startsWith('src/stores/'));
+    assert.deepEqual(acting, []);
+  });
+
+  it("berth status evaluates no command's code and no machine's", async () => {
+    const evaluated = await evaluatedBy('status');
+    assert.ok(evaluated.includes('src/stores/file-store.ts'), evaluated.join(' '));
+    assert.deepEqual(
+      evaluated.filter((name) => ACTING.test(name)),
+      [],
+    );
+  });
+
+  it('a converge evaluates its command and the machine it reaches', async () => {
+    const evaluated = await evaluatedBy('converge', 'box');
+    for (const name of ['src/commands/converge.ts', 'src/machines/rooted-machine.ts'])
+      assert.ok(evaluated.includes(name), `${name} is not among ${evaluated.join(' ')}`);
   });
 
   it('a preview with a diff makes jsdiff, and only it', async () => {

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { countingCopy, readEvaluated } from '../../tests/helpers/evaluated.ts';
 import { BERTH, cleanEnv, fmt, log, median, ratio, table, timeNode } from './stats.ts';
 import { makeBenchWorld } from './world.ts';
 
@@ -51,36 +52,20 @@ export async function benchColdStart(runs: number): Promise<string> {
 
 /**
  * Which of the bundle's lazily wrapped modules each command evaluates, and whether
- * it loads Node's HTTP stack: an instrumented copy of dist/berth.mjs counts them.
+ * it loads Node's HTTP stack: a copy of dist/berth.mjs counts them (tests/helpers/evaluated.ts).
  */
 async function whatEachCommandLoads(state: string): Promise<Map<string, string>> {
   const found = new Map<string, string>();
-  const source = await readFile(BERTH, 'utf8');
-  const hook = 'return fn && (res = (0, fn[__getOwnPropNames(fn)[0]])(fn = 0)), res;';
-  if (!source.includes(hook)) return found;
   const dir = await mkdtemp(join(tmpdir(), 'berth-bench-count-'));
   try {
-    const copy = join(dir, 'berth.mjs');
-    const counted = source.replace(
-      hook,
-      'return fn && (globalThis.__benchEsm.add(__getOwnPropNames(fn)[0]), res = (0, fn[__getOwnPropNames(fn)[0]])(fn = 0)), res;',
-    );
-    await writeFile(copy, counted.replace(/^(#!.*\n)?/, '$1globalThis.__benchEsm = new Set();\n'));
-    const total = source.match(/= __esm\(\{/g)?.length ?? 0;
-    const report = join(dir, 'report.cjs');
-    const out = join(dir, 'loaded.json');
-    await writeFile(
-      report,
-      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ esm: [...(globalThis.__benchEsm ?? [])], builtins: process.moduleLoadList })));\n`,
-    );
+    const copy = await countingCopy(BERTH, dir);
+    const out = join(dir, 'evaluated.json');
+    const env = cleanEnv({ BERTH_EVALUATED: out });
     const describe = async () => {
-      const { esm, builtins } = JSON.parse(await readFile(out, 'utf8')) as {
-        esm: string[];
-        builtins: string[];
-      };
+      const { modules, total, builtins } = await readEvaluated(out);
       const has = (name: string) => builtins.includes(`NativeModule ${name}`);
-      const http = esm.some((key) => key.includes('hono')) || has('http');
-      return `${esm.length} of ${total} wrapped modules; HTTP stack ${http ? 'loaded' : 'not loaded'}; node:crypto ${has('crypto') ? 'loaded' : 'not loaded'}`;
+      const http = modules.some((key) => key.includes('hono')) || has('http');
+      return `${modules.length} of ${total} wrapped modules; HTTP stack ${http ? 'loaded' : 'not loaded'}; node:crypto ${has('crypto') ? 'loaded' : 'not loaded'}`;
     };
     const args: [string, string[]][] = [
       ['berth --version', ['--version']],
@@ -88,15 +73,13 @@ async function whatEachCommandLoads(state: string): Promise<Map<string, string>>
       ['berth assign n0 m0 (already; journaled, fsync)', ['--state', state, 'assign', 'n0', 'm0']],
     ];
     for (const [name, rest] of args) {
-      await timeNode(['--require', report, copy, ...rest]);
+      await timeNode([copy, ...rest], { env });
       found.set(name, await describe());
     }
     await new Promise<void>((done) => {
       const child = spawn(
         process.execPath,
         [
-          '--require',
-          report,
           copy,
           'api',
           '--state',
@@ -106,7 +89,7 @@ async function whatEachCommandLoads(state: string): Promise<Map<string, string>>
           '--issuer',
           'http://127.0.0.1:1',
         ],
-        { env: cleanEnv(), stdio: ['ignore', 'pipe', 'ignore'] },
+        { env, stdio: ['ignore', 'pipe', 'ignore'] },
       );
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
       child.stdout.on('data', (chunk: Buffer) => {

@@ -2,7 +2,7 @@ import type { ActDeps } from '../commands/act.ts';
 import { ConfigError, type LoadConfig } from '../config/config.ts';
 import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { machinesOf } from '../machines/machines-of.ts';
+import { machinesOnFirstUse } from '../machines/machines-on-first-use.ts';
 import { fileStores } from '../stores/file-store.ts';
 import { checkStoreUrl } from '../stores/store-url.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
@@ -22,7 +22,7 @@ export function stateDeps(
   return {
     loadConfig,
     stores: chosenStores(location, loadConfig, env, storeOptions),
-    machines: machinesOf,
+    machines: machinesOnFirstUse,
   };
 }
 
@@ -33,7 +33,7 @@ export function fileDeps(location: StateLocation): ActDeps {
   return {
     loadConfig,
     stores: fileStores(location, { seal }),
-    machines: machinesOf,
+    machines: machinesOnFirstUse,
   };
 }
 

@@ -6,7 +6,6 @@ import { didYouMean, withHint } from '../did-you-mean.ts';
 import { EXAMPLES } from './examples.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
 import { parseLockTimeout } from './lock-wait.ts';
-import { runFromCli } from './run-command.ts';
 
 type Flags = Record<string, unknown>;
 
@@ -313,11 +312,13 @@ function runTableCommand(
   const fullDiff = Boolean(flags.fullDiff);
   const json = Boolean(flags.json);
   const detailedExitcode = Boolean(flags.detailedExitcode);
-  return runFromCli(
-    command,
-    request,
-    { location, mint, fullDiff, json, detailedExitcode, lockWaitMs },
-    io,
+  return import('./run-command.ts').then(({ runFromCli }) =>
+    runFromCli(
+      command,
+      request,
+      { location, mint, fullDiff, json, detailedExitcode, lockWaitMs },
+      io,
+    ),
   );
 }
 

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog.ts';
 import type { ActDeps } from '../commands/act.ts';
-import { describeCheck, runCheck } from '../commands/steps/check.ts';
 import type { CheckOutcome } from '../commands/steps/step.ts';
+import { describeCheck } from '../commands/steps/words.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { type Declared, declaredFor } from '../declared.ts';
@@ -176,6 +176,7 @@ async function runChecksNow(
   catalog: Catalog,
   deps: ActDeps,
 ): Promise<Record<string, CheckOutcome | null>> {
+  const { runCheck } = await import('../commands/steps/check.ts');
   const modules = Object.keys(record.managed).sort();
   const entries = await loadEntries(catalog, modules);
   const { settings } = await deps.loadConfig([node]);

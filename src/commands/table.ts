@@ -1,10 +1,4 @@
-import { adopt } from './adopt.ts';
-import { assign } from './assign.ts';
 import type { CommandFunction } from './context.ts';
-import { converge } from './converge.ts';
-import { forget } from './forget.ts';
-import { take } from './take.ts';
-import { unassign } from './unassign.ts';
 
 /**
  * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, and how a target's act runs
@@ -48,7 +42,7 @@ export const commands: readonly Command[] = [
     needs: ['node', 'module'],
     summary: 'Keep that a node is to run a module',
     options: [],
-    run: assign,
+    run: onFirstCall(async () => (await import('./assign.ts')).assign),
   },
   {
     name: 'unassign',
@@ -56,7 +50,7 @@ export const commands: readonly Command[] = [
     needs: ['node', 'module'],
     summary: 'Drop that a node is to run a module (converge releases it; its data stays)',
     options: [],
-    run: unassign,
+    run: onFirstCall(async () => (await import('./unassign.ts')).unassign),
   },
   {
     name: 'take',
@@ -64,7 +58,7 @@ export const commands: readonly Command[] = [
     needs: ['node', 'module'],
     summary: 'Bring a module the machine already holds under berth: preview, then act',
     options: ['yes', 'digest', 'mint', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
-    run: take,
+    run: onFirstCall(async () => (await import('./take.ts')).take),
   },
   {
     name: 'converge',
@@ -72,7 +66,7 @@ export const commands: readonly Command[] = [
     needs: ['node'],
     summary: 'Bring a node, or a target of nodes, to its assignments: preview, then act',
     options: ['yes', 'digest', 'filter', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
-    run: converge,
+    run: onFirstCall(async () => (await import('./converge.ts')).converge),
   },
   {
     name: 'adopt',
@@ -80,7 +74,7 @@ export const commands: readonly Command[] = [
     needs: ['node'],
     summary: "Survey a node's machine and record what it holds, module by module",
     options: [],
-    run: adopt,
+    run: onFirstCall(async () => (await import('./adopt.ts')).adopt),
   },
 ];
 
@@ -92,6 +86,18 @@ export const commandLineOnly: readonly CommandShape[] = [
     summary:
       'Stop managing a module no longer assigned, without running its stop (its data, files and secrets stay)',
     options: [],
-    run: forget,
+    run: onFirstCall(async () => (await import('./forget.ts')).forget),
   },
 ];
+
+/**
+ * A command's code, loaded at its first call: every start reads the table (help,
+ * completion, the routes), only a run needs the command, and `berth status` none.
+ */
+function onFirstCall(load: () => Promise<CommandFunction>): CommandFunction {
+  let loaded: Promise<CommandFunction> | undefined;
+  return async (request, context) => {
+    loaded ??= load();
+    return (await loaded)(request, context);
+  };
+}

@@ -1,7 +1,7 @@
 import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
-import { describeCheck } from './steps/check.ts';
+import { describeCheck } from './steps/words.ts';
 import type { TakePlan } from './take.ts';
 
 /** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */

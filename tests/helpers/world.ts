@@ -72,11 +72,19 @@ export function runBerth(
   args: string[],
   env: Record<string, string | undefined> = {},
 ): Promise<Run> {
+  return runNode([BERTH, ...args], env);
+}
+
+/** Runs node on `args` (a copy of the bundle, say) as runBerth runs berth. */
+export function runNode(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<Run> {
   const { NODE_EXTRA_CA_CERTS: _, BERTH_STATE: __, ...rest } = process.env;
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [BERTH, ...args],
+      args,
       { env: { ...rest, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

@@ -22,10 +22,3 @@ export async function runCheck(
   );
   return { code: result.code, last: result.shown.split('\n').at(-1) ?? '' };
 }
-
-/** A check's outcome in words, after "check: " or "check gitea: ". */
-export function describeCheck(check: CheckOutcome): string {
-  return check.code === 0
-    ? 'passes'
-    : `fails (exit ${check.code}${check.last ? `: ${check.last}` : ''})`;
-}

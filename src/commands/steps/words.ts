@@ -1,7 +1,6 @@
 import { shownDiff } from '../../diff-shown.ts';
-import { describeCheck } from './check.ts';
 import type { HookDone } from './hook.ts';
-import type { Attributes, Drift, Step } from './step.ts';
+import type { Attributes, CheckOutcome, Drift, Step } from './step.ts';
 
 /**
  * Whose words a step is said in once done: a take says its secrets one by one
@@ -145,4 +144,11 @@ function describeNamed(step: { mode?: string; uid?: number; gid?: number }): str
 /** "its owner is 0, not git (1001); its mode is 0644, not 0640". */
 function describeDrift(drift: readonly Drift[]): string {
   return drift.map((item) => `its ${item.what} is ${item.was}, not ${item.want}`).join('; ');
+}
+
+/** A check's outcome in words, after "check: " or "check gitea: ". */
+export function describeCheck(check: CheckOutcome): string {
+  return check.code === 0
+    ? 'passes'
+    : `fails (exit ${check.code}${check.last ? `: ${check.last}` : ''})`;
 }
