@@ -128,8 +128,14 @@ describe('the front door while no identity provider answers (the seed)', () => {
     ['a percent-encoded path', request('POST /%61ssign HTTP/1.1', [token])],
     ['an absolute-form target', request('POST http://127.0.0.1/assign HTTP/1.1', [token])],
     ['a HEAD', request('HEAD /assign HTTP/1.1', [token]), true],
-    ['a GET', request('GET /assign HTTP/1.1', [token])],
-    ['no route', request('POST /nope HTTP/1.1', [token])],
+    ['a dot segment', request('POST /a/../assign HTTP/1.1', [token])],
+    ['a path with a quote', request('POST /a"b HTTP/1.1', [token])],
+    ['an OPTIONS of no route', request('OPTIONS /a%20b HTTP/1.1', [token])],
+    ['a TRACE', request('TRACE /nope HTTP/1.1', [token])],
+    [
+      'an HTTP/1.0 request without Host',
+      request('POST /assign HTTP/1.0', [token]).replace('Host: 127.0.0.1\r\n', ''),
+    ],
     // Node keeps the first of two Authorization headers; a Request joins them, and finds
     // no token in "Bearer a, Bearer b": the challenge differs.
     [
@@ -140,8 +146,44 @@ describe('the front door while no identity provider answers (the seed)', () => {
     it(`hands on ${what} to the app, which answers it as without the front door`, async () => {
       const before = pair.reached();
       const { door, through } = await bothAnswer(pair, bytes, head);
-      assert.equal(pair.reached(), before + 1, 'the request did not reach the app');
       assert.equal(door.raw, through);
+      assert.equal(pair.reached(), before + 1, 'the request did not reach the app');
+    });
+
+  for (const [what, target, method] of [
+    ['a path that is no route', '/nope', 'POST'],
+    ['the root', '/', 'GET'],
+    ['a route asked with GET', '/assign', 'GET'],
+    ['a route with a slash after it', '/assign/', 'POST'],
+    ['a path of every plain character', "/A-Z_a.z~!$&'()*+,;=:@[]/0-9//x", 'PUT'],
+    ['a DELETE', '/nodes/web1', 'DELETE'],
+    ['a PATCH', '/x', 'PATCH'],
+    ['an OPTIONS', '/x', 'OPTIONS'],
+  ] as const)
+    it(`answers the 404 of ${what} itself, in the app's bytes`, async () => {
+      const before = pair.reached();
+      const { door, through } = await bothAnswer(
+        pair,
+        request(`${method} ${target} HTTP/1.1`, [token]),
+      );
+      assert.equal(pair.reached(), before, 'the request reached the app');
+      assert.equal(door.status, 404);
+      assert.ok(
+        JSON.parse(door.body).refused.startsWith(`no route for ${method} ${target}; `),
+        door.body,
+      );
+      assert.equal(door.raw, through);
+    });
+
+  // The adapter makes the Request's URL of the Host, and refuses one that is no host
+  // (400) before the app is asked: the front door must not answer it otherwise.
+  for (const host of ['a/b', 'a b', '[::1', 'Example.com'])
+    it(`hands on a request whose Host is ${JSON.stringify(host)}, answered as without the front door`, async () => {
+      for (const line of ['POST /assign HTTP/1.1', 'POST /nope HTTP/1.1']) {
+        const bytes = request(line, [token]).replace('Host: 127.0.0.1', `Host: ${host}`);
+        const { door, through } = await bothAnswer(pair, bytes);
+        assert.equal(door.raw, through);
+      }
     });
 });
 

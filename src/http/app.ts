@@ -9,19 +9,13 @@ import { authenticate } from './middleware/authenticate.ts';
 import { openStores } from './middleware/open-stores.ts';
 import { runCommand } from './middleware/run-command.ts';
 import { validateRequest } from './middleware/validate-request.ts';
+import { noRoute } from './no-route.ts';
 
 export interface AppOptions extends ActDeps {
   authenticator: Authenticator;
   now?: () => Date;
   /** Aborts when acts still running must stop: `listen()`'s close deadline. */
   stopping?: AbortSignal;
-}
-
-const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
-
-/** The 404 words: the method and path asked for, and the five routes berth answers. */
-export function noRoute(method: string, path: string): string {
-  return `no route for ${method} ${path}; berth answers ${ROUTES}`;
 }
 
 /**

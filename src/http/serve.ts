@@ -3,8 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import type { AccessLog } from './access-log.ts';
-import { noRoute } from './app.ts';
 import type { FrontDoor } from './front-door.ts';
+import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
 import type { PlainAnswer } from './unauthorized.ts';
 
@@ -86,9 +86,14 @@ export function listen(
     if (early) return answerDirectly(response, ...early);
     // The app's own answer where it needs no Request made (see front-door.ts). Node trims
     // a header's value as a Request does, but keeps only the first of two Authorization
-    // headers, where a Request joins them: those are left to the app.
+    // headers, where a Request joins them: those are left to the app. So is a Host the
+    // adapter must parse to make the Request's URL (it refuses one that is no host: 400),
+    // and an HTTP/1.0 request without one, whose URL is made of the address listened on.
     const plain =
-      frontDoor && asked.authorizations < 2
+      frontDoor &&
+      asked.authorizations < 2 &&
+      asked.host !== undefined &&
+      PLAIN_HOST.test(asked.host)
         ? frontDoor(request.method as string, request.url as string, asked.authorization)
         : undefined;
     if (plain) return answerPlainly(response, plain);
@@ -245,9 +250,17 @@ function closingState() {
   return state;
 }
 
+/**
+ * A Host the Node adapter puts into the Request's URL as it is: a lower-case name or
+ * address, and a port of four or five digits (@hono/node-server's own test).
+ */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+
 /** What the edge reads of a request's headers, in one pass over them. */
 interface HeadersRead {
   hosts: number;
+  /** The Host header's value, when there is one. */
+  host: string | undefined;
   authorizations: number;
   /** The first Authorization header's value, as Node's `headers.authorization` is. */
   authorization: string | undefined;
@@ -255,11 +268,17 @@ interface HeadersRead {
 
 function readHeaders(request: IncomingMessage): HeadersRead {
   const raw = request.rawHeaders;
-  const read: HeadersRead = { hosts: 0, authorizations: 0, authorization: undefined };
+  const read: HeadersRead = {
+    hosts: 0,
+    host: undefined,
+    authorizations: 0,
+    authorization: undefined,
+  };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') read.hosts++;
-    else if (name.length === 13 && name.toLowerCase() === 'authorization') {
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (read.hosts++ === 0) read.host = raw[i + 1];
+    } else if (name.length === 13 && name.toLowerCase() === 'authorization') {
       if (read.authorizations++ === 0) read.authorization = raw[i + 1];
     }
   }

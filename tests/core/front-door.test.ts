@@ -61,8 +61,13 @@ async function appAnswer(
 }
 
 /** The front door's answer as a Response's parts would read: header names in lower case. */
-function doorAnswer(door: ReturnType<typeof frontDoor>, target: string, authorization?: string) {
-  const answer = door('POST', target, authorization);
+function doorAnswer(
+  door: ReturnType<typeof frontDoor>,
+  target: string,
+  authorization?: string,
+  method = 'POST',
+) {
+  const answer = door(method, target, authorization);
   if (!answer) return undefined;
   return {
     status: answer.status,
@@ -103,16 +108,37 @@ describe('the front door, while no identity provider answers (the seed)', () => 
       ['POST', '/assign?access_token=x'],
       ['POST', '/assign?'],
       ['POST', '/%61ssign'],
-      ['POST', '/assign/'],
       ['POST', '/assign#x'],
       ['POST', 'http://127.0.0.1/assign'],
-      ['POST', '/nope'],
+      ['POST', '/a/./b'],
+      ['POST', '/a/..'],
+      ['POST', '/a b'],
+      ['POST', '/a\\b'],
+      ['POST', '/{x}'],
       ['HEAD', '/assign'],
-      ['GET', '/assign'],
+      ['HEAD', '/nope'],
+      ['TRACE', '/nope'],
       ['post', '/assign'],
     ] as const)
       assert.equal(door(method, target, 'Bearer not.a.token'), undefined, `${method} ${target}`);
   });
+
+  for (const [method, target] of [
+    ['POST', '/nope'],
+    ['POST', '/assign/'],
+    ['GET', '/assign'],
+    ['GET', '/'],
+    ['PUT', "/A-Z_a.z~!$&'()*+,;=:@[]/0-9//x"],
+    ['DELETE', '/a/.b/..c'],
+    ['PATCH', '/x'],
+    ['OPTIONS', '/x'],
+  ] as const)
+    it(`answers ${method} ${target} (no route) as the app does`, async () => {
+      const early = doorAnswer(door, target, 'Bearer not.a.token', method);
+      assert.ok(early, 'the front door handed on a 404 it can answer');
+      assert.equal(early.status, 404);
+      assert.deepEqual(early, await appAnswer(app, method, target, 'Bearer not.a.token'));
+    });
 });
 
 describe('the front door, with an authenticator that decides at once', () => {
