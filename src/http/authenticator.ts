@@ -47,8 +47,10 @@ export function bearerChallenge(error?: { code: string; description: string }): 
   return `Bearer realm="berth", error="${error.code}", error_description="${description}"`;
 }
 
+const BEARER = /^Bearer[ ]+([^ ]+)[ ]*$/i;
+
 /** Reads the bearer token from the one place berth looks: the Authorization header. */
 export function bearerToken(authorization: string | undefined): string | undefined {
-  const match = authorization ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(authorization) : null;
+  const match = authorization ? BEARER.exec(authorization) : null;
   return match?.[1];
 }

@@ -266,6 +266,15 @@ interface HeadersRead {
   authorization: string | undefined;
 }
 
+/** A header's name, in any case: the usual spellings first, so that they make no string. */
+function isHeader(name: string, usual: string, lower: string): boolean {
+  return (
+    name === usual ||
+    name === lower ||
+    (name.length === lower.length && name.toLowerCase() === lower)
+  );
+}
+
 function readHeaders(request: IncomingMessage): HeadersRead {
   const raw = request.rawHeaders;
   const read: HeadersRead = {
@@ -276,9 +285,9 @@ function readHeaders(request: IncomingMessage): HeadersRead {
   };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') {
+    if (isHeader(name, 'Host', 'host')) {
       if (read.hosts++ === 0) read.host = raw[i + 1];
-    } else if (name.length === 13 && name.toLowerCase() === 'authorization') {
+    } else if (isHeader(name, 'Authorization', 'authorization')) {
       if (read.authorizations++ === 0) read.authorization = raw[i + 1];
     }
   }
