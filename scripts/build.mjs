@@ -54,7 +54,7 @@ const lazyBuiltins = {
         loader: 'js',
         contents: [
           `const real = require(${JSON.stringify(args.path)});`,
-          ...values.map((key) => `export const ${key} = real.${key};`),
+          `export const { ${values.join(', ')} } = real;`,
         ].join('\n'),
       };
     });
