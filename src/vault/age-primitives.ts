@@ -40,3 +40,24 @@ export interface AgePrimitives {
   /** HMAC-SHA-256. */
   hmac(key: Uint8Array, data: Uint8Array): Uint8Array;
 }
+
+/**
+ * A private key whose exchange is `derive` against the peer's key as these primitives made
+ * it: a peer made by other primitives is refused, and an all-zero secret (a low-order
+ * point, which some hosts refuse and others return) is none, as age has it.
+ */
+export function exchangingWith<PeerKey>(
+  publicKey: Uint8Array,
+  peers: WeakMap<X25519Public, PeerKey>,
+  derive: (peer: PeerKey) => Promise<Uint8Array | undefined> | Uint8Array | undefined,
+): X25519Private {
+  return {
+    publicKey,
+    async exchange(peer) {
+      const peerKey = peers.get(peer);
+      if (peerKey === undefined) throw new Error('a public key made by other primitives');
+      const shared = await derive(peerKey);
+      return shared?.some((byte) => byte !== 0) ? shared : undefined;
+    },
+  };
+}

@@ -14,7 +14,12 @@ import {
   type KeyObject,
   randomFillSync,
 } from 'node:crypto';
-import type { AgePrimitives, X25519Private, X25519Public } from './age-primitives.ts';
+import {
+  type AgePrimitives,
+  exchangingWith,
+  type X25519Private,
+  type X25519Public,
+} from './age-primitives.ts';
 
 const TAG = 16;
 
@@ -65,21 +70,13 @@ const rawOf = (key: KeyObject) =>
   Buffer.from(key.export({ format: 'jwk' }).x as string, 'base64url');
 
 function privateOf(key: KeyObject, publicKey: Uint8Array): X25519Private {
-  return {
-    publicKey,
-    async exchange(peer) {
-      const public_ = keys.get(peer);
-      if (public_ === undefined) throw new Error('a public key made by other primitives');
-      let shared: Uint8Array;
-      try {
-        shared = diffieHellman({ privateKey: key, publicKey: public_ });
-      } catch {
-        // OpenSSL refuses an all-zero result; so does age.
-        return undefined;
-      }
-      return shared.some((byte) => byte !== 0) ? shared : undefined;
-    },
-  };
+  return exchangingWith(publicKey, keys, (peer) => {
+    try {
+      return diffieHellman({ privateKey: key, publicKey: peer });
+    } catch {
+      return undefined; // OpenSSL refuses an all-zero result.
+    }
+  });
 }
 
 export const nodePrimitives: AgePrimitives = {

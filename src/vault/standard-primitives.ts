@@ -7,7 +7,12 @@ import { chacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import type { AgePrimitives, X25519Private, X25519Public } from './age-primitives.ts';
+import {
+  type AgePrimitives,
+  exchangingWith,
+  type X25519Private,
+  type X25519Public,
+} from './age-primitives.ts';
 
 /** Web Crypto's key, as both Node's types and the DOM's know it. */
 type WebKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
@@ -32,20 +37,17 @@ async function x25519Public(bytes: Uint8Array): Promise<X25519Public> {
 }
 
 function privateOf(key: WebKey, publicKey: Uint8Array): X25519Private {
-  return {
+  return exchangingWith(
     publicKey,
-    async exchange(peer) {
-      const public_ = keys.get(peer);
-      if (public_ === undefined) throw new Error('a public key made by other primitives');
-      const shared = new Uint8Array(
-        await crypto.subtle.deriveBits({ name: 'X25519', public: public_ }, key, 256).catch(
-          // Node's Web Crypto refuses an all-zero result; so does age.
-          () => new ArrayBuffer(32),
-        ),
-      );
-      return shared.some((byte) => byte !== 0) ? shared : undefined;
-    },
-  };
+    keys,
+    async (peer) =>
+      new Uint8Array(
+        await crypto.subtle
+          .deriveBits({ name: 'X25519', public: peer }, key, 256)
+          // Node's Web Crypto refuses an all-zero result.
+          .catch(() => new ArrayBuffer(32)),
+      ),
+  );
 }
 
 export const standardPrimitives: AgePrimitives = {
