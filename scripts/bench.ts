@@ -64,9 +64,12 @@ await run('nodes', async () => (await import('./bench/seams.ts')).fleet(quick));
 await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
 await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
 await run('diff', async () => (await import('./bench/diff.ts')).benchDiff(quick ? 3 : 11));
-// 41 rounds, about 40 s: a converge's CPU is mostly the kernel's (fsync, rename), which
-// drifts by a third from round to round here, against the vault's tenth.
-await run('vault', async () => (await import('./bench/vault.ts')).benchVault(quick ? 2 : 41));
+// 41 rounds in one process, about 40 s: a converge's CPU is mostly the kernel's (fsync,
+// rename), which drifts by a third from round to round here, against the vault's tenth.
+// Then 15 with the binary, about 45 s.
+await run('vault', async () =>
+  (await import('./bench/vault.ts')).benchVault(quick ? 2 : 41, quick ? 1 : 15),
+);
 await run('targets', async () => (await import('./bench/targets.ts')).benchTargets(quick));
 await run('targets-ssh', async () =>
   (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 50, quick ? 1 : 3),

@@ -18,6 +18,7 @@
 // commands that show no diff never decompress or parse it.
 
 import { builtinModules, createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { brotliCompressSync } from 'node:zlib';
 import { build } from 'esbuild';
 
@@ -238,18 +239,27 @@ const lazyGroups = {
   },
 };
 
-await build({
-  entryPoints: ['src/berth.ts'],
-  outfile: 'dist/berth.mjs',
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  minifySyntax: true,
-  legalComments: 'none',
-  banner: {
-    js: "import { createRequire as __berthRequire } from 'node:module'; const require = __berthRequire(import.meta.url);",
-  },
-  plugins: [lazyGroups, onFirstUse, lazyBuiltins],
-  logLevel: 'warning',
-});
+/**
+ * Builds the binary at `outfile`. `plugins` go before berth's own: the vault bench builds a
+ * second binary whose seal is bypassed, to time what a converge cost before sealing.
+ * @param {{ outfile?: string, plugins?: import('esbuild').Plugin[] }} options
+ */
+export async function buildBerth({ outfile = 'dist/berth.mjs', plugins = [] } = {}) {
+  await build({
+    entryPoints: ['src/berth.ts'],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minifySyntax: true,
+    legalComments: 'none',
+    banner: {
+      js: "import { createRequire as __berthRequire } from 'node:module'; const require = __berthRequire(import.meta.url);",
+    },
+    plugins: [...plugins, lazyGroups, onFirstUse, lazyBuiltins],
+    logLevel: 'warning',
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await buildBerth();

@@ -52,7 +52,7 @@ export async function benchDiff(runs: number): Promise<string> {
       const mib: number[] = [];
       let lines = 0;
       for (let run = 0; run < runs; run++) {
-        const timed = await timeNode([BERTH, ...state, 'take', 'n0', 'big'], { rss: true });
+        const timed = await timeNode([BERTH, ...state, 'take', 'n0', 'big'], { usage: true });
         if (timed.code !== 0) throw new Error(`take preview failed: ${timed.stderr}`);
         ms.push(timed.ms);
         mib.push(timed.rssMiB ?? Number.NaN);

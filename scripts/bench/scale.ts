@@ -63,7 +63,10 @@ async function measure(nodes: number, perNode: number, runs: number) {
     for (let run = 0; run < runs; run++) {
       for (const name of COMMANDS) {
         await reset(world, name, nodes, perNode);
-        const timed = await timeNode(argsOf(name, world.state), { rss: true, timeoutMs: 120_000 });
+        const timed = await timeNode(argsOf(name, world.state), {
+          usage: true,
+          timeoutMs: 120_000,
+        });
         if (timed.code !== 0) throw new Error(`${name} failed (${timed.code}): ${timed.stderr}`);
         samples.get(name)?.ms.push(timed.ms);
         samples.get(name)?.rss.push(timed.rssMiB ?? Number.NaN);

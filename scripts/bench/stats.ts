@@ -40,30 +40,36 @@ export function quartiles(values: readonly number[]): [number, number] {
 export interface Timed {
   ms: number;
   code: number;
-  /** Peak resident set of the child, in MiB, when it was asked for. */
+  /** Peak resident set of the child, in MiB, when its usage was asked for. */
   rssMiB?: number;
+  /** The child's CPU time (all its threads), and the part in user space, when asked for. */
+  cpuMs?: number;
+  userMs?: number;
   stdout: string;
   stderr: string;
 }
 
-const RSS_PRELOAD = join(import.meta.dirname, 'rss.cjs');
+const USAGE_PRELOAD = join(import.meta.dirname, 'usage.cjs');
 
 /**
  * Runs `node ...args` to its end and times it, wall clock from spawn to exit. With
- * `rss`, a preload writes the child's peak resident set (process.resourceUsage) to a file.
+ * `usage`, a preload writes what the child used (process.resourceUsage) to a file.
  */
 export async function timeNode(
   args: readonly string[],
-  options: { rss?: boolean; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: { usage?: boolean; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<Timed> {
-  let rssFile: string | undefined;
-  let rssDir: string | undefined;
-  if (options.rss) {
-    rssDir = await mkdtemp(join(tmpdir(), 'berth-bench-rss-'));
-    rssFile = join(rssDir, 'rss');
+  let usageFile: string | undefined;
+  let usageDir: string | undefined;
+  if (options.usage) {
+    usageDir = await mkdtemp(join(tmpdir(), 'berth-bench-usage-'));
+    usageFile = join(usageDir, 'usage');
   }
-  const env = { ...(options.env ?? cleanEnv()), ...(rssFile ? { BERTH_BENCH_RSS: rssFile } : {}) };
-  const argv = rssFile ? ['--require', RSS_PRELOAD, ...args] : [...args];
+  const env = {
+    ...(options.env ?? cleanEnv()),
+    ...(usageFile ? { BERTH_BENCH_USAGE: usageFile } : {}),
+  };
+  const argv = usageFile ? ['--require', USAGE_PRELOAD, ...args] : [...args];
   const started = performance.now();
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
     const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -82,13 +88,19 @@ export async function timeNode(
     });
   });
   const ms = performance.now() - started;
-  let rssMiB: number | undefined;
-  if (rssFile && rssDir) {
-    const kib = Number(await readFile(rssFile, 'utf8').catch(() => 'NaN'));
-    rssMiB = kib / 1024;
-    await rm(rssDir, { recursive: true, force: true });
-  }
-  return { ms, rssMiB, ...result };
+  if (!usageFile || !usageDir) return { ms, ...result };
+  const used = await readFile(usageFile, 'utf8')
+    .then((text) => JSON.parse(text) as Record<string, number>)
+    .catch(() => ({}) as Record<string, number>);
+  await rm(usageDir, { recursive: true, force: true });
+  const { maxRSS = Number.NaN, userCPUTime = Number.NaN, systemCPUTime = Number.NaN } = used;
+  return {
+    ms,
+    rssMiB: maxRSS / 1024,
+    cpuMs: (userCPUTime + systemCPUTime) / 1000,
+    userMs: userCPUTime / 1000,
+    ...result,
+  };
 }
 
 /** Numbers as the table shows them. */

@@ -28,7 +28,7 @@ async function stateFor(dir: string, fleet: Fleet, hosts: Fleet['hosts']) {
   const berth = async (...args: string[]) => {
     const run = await timeNode([BERTH, '--state', state, ...args], {
       env,
-      rss: true,
+      usage: true,
       timeoutMs: 300_000,
     });
     if (run.code !== 0) throw new Error(`berth ${args.join(' ')}: ${run.stderr.slice(0, 400)}`);

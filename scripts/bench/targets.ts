@@ -44,7 +44,10 @@ async function makeTargetWorld(nodes: number, modules: Record<string, unknown>, 
 const digestOf = (said = '') => /digest ([0-9a-f]{64})\s*$/.exec(said)?.[1] ?? '';
 
 async function berth(state: string, args: string[], rss = false) {
-  const run = await timeNode([BERTH, '--state', state, ...args], { rss, timeoutMs: 600_000 });
+  const run = await timeNode([BERTH, '--state', state, ...args], {
+    usage: rss,
+    timeoutMs: 600_000,
+  });
   if (run.code !== 0) throw new Error(`berth ${args.join(' ')}: ${run.stderr.slice(0, 400)}`);
   return run;
 }
