@@ -81,8 +81,6 @@ const LAZY_GROUPS = {
   pg: ['pg'],
   // Only `berth openapi` converts schemas to JSON Schema.
   openapi: ['@valibot/to-json-schema'],
-  // Only a value sealed or opened: the bech32 of age's keys and the base64 of its files.
-  age: ['@scure/base'],
   // The standards' ciphers and hashes for age, which the Node process never loads: it
   // seals on node:crypto (src/vault/node-primitives.ts).
   noble: [

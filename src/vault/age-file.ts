@@ -9,9 +9,9 @@
  * (age-primitives.ts). The reference `age` opens what this seals and the other way round
  * (tests/vault/age-file.test.ts, tests/vault/primitives.test.ts).
  */
-import { base64nopad } from '@scure/base';
 import type { X25519Identity, X25519Recipient } from './age-keys.ts';
 import type { AgePrimitives } from './age-primitives.ts';
+import { decode64, encode64 } from './base64.ts';
 
 const ascii = (text: string) => new TextEncoder().encode(text);
 const VERSION_LINE = 'age-encryption.org/v1';
@@ -48,7 +48,7 @@ async function stanzaFor(
   if (shared === undefined) throw new Error('the recipient is a low-order point');
   const share = ephemeral.publicKey;
   const body = p.seal(wrapKey(p, shared, share, recipient.bytes), ZERO_NONCE, fileKey);
-  return `-> X25519 ${base64nopad.encode(share)}\n${base64nopad.encode(body)}\n`;
+  return `-> X25519 ${unpadded(share)}\n${unpadded(body)}\n`;
 }
 
 /** The nonce of a payload chunk: its counter, big-endian in 11 bytes, then 1 for the last. */
@@ -92,7 +92,7 @@ export async function sealAge(
     const plain = value.subarray(index * CHUNK, (index + 1) * CHUNK);
     chunks.push(p.seal(payloadKey, nonceOf, plain));
   }
-  return concat([header, ascii(` ${base64nopad.encode(mac)}\n`), nonce, ...chunks]);
+  return concat([header, ascii(` ${unpadded(mac)}\n`), nonce, ...chunks]);
 }
 
 interface Header {
@@ -121,7 +121,7 @@ function parseHeader(file: Uint8Array): Header | { broken: string } {
     const next = line();
     if (next === undefined) return { broken: 'its header has no end' };
     if (next.startsWith('--- ')) {
-      const mac = decode64(next.slice(4));
+      const mac = fromUnpadded(next.slice(4));
       if (stanzas.length === 0 || mac?.length !== 32) return { broken: 'its header is not valid' };
       return { stanzas, covered: file.subarray(0, start + 3), mac, end: at };
     }
@@ -131,7 +131,7 @@ function parseHeader(file: Uint8Array): Header | { broken: string } {
     const body: Uint8Array[] = [];
     for (;;) {
       const text = line();
-      const bytes = text === undefined ? undefined : decode64(text);
+      const bytes = text === undefined ? undefined : fromUnpadded(text);
       if (bytes === undefined || bytes.length > BODY_LINE_BYTES)
         return { broken: 'a stanza of its header is not valid' };
       body.push(bytes);
@@ -141,14 +141,9 @@ function parseHeader(file: Uint8Array): Header | { broken: string } {
   }
 }
 
-/** Canonical unpadded base64, or undefined. */
-function decode64(text: string) {
-  try {
-    return base64nopad.decode(text);
-  } catch {
-    return undefined;
-  }
-}
+/** A header's base64: canonical, unpadded. */
+const unpadded = (bytes: Uint8Array) => encode64(bytes, { padded: false });
+const fromUnpadded = (text: string) => decode64(text, { padded: false });
 
 /** The file key, unwrapped by the first identity one of the X25519 stanzas was sealed to. */
 async function unwrap(
@@ -159,7 +154,7 @@ async function unwrap(
   for (const identity of identities) {
     for (const { args, body } of stanzas) {
       if (args[0] !== 'X25519') continue;
-      const share = args.length === 2 ? decode64(args[1] as string) : undefined;
+      const share = args.length === 2 ? fromUnpadded(args[1] as string) : undefined;
       if (share?.length !== 32 || body.length !== 32)
         return { broken: 'an X25519 stanza of its header is not valid' };
       const shared = await identity.exchange(await p.x25519Public(share));

@@ -2,18 +2,17 @@
  * age's ASCII armor (a strict subset of PEM): the binary file as base64 in lines of 64
  * characters between BEGIN and END lines, as `age -a` writes it and `age -d` reads it.
  */
-import { base64 } from '@scure/base';
+import { decode64, encode64 } from './base64.ts';
 
 const BEGIN = '-----BEGIN AGE ENCRYPTED FILE-----';
 const END = '-----END AGE ENCRYPTED FILE-----';
-/** 48 bytes make one line of 64 characters. */
-const LINE_BYTES = 48;
+const LINE = 64;
 
 /** The armored file, with a final newline. */
 export function armor(file: Uint8Array): string {
+  const text = encode64(file, { padded: true });
   const lines = [BEGIN];
-  for (let at = 0; at < file.length; at += LINE_BYTES)
-    lines.push(base64.encode(file.subarray(at, at + LINE_BYTES)));
+  for (let at = 0; at < text.length; at += LINE) lines.push(text.slice(at, at + LINE));
   lines.push(END, '');
   return lines.join('\n');
 }
@@ -29,13 +28,9 @@ export function unarmor(text: string): Uint8Array | { broken: string } {
   const last = lines.length - 1;
   const lengthsRight = lines.every((line, index) =>
     index === last
-      ? line.length > 0 && line.length <= 64 && line.length % 4 === 0
-      : line.length === 64,
+      ? line.length > 0 && line.length <= LINE && line.length % 4 === 0
+      : line.length === LINE,
   );
   if (!lengthsRight) return { broken: 'a line of its armor has a wrong length' };
-  try {
-    return base64.decode(lines.join(''));
-  } catch {
-    return { broken: 'its armor is not base64' };
-  }
+  return decode64(lines.join(''), { padded: true }) ?? { broken: 'its armor is not base64' };
 }
