@@ -13,7 +13,10 @@ import type { X25519Identity, X25519Recipient } from './age-keys.ts';
 import type { AgePrimitives } from './age-primitives.ts';
 import { decode64, encode64 } from './base64.ts';
 
-const ascii = (text: string) => new TextEncoder().encode(text);
+const ENCODER = new TextEncoder();
+/** A header's bytes as text: any byte past ASCII makes a header line invalid anyway. */
+const DECODER = new TextDecoder('latin1');
+const ascii = (text: string) => ENCODER.encode(text);
 const VERSION_LINE = 'age-encryption.org/v1';
 const X25519_INFO = ascii('age-encryption.org/v1/X25519');
 const HEADER_INFO = ascii('header');
@@ -110,7 +113,7 @@ function parseHeader(file: Uint8Array): Header | { broken: string } {
   const line = () => {
     const newline = file.indexOf(0x0a, at);
     if (newline < 0) return undefined;
-    const text = new TextDecoder('latin1').decode(file.subarray(at, newline));
+    const text = DECODER.decode(file.subarray(at, newline));
     at = newline + 1;
     return text;
   };

@@ -43,20 +43,22 @@ function random(length: number): Uint8Array {
 
 const hmac = (key: Uint8Array, data: Uint8Array) => createHmac('sha256', key).update(data).digest();
 
+const NO_SALT = new Uint8Array(32);
+
 /**
  * HKDF-SHA-256 (RFC 5869) from two HMACs a block: hkdfSync makes a KeyObject of every
  * secret, and cost as much as the X25519 exchange.
  */
 function hkdf(secret: Uint8Array, salt: Uint8Array | undefined, info: Uint8Array, length: number) {
-  const key = hmac(salt ?? new Uint8Array(32), secret);
+  const key = hmac(salt ?? NO_SALT, secret);
   const okm = new Uint8Array(Math.ceil(length / 32) * 32);
   let block: Uint8Array = new Uint8Array(0);
   for (let at = 0, counter = 1; at < length; at += 32, counter++) {
-    block = createHmac('sha256', key)
-      .update(block)
-      .update(info)
-      .update(Uint8Array.of(counter))
-      .digest();
+    const input = new Uint8Array(block.length + info.length + 1);
+    input.set(block);
+    input.set(info, block.length);
+    input[input.length - 1] = counter;
+    block = hmac(key, input);
     okm.set(block, at);
   }
   return okm.subarray(0, length);
