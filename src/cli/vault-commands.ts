@@ -6,9 +6,9 @@ import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
 import { saidOf } from '../said.ts';
 import { secretText } from '../secrets.ts';
-import { storesCannotOpen } from '../stores/stores.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
+import { readingFailed } from './reading-failed.ts';
 import { osUser } from './run-command.ts';
 
 const REKEY: CommandShape = {
@@ -23,7 +23,7 @@ const REKEY: CommandShape = {
 /**
  * `berth rekey [node]`: every node with records (or the one named), one act a node, each
  * journaled. Exits 0 when every value was sealed again, 1 when a value could not be
- * opened (named, and kept as it was), 3 when the stores fail.
+ * opened (named, and kept as it was) or berth.json is not valid, 3 when the stores fail.
  */
 export async function runRekey(
   node: string | undefined,
@@ -37,10 +37,7 @@ export async function runRekey(
     await deps.stores.open();
     nodes = node === undefined ? await deps.stores.listNodes() : [node];
   } catch (error) {
-    const refused = storesCannotOpen(error);
-    io.err(refused);
-    if (json) io.out(JSON.stringify({ refused }));
-    return EXIT.stores;
+    return readingFailed(error, io, { json });
   }
   let exit: number = EXIT.done;
   const results: { node: string; said: string; refused?: string }[] = [];

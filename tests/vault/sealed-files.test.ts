@@ -214,6 +214,31 @@ describe('the sealed vault in a state directory, through the binary', {
     );
   });
 
+  it('a recipient mistyped in berth.json: validate names it, and a rekey is refused, sealing nothing', async () => {
+    const own = execRecipient(me.identityFile);
+    // One character changed for another of bech32's: the shape holds, the checksum does not.
+    const mistyped = `${own.slice(0, 20)}${own[20] === 'q' ? 'p' : 'q'}${own.slice(21)}`;
+    const settings = JSON.parse(await readFile(join(world.state, 'berth.json'), 'utf8'));
+    const vault = join(world.state, 'nodes/box/vault.json');
+    const kept = await readFile(vault, 'utf8');
+    await world.writeSettings({ ...settings, recipients: [own, mistyped] });
+    try {
+      const words =
+        /recipients\.1: an age X25519 recipient whose checksum holds \(a character of this one is mistyped\)\n$/;
+      const validated = await berth('validate');
+      assert.equal(validated.code, 1);
+      assert.match(validated.stdout, words);
+      // berth.json's words, as any command gives them: not the stores' (exit 3).
+      const rekeyed = await berth('rekey');
+      assert.equal(rekeyed.code, 1);
+      assert.match(rekeyed.stderr, /^\S+berth\.json is not valid: /);
+      assert.match(rekeyed.stderr, words);
+      assert.equal(await readFile(vault, 'utf8'), kept, 'nothing sealed again');
+    } finally {
+      await world.writeSettings(settings);
+    }
+  });
+
   it('a value rekey cannot open is named, kept as it was, and the rest are sealed again', async () => {
     const carol = await keygen(me.config, 'carol');
     const vault = await readVault(world);
