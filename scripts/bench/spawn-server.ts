@@ -113,9 +113,9 @@ function waitFor(
       child.kill('SIGKILL');
       reject(new Error(`${name} did not start within 20 s: ${seen}${said()}`));
     }, 20_000);
-    child.once('exit', (code) =>
-      reject(new Error(`${name} ended (${code}) before serving: ${seen}${said()}`)),
-    );
+    const endedEarly = (code: number | null) =>
+      reject(new Error(`${name} ended (${code}) before serving: ${seen}${said()}`));
+    child.once('exit', endedEarly);
     child.stdout?.on('data', (chunk) => {
       seen += chunk;
       const match = ready.exec(seen);
@@ -123,7 +123,8 @@ function waitFor(
       clearTimeout(timer);
       child.stdout?.removeAllListeners('data');
       child.stdout?.resume();
-      child.removeAllListeners('exit');
+      // Its own listener only: the one that removes the server's log stays.
+      child.off('exit', endedEarly);
       resolve({
         name,
         url: url(match),
