@@ -29,6 +29,8 @@ const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
  */
 const WITH_BODY = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
 
+const NOT_FOUND_HEADERS = { 'Content-Type': 'application/json' };
+
 /**
  * The app's own first decisions, made without a Request:
  * - a POST to one of the five routes, its target exactly the route's path, that the
@@ -54,5 +56,3 @@ export function frontDoor(authenticator: Authenticator): FrontDoor {
     };
   };
 }
-
-const NOT_FOUND_HEADERS = { 'Content-Type': 'application/json' };
