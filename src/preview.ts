@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { CoveredCheck } from './commands/steps/step.ts';
 import { canonicalJson, digestOf } from './digest.ts';
 import type { KeptPreview, NodeStore } from './stores/stores.ts';
 
@@ -15,8 +16,8 @@ export interface Basis {
   definitions: Record<string, unknown>;
   survey: Record<string, unknown>;
   desired?: Record<string, unknown>;
-  /** What each module's check said, by module: `{code, last}`. */
-  checks?: Record<string, unknown>;
+  /** Each module's check as the digest covers it, by module: `{code}`. */
+  checks?: Record<string, CoveredCheck>;
 }
 
 /** What a preview covers: the command, and its module (take) or filter (converge). */
@@ -111,8 +112,8 @@ export function describeChanges(before: Basis, after: Basis): string[] {
       said.add(`what berth writes to ${path} for ${module} changed`);
     }
   }
-  for (const [module, , now] of changedKeys(before.checks ?? {}, after.checks ?? {})) {
-    const code = (now as { code?: number } | undefined)?.code;
+  // A check is news by its exit alone: a preview kept by an earlier berth also kept its words.
+  for (const [module, , code] of changedKeys(codes(before.checks), codes(after.checks))) {
     said.add(
       code === undefined
         ? `the check of ${module} is no longer run`
@@ -164,6 +165,13 @@ function changedKeys(
   return keys
     .filter((key) => canonicalJson(before[key]) !== canonicalJson(after[key]))
     .map((key) => [key, before[key], after[key]]);
+}
+
+/** Each check's exit by module; a kept basis is read back unchecked, so each is looked at. */
+function codes(checks: Record<string, CoveredCheck> | undefined): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(asRecord(checks)).map(([module, check]) => [module, asRecord(check).code]),
+  );
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -17,7 +17,7 @@ import {
   SEALED,
 } from './converge-plan.ts';
 import { describeBlocker } from './converge-words.ts';
-import { runCheck } from './steps/check.ts';
+import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { gate } from './steps/gate.ts';
 import { stepReport } from './steps/report.ts';
@@ -38,7 +38,7 @@ export const converge: CommandFunction = async (request, context) => {
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
-    plan,
+    plan: coveredPlan(plan),
     basis,
     yesAlone: nothingToDo,
   });
@@ -64,6 +64,17 @@ export const converge: CommandFunction = async (request, context) => {
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
   return act(plan, node, context, report.digest);
 };
+
+/** The plan as its digest covers it: a start for a check that fails, by the check's exit. */
+function coveredPlan(plan: ConvergePlan) {
+  const modules = plan.modules.map((item) => ({
+    ...item,
+    steps: item.steps.map((step) =>
+      step.do === 'start' && step.check ? { ...step, check: checkCovered(step.check) } : step,
+    ),
+  }));
+  return { ...plan, modules };
+}
 
 /** Carries the plan out through the step engine; said holds what was done, error where it stopped. */
 async function act(
@@ -145,7 +156,7 @@ async function gatherAndPlan(
     ),
     survey: Object.fromEntries([...surveys].map(([module, survey]) => [module, survey.holdings])),
     desired: fingerprints,
-    checks: Object.fromEntries(checks),
+    checks: Object.fromEntries([...checks].map(([module, check]) => [module, checkCovered(check)])),
   };
   return { plan, basis };
 }

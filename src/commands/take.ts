@@ -12,7 +12,7 @@ import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
-import { runCheck } from './steps/check.ts';
+import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { compareFile } from './steps/file-diff.ts';
 import { gate } from './steps/gate.ts';
@@ -160,10 +160,16 @@ export const take: CommandFunction = async (request, context) => {
     managed: {},
     definitions: { [module]: entry.definition },
     survey: { [module]: holdings },
-    ...(check ? { checks: { [module]: check } } : {}),
+    ...(check ? { checks: { [module]: checkCovered(check) } } : {}),
   };
   const nothingHeld = holdsNothing(holdings);
-  const gated = await gate(request, context, { kind: 'take', plan, basis, yesAlone: nothingHeld });
+  const covered = check ? { ...plan, check: checkCovered(check) } : plan;
+  const gated = await gate(request, context, {
+    kind: 'take',
+    plan: covered,
+    basis,
+    yesAlone: nothingHeld,
+  });
   const age = context.now().getTime() - Date.parse(account.takenAt);
   const flip = flipMs(context.settings);
   const refusals: TakeRefusal[] = [

@@ -28,6 +28,9 @@ export interface CheckOutcome {
   last: string;
 }
 
+/** A check as a digest covers it: its exit status, not its words (see `checkCovered`). */
+export type CoveredCheck = Pick<CheckOutcome, 'code'>;
+
 /** One thing an act does to a machine or to berth's own records. */
 export type Step =
   | {
