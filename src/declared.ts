@@ -21,6 +21,16 @@ export function declaredFor(settings: Pick<Settings, 'run' | 'groups'>, node: st
     .map(([module, targets]) => ({ module, from: targets }));
 }
 
+/** What a node is to run: the union of what was assigned and what berth.json declares, sorted. */
+export function toRun(assigned: readonly string[], declared: readonly Declared[]): string[] {
+  return [...new Set([...assigned, ...declared.map((item) => item.module)])].sort();
+}
+
+/** Where berth.json's `run` names a module for a target, as a field path: `run.@web.0`. */
+export function runField(settings: Pick<Settings, 'run'>, target: string, module: string): string {
+  return `run.${target}.${(settings.run[target] ?? []).indexOf(module)}`;
+}
+
 /**
  * A node's records as a command sees them: it is to run what was assigned and what
  * berth.json declares. Declared modules are never written into its kept assignments: a

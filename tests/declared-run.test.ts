@@ -50,6 +50,34 @@ describe("berth.json's run", () => {
     );
   });
 
+  test('nodes says what each node is to run, from run and from assignments, and where from', async () => {
+    const nodes = await world.berth('nodes', '@web');
+    assert.equal(nodes.code, 0, nodes.stderr);
+    assert.equal(
+      nodes.stdout,
+      [
+        `web1  root ${rootOf('web1')}  groups web  to run: nginx (berth.json run.@web), redis (assigned)`,
+        `web2  root ${rootOf('web2')}  groups web  to run: nginx (berth.json run.@web)`,
+        '',
+      ].join('\n'),
+    );
+    const json = await world.berth('nodes', '@web', '--json');
+    assert.equal(json.code, 0, json.stderr);
+    const [web1, web2] = JSON.parse(json.stdout).nodes;
+    assert.deepEqual(
+      { run: web1.run, assigned: web1.assigned, declared: web1.declared },
+      {
+        run: ['nginx', 'redis'],
+        assigned: ['redis'],
+        declared: [{ module: 'nginx', from: ['@web'] }],
+      },
+    );
+    assert.deepEqual(
+      { run: web2.run, assigned: web2.assigned, declared: web2.declared },
+      { run: ['nginx'], assigned: [], declared: [{ module: 'nginx', from: ['@web'] }] },
+    );
+  });
+
   test('a converge installs the declared module; it is never written into the kept assignments', async () => {
     const preview = await world.berth('converge', '@web');
     assert.match(preview.stdout, / {2}web1: install nginx, install redis/);
@@ -97,5 +125,33 @@ describe("berth.json's run", () => {
       refused.stderr,
       /berth\.json is not valid: run\.@webs: berth\.json has no group webs/,
     );
+  });
+
+  test('a run entry that names no module of the catalog: validate and status find it, with what was meant', async () => {
+    await world.writeSettings(settings({ '@web': ['ngnix'], db1: ['redis'] }));
+    const berthJson = join(world.state, 'berth.json');
+    const validate = await world.berth('validate');
+    assert.equal(validate.code, 1);
+    assert.equal(
+      validate.stdout,
+      `${berthJson}: run.@web.0: ngnix is not in the catalog; did you mean nginx?\n`,
+    );
+    const json = await world.berth('validate', '--json');
+    assert.equal(json.code, 1);
+    assert.deepEqual(JSON.parse(json.stdout).problems, [
+      { file: berthJson, problem: 'run.@web.0: ngnix is not in the catalog; did you mean nginx?' },
+    ]);
+
+    const status = await world.berth('status', 'web2');
+    assert.equal(status.code, 1);
+    assert.match(
+      status.stdout,
+      /\n {2}berth\.json run\.@web\.0: ngnix does not resolve: it is not in the catalog \(no file \S+ngnix\.json\); did you mean nginx\?\n/,
+    );
+    const statusJson = await world.berth('status', 'web2', '--json');
+    assert.equal(statusJson.code, 1);
+    assert.match(JSON.parse(statusJson.stdout).nodes[0].unresolved.ngnix, /did you mean nginx\?$/);
+    // A node berth.json declares nothing wrong for is as before.
+    assert.equal((await world.berth('status', 'db1')).code, 0);
   });
 });

@@ -1,9 +1,11 @@
 import type { StateLocation } from '../config/state-dir.ts';
+import { type Declared, declaredFor, toRun } from '../declared.ts';
 import type { NodeEntry } from '../settings.ts';
 import { resolveTarget } from '../targets.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
+import { toRunWords } from './to-run-words.ts';
 
 /** One node as `berth nodes` shows it; `--json` prints these as they are. */
 export interface NodeShown {
@@ -13,8 +15,12 @@ export interface NodeShown {
   address: string;
   sudo: boolean;
   groups: string[];
-  /** What it is to run: its assignments. */
+  /** What it is to run: what was assigned and what berth.json's `run` declares, sorted. */
   run: string[];
+  /** What was assigned to it. */
+  assigned: string[];
+  /** What berth.json's `run` declares for it, each with the targets that declare it. */
+  declared: Declared[];
 }
 
 /** `berth nodes [target]`: the inventory, a node a line, or the nodes of a target (`@web,!web3`). */
@@ -48,12 +54,15 @@ export async function showNodes(
     }
     const shown: NodeShown[] = [];
     for (const node of names) {
-      const record = await deps.stores.readNode(node);
+      const { assigned } = await deps.stores.readNode(node);
+      const declared = declaredFor(settings, node);
       shown.push({
         node,
         ...where(settings.nodes[node] as NodeEntry),
         groups: groupsOf.get(node) ?? [],
-        run: record.assigned,
+        run: toRun(assigned, declared),
+        assigned,
+        declared,
       });
     }
     if (json) {
@@ -71,7 +80,7 @@ export async function showNodes(
             item.node,
             `${item.kind} ${item.address}${item.sudo ? ' (sudo)' : ''}`,
             item.groups.length ? `groups ${item.groups.join(', ')}` : '',
-            `to run: ${item.run.length ? item.run.join(', ') : 'nothing'}`,
+            `to run: ${toRunWords(item.assigned, item.declared)}`,
           ]
             .filter(Boolean)
             .join('  '),

@@ -4,12 +4,12 @@ import type { CheckOutcome } from '../commands/steps/step.ts';
 import { describeCheck } from '../commands/steps/words.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { type Declared, declaredFor } from '../declared.ts';
+import { declaredFor, runField, toRun } from '../declared.ts';
 import { describeAge } from '../duration.ts';
 import { MachineError } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
-import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { FORMAT_VERSION } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { NodeRecord } from '../state.ts';
@@ -19,6 +19,7 @@ import { VaultError } from '../vault/seal.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { DEFAULT_LOCK_TIMEOUT_MS, sayingWhenWaiting } from './lock-wait.ts';
+import { toRunWords } from './to-run-words.ts';
 
 /** `berth status [node]`: each node's assignments, managed modules, account, and lock. */
 export async function showStatus(
@@ -70,17 +71,29 @@ export async function showStatus(
       ]),
     );
     const report = [];
+    // berth.json naming a module the catalog has not is a mistake in the file a team
+    // reviews, as `berth validate` finds it: said with its field, and exit 1.
+    let misdeclared = false;
     for (const name of nodes) {
       const record = await stores.readNode(name);
       const declared = declaredFor(settings, name);
-      // A node is to run the union of what was assigned and what berth.json declares.
-      const toRun = [...new Set([...record.assigned, ...declared.map((item) => item.module)])];
-      const entries = await loadEntries(catalog, toRun);
+      const running = toRun(record.assigned, declared);
+      const entries = await loadEntries(catalog, running);
       const unresolved: Record<string, string> = {};
-      for (const module of toRun.sort()) {
-        const resolution = resolveModule(module, new Set(toRun), entries);
-        if (!resolution.ok)
-          unresolved[module] = doesNotResolve(module, name, resolution.unresolved);
+      for (const module of running) {
+        const resolution = resolveModule(module, new Set(running), entries);
+        if (resolution.ok) continue;
+        const hint = await catalogHint(resolution.unresolved, module, catalog);
+        const words = `${doesNotResolve(module, name, resolution.unresolved)}${hint}`;
+        const fields =
+          resolution.unresolved.why === 'not-in-catalog'
+            ? (declared
+                .find((item) => item.module === module)
+                ?.from.map((target) => runField(settings, target, module)) ?? [])
+            : [];
+        if (fields.length > 0) misdeclared = true;
+        unresolved[module] =
+          fields.length > 0 ? `berth.json ${fields.join(', ')}: ${words}` : words;
       }
       report.push({
         node: name,
@@ -95,11 +108,10 @@ export async function showStatus(
       });
     }
     // A check that fails is news a script acts on: exit 1, whatever is printed.
-    const exit = report.some((item) =>
+    const failing = report.some((item) =>
       Object.values(item.checks ?? {}).some((outcome) => outcome !== null && outcome.code !== 0),
-    )
-      ? EXIT.refused
-      : EXIT.done;
+    );
+    const exit = failing || misdeclared ? EXIT.refused : EXIT.done;
     if (json) {
       io.out(JSON.stringify({ format_version: FORMAT_VERSION, nodes: report }));
       return exit;
@@ -143,27 +155,6 @@ export async function showStatus(
   } finally {
     await stores.close().catch(() => {});
   }
-}
-
-/**
- * What a node is to run, each with where it comes from when berth.json declares any:
- * `nginx (berth.json run.@web), redis (assigned)`.
- */
-function toRunWords(assigned: readonly string[], declared: readonly Declared[]): string {
-  const from = new Map<string, string[]>();
-  for (const module of assigned) from.set(module, ['assigned']);
-  for (const item of declared)
-    from.set(item.module, [
-      ...(from.get(item.module) ?? []),
-      ...item.from.map((target) => `berth.json run.${target}`),
-    ]);
-  if (from.size === 0) return 'nothing';
-  // Where each comes from is news only when berth.json declares some of them.
-  if (declared.length === 0) return [...assigned].join(', ');
-  return [...from.keys()]
-    .sort()
-    .map((module) => `${module} (${(from.get(module) ?? []).join('; ')})`)
-    .join(', ');
 }
 
 /**

@@ -8,7 +8,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { isName } from '../names.ts';
 import { type Entries, resolveModule } from '../resolve.ts';
-import { defaultSettings } from '../settings.ts';
+import { defaultSettings, type Settings } from '../settings.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
 
@@ -43,10 +43,12 @@ export async function validate(stateDir: string) {
   const settingsPath = join(stateDir, 'berth.json');
   let catalogDir: string;
   let catalog: Catalog;
+  let run: Settings['run'] = {};
   try {
     const config = await fileConfig(stateDir)();
     catalogDir = resolve(stateDir, config.settings.catalog);
     catalog = config.catalog;
+    run = config.settings.run;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push({ file: settingsPath, problem: withoutPath(error.message, settingsPath) });
@@ -54,6 +56,15 @@ export async function validate(stateDir: string) {
     catalogDir = resolve(stateDir, await namedCatalog(settingsPath));
     catalog = fileCatalog(catalogDir);
   }
+  const names = await catalog.names();
+  // A module berth.json declares that the catalog has not: a converge would block on it.
+  for (const [target, modules] of Object.entries(run))
+    for (const [index, module] of modules.entries())
+      if (!names.includes(module))
+        problems.push({
+          file: settingsPath,
+          problem: `run.${target}.${index}: ${module} is not in the catalog${didYouMean(module, names)}`,
+        });
   const files = await readdir(catalogDir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return [] as string[];
     throw error;
@@ -66,7 +77,6 @@ export async function validate(stateDir: string) {
         problem: `${JSON.stringify(name)} is not a module name (1 to 63 characters of a-z, 0-9 and -), so berth never reads this file`,
       });
   }
-  const names = await catalog.names();
   const entries: Entries = new Map(
     await Promise.all(names.map(async (name) => [name, await catalog.entry(name)] as const)),
   );

@@ -73,6 +73,8 @@ describe('berth nodes, berth modules and berth validate', () => {
           sudo: false,
           groups: [],
           run: ['postgres'],
+          assigned: ['postgres'],
+          declared: [],
         },
       ],
     });
