@@ -12,7 +12,7 @@ import { oneLine } from '../one-line.ts';
 import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import { FORMAT_VERSION } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
-import type { NodeRecord } from '../state.ts';
+import type { Managed, NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
 import { VaultError } from '../vault/seal.ts';
@@ -126,7 +126,7 @@ export async function showStatus(
       lines.push(`  to run: ${toRunWords(item.assigned, item.declared)}`);
       const managed = Object.entries(item.managed).map(
         ([module, record]) =>
-          `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'})`,
+          `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'}${owedWords(record)})`,
       );
       lines.push(`  managed: ${managed.length ? managed.join(', ') : 'nothing'}`);
       const takenAt = item.account?.takenAt;
@@ -155,6 +155,11 @@ export async function showStatus(
   } finally {
     await stores.close().catch(() => {});
   }
+}
+
+/** A hook that failed and is owed until it succeeds, as status says it beside the module. */
+function owedWords(managed: Managed): string {
+  return managed.pending?.includes('reload') ? ', a reload is owed: the next converge runs it' : '';
 }
 
 /**
@@ -211,7 +216,7 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
       }
       const { entry } = line;
       const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
-      const outcome = entry.outcome === 'done' ? 'done' : `refused: ${entry.error}`;
+      const outcome = entry.outcome === 'done' ? 'done' : `${entry.outcome}: ${entry.error}`;
       return oneLine(`${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`);
     });
     io.out(shown.join('\n'));

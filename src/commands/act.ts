@@ -252,6 +252,9 @@ export async function journaled(
 ): Promise<RunOutcome> {
   const act = isAct(command, request);
   if (!act && !previewToo) return outcome;
+  // Failed is begun and stopped at a step; refused is nothing begun.
+  const ended =
+    outcome.error === undefined ? 'done' : outcome.report?.failed ? 'failed' : 'refused';
   try {
     await append({
       at: now().toISOString(),
@@ -260,7 +263,7 @@ export async function journaled(
       act: act ? command.name : `${command.name} preview`,
       node: request.node,
       module: command.needs.includes('module') ? request.module : request.filter || undefined,
-      outcome: outcome.error === undefined ? 'done' : 'refused',
+      outcome: ended,
       said: saidOf(outcome),
       error: outcome.error,
     });
@@ -272,7 +275,7 @@ export async function journaled(
       error:
         outcome.error === undefined
           ? `${command.name} was done, but the journal could not record it: ${why}`
-          : `${outcome.error} (and the journal could not record this refusal: ${why})`,
+          : `${outcome.error} (and the journal could not record this ${ended === 'failed' ? 'failure' : 'refusal'}: ${why})`,
     };
   }
 }

@@ -1,7 +1,11 @@
 import * as v from 'valibot';
 import type { NodeRecord } from '../state.ts';
 
-/** One act as the journal keeps it. Never holds a secret value. */
+/**
+ * One act as the journal keeps it. Never holds a secret value. Its outcome: done; refused,
+ * nothing begun (a gate, a blocker, a grant); or failed, begun and stopped at a step (a
+ * hook that exits non-zero, a write that fails), what was done said in `said`.
+ */
 export const JournalEntrySchema = v.object({
   at: v.string(),
   actor: v.string(),
@@ -9,7 +13,7 @@ export const JournalEntrySchema = v.object({
   act: v.string(),
   node: v.string(),
   module: v.optional(v.string()),
-  outcome: v.picklist(['done', 'refused']),
+  outcome: v.picklist(['done', 'refused', 'failed']),
   said: v.string(),
   error: v.optional(v.string()),
 });

@@ -101,6 +101,41 @@ describe('reload and check', () => {
     assert.match(paid.stdout, /nothing to do/);
   });
 
+  it('journals an act that began and failed as failed, a refused one as refused; status shows the reload owed', async () => {
+    await world.writeModule('svc', {
+      ...SVC,
+      reload: 'echo "include.conf:1: syntax error"; exit 1',
+      files: { ...SVC.files, '/etc/svc/a.conf': { content: 'a=2\n' } },
+    });
+    const failed = await actOnPreview(world, await world.berth('converge', 'box'));
+    assert.equal(failed.code, 1);
+    const entry = (await world.journal()).at(-1) as Record<string, unknown>;
+    assert.equal(entry.outcome, 'failed');
+    assert.match(String(entry.error), /^converge of box stopped at svc: reload of svc failed/);
+    const log = await world.berth('log');
+    assert.match(
+      log.stdout.trimEnd().split('\n').at(-1) as string,
+      / converge box: failed: converge of box stopped at svc: reload of svc failed \(exit 1\)/,
+    );
+    const logJson = (await world.berth('log', '--json')).stdout.trimEnd().split('\n');
+    assert.equal(JSON.parse(logJson.at(-1) as string).outcome, 'failed');
+
+    const refused = await world.berth('converge', 'box', '--yes', '--digest', '0'.repeat(64));
+    assert.equal(refused.code, 1);
+    assert.equal(((await world.journal()).at(-1) as Record<string, unknown>).outcome, 'refused');
+    const logged = (await world.berth('log')).stdout.trimEnd().split('\n').at(-1) as string;
+    assert.match(logged, / converge box: refused: the preview changed since digest /);
+
+    const status = await world.berth('status', 'box');
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(
+      status.stdout,
+      /\n {2}managed: svc \(by converge, since \S+, a reload is owed: the next converge runs it\)\n/,
+    );
+    const json = JSON.parse((await world.berth('status', 'box', '--json')).stdout);
+    assert.deepEqual(json.nodes[0].managed.svc.pending, ['reload']);
+  });
+
   it('says that a module without reload takes the change at its next start', async () => {
     const { reload: _, ...noReload } = SVC;
     await world.writeModule('svc', {
