@@ -249,7 +249,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     const acts = (await journalLines(world.state)).slice(journaled);
     assert.deepEqual(
       acts.map((act) => [act.act, act.module, act.outcome]),
-      [['converge', 'slower', 'refused']],
+      [['converge', 'slower', 'failed']],
     );
     await assert.rejects(readFile(join(world.root, 'started-queued')), { code: 'ENOENT' });
   });
@@ -284,7 +284,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     assert.throws(() => process.kill(hook, 0), { code: 'ESRCH' }, 'the start hook was stopped');
     const last = (await journalLines(world.state)).at(-1);
     assert.equal(last?.act, 'converge');
-    assert.equal(last?.outcome, 'refused');
+    assert.equal(last?.outcome, 'failed');
     assert.match(
       String(last?.error),
       /^converge of box stopped at slow: start of slow was stopped: berth api closed before the act ended/,
@@ -339,7 +339,7 @@ describe('the command line on Ctrl-C during a converge', () => {
     const hook = Number(await readFile(join(world.root, 'slow.pid'), 'utf8'));
     assert.throws(() => process.kill(hook, 0), { code: 'ESRCH' }, 'the start hook was stopped');
     const last = (await journalLines(world.state)).at(-1);
-    assert.equal(last?.outcome, 'refused');
+    assert.equal(last?.outcome, 'failed');
     const again = await world.berth('converge', 'box');
     assert.match(again.stdout, /update slow:\n {2}run start: /, 'a later converge carries on');
   });
