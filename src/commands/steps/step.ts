@@ -12,6 +12,11 @@ export interface Attributes {
   mode: string;
   uid?: number;
   gid?: number;
+  /**
+   * The owner and group a secret's file has now, another user's, which berth does not
+   * keep: the preview names them beside what the file will have.
+   */
+  replaces?: { uid: number; gid: number };
 }
 
 /** An owner, group or mode a path has that its definition does not want: drift. */
