@@ -11,7 +11,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { makeWorld, type World } from '../helpers/world.ts';
+import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 import { actOnPreview, convergeBox } from './support.ts';
 
 const sh = promisify(execFile);
@@ -111,6 +111,25 @@ describe('a secret file a service user planted, on a rooted node', {
     assert.match(
       preview,
       /write \/srv\/app\/conf\/app\.ini \(mode 0600, owner 0:0, now 1234:1234\): it differs/,
+    );
+  });
+
+  it('a take minting into a path the user touched writes it as root’s too', async () => {
+    assert.equal((await world.berth('unassign', 'box', 'app')).code, 0);
+    await world.onBox('/srv/app/data/rows', 'rows');
+    await asApp('touch token');
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+    const mint = ['--mint', 'token', '--mint', 'key'];
+    const preview = await world.berth('take', 'box', 'app', ...mint);
+    assert.equal(preview.code, 0, preview.stderr);
+    const digest = digestOf(preview.stdout);
+    const done = await world.berth('take', 'box', 'app', ...mint, '--yes', '--digest', digest);
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal(await readByApp('/srv/app/conf/token'), undefined);
+    assert.equal(await owned('/srv/app/conf/token'), '0:0 0640');
+    assert.match(
+      preview.stdout,
+      /secret token: to be minted by berth, at \/srv\/app\/conf\/token \(owner 0:0, now 1234:1234\)/,
     );
   });
 
