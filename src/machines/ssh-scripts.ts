@@ -415,14 +415,10 @@ function accountAsks(names?: AccountNames): string[] {
   return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups), ACTOR];
 }
 
-/**
- * s <uid> <gid>: the effective ids the script runs as (root's, through sudo), read by the
- * shell itself from its own status: no program for it.
- */
+/** s <uid> <gid>: the effective ids it runs as, read by the shell itself (no program). */
 const ACTOR = `if [ -r /proc/self/status ]; then
-  while read -r k r e x; do case $k in Uid:) U=$e ;; Gid:) V=$e ;; esac; done < /proc/self/status
-  printf 's %s %s\\n' "$U" "$V"
-fi`;
+while read -r k _ e _; do case $k in Uid:) U=$e;; Gid:) V=$e;; esac; done </proc/self/status
+printf 's %s %s\\n' "$U" "$V"; fi`;
 
 export function parseSurvey(
   paths: readonly SurveyPath[],

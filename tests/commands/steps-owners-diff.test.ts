@@ -127,7 +127,9 @@ describe('the one owner lookup', () => {
 describe('a secret’s file another user owns', () => {
   /** A file at `path` owned by uid:gid, as a survey reports it. */
   const owned = (uid: number, gid: number, mode: string): PathFacts => ({
-    ...file('', mode),
+    kind: 'file',
+    size: 0,
+    mode,
     uid,
     gid,
   });

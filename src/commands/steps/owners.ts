@@ -29,7 +29,7 @@ export function noSuchAccountWords(blocker: NoSuchAccount, node: string): string
  */
 export class Owners {
   readonly blockers: NoSuchAccount[] = [];
-  /** Who berth acts as on the machine: root, unless the machine says otherwise. */
+  /** Who berth acts as there: root, unless the machine says. */
   private readonly actor: { uid: number; gid: number };
   constructor(
     private readonly module: string,
@@ -85,9 +85,7 @@ export class Owners {
    * What a file holding a secret is written with. As `file`, but 0600 when new, and a mode
    * kept from the file that was there loses its bits for other users: a secret berth writes
    * is never readable by everyone unless its definition says so (a package's empty 0644
-   * placeholder was). A file another user owns is not kept as it was at all: that user
-   * chose its owner, group and mode (a `touch` in a directory they own), so what the
-   * definition does not name is a new secret file's, berth's own user and group and 0600.
+   * placeholder was). Nothing is kept of a file another user owns, who chose all three.
    */
   secretFile(path: string, spec: Ownership): Attributes {
     const theirs = this.othersFile(path, spec);
@@ -106,10 +104,7 @@ export class Owners {
     return { ...attributes, mode: normalMode(mode) };
   }
 
-  /**
-   * The file at `path` when a user other than root, berth's own and the owner `spec` names
-   * owns it: whatever it holds of a secret is not to stay in their hands.
-   */
+  /** The file at `path`, when neither root, berth's user nor the owner named owns it. */
   private othersFile(path: string, spec: Ownership): (PathFacts & { kind: 'file' }) | undefined {
     const fact = this.survey.facts.get(path);
     if (fact?.kind !== 'file') return undefined;
@@ -123,27 +118,21 @@ export class Owners {
     return placesSecret(file) ? this.secretFile(path, file) : this.file(path, file, FILE_MODE);
   }
 
-  /**
-   * How a secret's file that is there differs from what it is written with: as `drift`,
-   * and when another user owns it, its owner, group and mode as they are, not as berth
-   * writes them.
-   */
+  /** As `drift`, and all a file another user owns has that berth does not write. */
   secretDrift(path: string, spec: Ownership): Drift[] {
     const drift = this.drift(path, spec);
     const theirs = this.othersFile(path, spec);
     if (!theirs) return drift;
-    const want = this.secretFile(path, spec);
-    const told = new Set(drift.map((item) => item.what));
-    if (!told.has('owner') && want.uid !== theirs.uid)
-      drift.push({ what: 'owner', was: String(theirs.uid), want: String(want.uid) });
-    if (!told.has('group') && want.gid !== theirs.gid)
-      drift.push({ what: 'group', was: String(theirs.gid), want: String(want.gid) });
-    if (!told.has('mode') && want.mode !== theirs.mode)
-      drift.push({ what: 'mode', was: theirs.mode, want: want.mode });
+    const { uid, gid, mode } = this.secretFile(path, spec);
+    const was = { owner: theirs.uid, group: theirs.gid, mode: theirs.mode };
+    const want = { owner: uid, group: gid, mode };
+    for (const what of ['owner', 'group', 'mode'] as const)
+      if (was[what] !== want[what] && !drift.some((item) => item.what === what))
+        drift.push({ what, was: String(was[what]), want: String(want[what]) });
     return drift;
   }
 
-  /** How a module's file that is there differs from what it is written with. */
+  /** As `moduleFile`: a file placing a secret drifts as a secret's own file. */
   moduleFileDrift(path: string, file: Ownership & { content: string }): Drift[] {
     return placesSecret(file) ? this.secretDrift(path, file) : this.drift(path, file);
   }
@@ -179,7 +168,7 @@ export class Owners {
   }
 }
 
-/** Whether a module's file places a secret, which makes it a secret's own file. */
+/** A file placing a secret is a secret's own file. */
 function placesSecret(file: { content: string }): boolean {
   return file.content.search(SECRET_PLACEHOLDER) !== -1;
 }

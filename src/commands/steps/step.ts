@@ -12,10 +12,7 @@ export interface Attributes {
   mode: string;
   uid?: number;
   gid?: number;
-  /**
-   * The owner and group a secret's file has now, another user's, which berth does not
-   * keep: the preview names them beside what the file will have.
-   */
+  /** Another user's owner and group a secret's file has now, not kept: the preview names them. */
   replaces?: { uid: number; gid: number };
 }
 

@@ -133,10 +133,7 @@ function describeAttributes(step: Attributes): string {
   return `mode ${step.mode}`;
 }
 
-/**
- * A secret's file another user owns, as berth takes it: "owner 0:0, now 1001:1001", between
- * `before` and `after`; nothing when berth keeps the owner it has.
- */
+/** A secret's file taken from another user: "owner 0:0, now 1001:1001", between `before` and `after`. */
 export function describeTaken(step: Attributes, before: string, after: string): string {
   const { replaces, uid, gid } = step;
   if (!replaces) return '';
