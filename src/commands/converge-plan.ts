@@ -291,7 +291,7 @@ function updateSteps(
       continue;
     }
     // The value is the vault's (or read into it first): rewritten as it is, to mend its owner.
-    const drift = owners.drift(spec.path, spec);
+    const drift = owners.secretDrift(spec.path, spec);
     if (drift.length > 0)
       steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
@@ -322,7 +322,7 @@ function updateSteps(
       hidden,
     });
     desired.set(path, compared.wanted);
-    const drift = owners.drift(path, file);
+    const drift = owners.moduleFileDrift(path, file);
     if (compared.why) steps.push({ do: 'write', module, path, ...attributes, why: compared.why });
     else if (drift.length > 0)
       steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });

@@ -1,7 +1,7 @@
 import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
-import { describeCheck } from './steps/words.ts';
+import { describeCheck, describeTaken } from './steps/words.ts';
 import type { TakePlan } from './take.ts';
 
 /** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
@@ -30,7 +30,8 @@ export function describeTakePreview(node: string, module: string, facts: TakePre
         : secret.origin === 'vault'
           ? `kept in the vault: restored to ${secret.path}`
           : `to be minted by berth, at ${secret.path}`;
-    lines.push(`secret ${secret.name}: ${origin}`);
+    const taken = secret.attributes ? describeTaken(secret.attributes, ' (', ')') : '';
+    lines.push(`secret ${secret.name}: ${origin}${taken}`);
   }
   if (plan.check)
     lines.push(

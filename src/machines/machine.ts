@@ -100,6 +100,11 @@ export interface AccountNames {
 export interface Accounts {
   users: ReadonlyMap<string, number>;
   groups: ReadonlyMap<string, number>;
+  /**
+   * The user and group berth acts as there (root's, as a rule), when the machine says: a
+   * secret's file another user owns is not kept as it was (steps/owners.ts).
+   */
+  actor?: { uid: number; gid: number };
 }
 
 /** A survey's answer, path by path; `accounts` when names were asked for. */

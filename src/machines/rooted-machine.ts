@@ -353,7 +353,11 @@ function accountsUnder(walking: Walker, names: AccountNames): Accounts {
     }
     return ids;
   };
-  return { users: table('passwd', names.users), groups: table('group', names.groups) };
+  return {
+    users: table('passwd', names.users),
+    groups: table('group', names.groups),
+    actor: { uid: process.geteuid?.() ?? 0, gid: process.getegid?.() ?? 0 },
+  };
 }
 
 /** An fs error in words, without the /proc path it was made through. */

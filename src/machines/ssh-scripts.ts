@@ -412,8 +412,13 @@ function accountAsks(names?: AccountNames): string[] {
     }
     return [`A ${database} ${kind}`, ...asked.map(quote)].join(' ');
   };
-  return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups)];
+  return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups), ACTOR];
 }
+
+/** s <uid> <gid>: the effective ids it runs as, read by the shell itself (no program). */
+const ACTOR = `if [ -r /proc/self/status ]; then
+while read -r k _ e _; do case $k in Uid:) U=$e;; Gid:) V=$e;; esac; done </proc/self/status
+printf 's %s %s\\n' "$U" "$V"; fi`;
 
 export function parseSurvey(
   paths: readonly SurveyPath[],
@@ -504,8 +509,12 @@ export function parseSurvey(
       throw broken(`no answer for the ${kind} ${name}`);
     if (id !== '-') (kind === 'user' ? accounts.users : accounts.groups).set(name, Number(id));
   }
+  // Who it runs as: absent where /proc is not there to say.
+  const ran = /^s ([0-9]+) ([0-9]+)$/.exec(text[at] ?? '');
+  const actor = ran ? { uid: Number(ran[1]), gid: Number(ran[2]) } : undefined;
+  if (ran) at++;
   if (text[at] !== 'berth end') throw broken('it ended early');
-  return Object.assign(facts, { accounts });
+  return Object.assign(facts, { accounts: actor ? { ...accounts, actor } : accounts });
 }
 
 /** Whether the far side ran berth's script: its answer starts with REACHED. */

@@ -123,3 +123,69 @@ describe('the one owner lookup', () => {
     ]);
   });
 });
+
+describe('a secret’s file another user owns', () => {
+  /** A file at `path` owned by uid:gid, as a survey reports it. */
+  const owned = (uid: number, gid: number, mode: string): PathFacts => ({
+    kind: 'file',
+    size: 0,
+    mode,
+    uid,
+    gid,
+  });
+  const facts = new Map<string, PathFacts>([
+    ['/srv/app/planted', owned(1234, 1234, '0666')],
+    ['/etc/redis/redis.conf', owned(0, 1002, '0640')],
+    ['/srv/app/berths', owned(500, 500, '0640')],
+    ['/srv/app/gits', owned(1001, 1001, '0640')],
+  ]);
+  const accounts = { users: new Map([['git', 1001]]), groups: new Map([['git', 1002]]) };
+  const owners = (actor?: { uid: number; gid: number }) =>
+    new Owners('svc', { facts, accounts: actor ? { ...accounts, actor } : accounts });
+
+  it('keeps none of the planted file: berth’s own user and group, 0600, and whose it was', () => {
+    assert.deepEqual(owners().secretFile('/srv/app/planted', {}), {
+      mode: '0600',
+      uid: 0,
+      gid: 0,
+      replaces: { uid: 1234, gid: 1234 },
+    });
+    assert.deepEqual(owners().secretFile('/srv/app/planted', { owner: 'git', mode: '0440' }), {
+      mode: '0440',
+      uid: 1001,
+      gid: 0,
+      replaces: { uid: 1234, gid: 1234 },
+    });
+  });
+
+  it('says how the planted file differs from what berth writes', () => {
+    assert.deepEqual(owners().secretDrift('/srv/app/planted', {}), [
+      { what: 'owner', was: '1234', want: '0' },
+      { what: 'group', was: '1234', want: '0' },
+      { what: 'mode', was: '0666', want: '0600' },
+    ]);
+    const placing = { content: 'key = {{secret key}}\n' };
+    assert.equal(owners().moduleFileDrift('/srv/app/planted', placing).length, 3);
+    // A file placing no secret keeps what it is not told, whoever owns it.
+    assert.deepEqual(owners().moduleFileDrift('/srv/app/planted', { content: 'x\n' }), []);
+  });
+
+  it('keeps the group of a file root owns, and a file of berth’s own user or of the owner named', () => {
+    assert.deepEqual(owners().secretFile('/etc/redis/redis.conf', {}), {
+      mode: '0640',
+      uid: 0,
+      gid: 1002,
+    });
+    assert.deepEqual(owners({ uid: 500, gid: 500 }).secretFile('/srv/app/berths', {}), {
+      mode: '0640',
+      uid: 500,
+      gid: 500,
+    });
+    assert.deepEqual(owners({ uid: 500, gid: 500 }).secretDrift('/srv/app/berths', {}), []);
+    assert.deepEqual(owners().secretFile('/srv/app/gits', { owner: 'git' }), {
+      mode: '0640',
+      uid: 1001,
+      gid: 1001,
+    });
+  });
+});

@@ -3,7 +3,8 @@
  * the fleet's real sshd hosts, one logged in as root (alpha) and one through `sudo -n`
  * (bravo), the user `berthapp` owns /srv/hostile/app and places links there as itself
  * (`setpriv`). Each command that would read, write, chown or chmod through one blocks in
- * words naming the path, the link and its owner, and nothing of root's changes hands.
+ * words naming the path, the link and its owner, and nothing of root's changes hands; a
+ * file the user planted where a secret goes does not leave the secret in its hands.
  */
 import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +25,15 @@ const APP = {
     },
   },
   start: 'env > /srv/hostile/hook-env',
+};
+
+/** As the examples were: secrets in the user's directory with a mode and no owner. */
+const PLANTED = {
+  secrets: {
+    token: { path: '/srv/hostile/planted/token', mode: '0640' },
+    key: { in: '/srv/hostile/planted/app.ini', match: '^key = (\\S+)$' },
+  },
+  files: { '/srv/hostile/planted/app.ini': { content: 'key = {{secret key}}\n' } },
 };
 
 const WORDS = 'berth does not follow links that another user could have placed';
@@ -58,7 +68,7 @@ describe('links a service user places, over ssh', { skip: fleetUnavailable() }, 
   before(async () => {
     fleet = await startFleet({ hosts: 2 });
     runtime = await mkdtemp('/tmp/bfh-');
-    world = await makeWorld({ app: APP });
+    world = await makeWorld({ app: APP, planted: PLANTED });
     await copyFile(fleet.sshConfig, join(world.state, 'ssh_config'));
     await world.writeSettings({
       nodes: { alpha: { ssh: 'alpha' }, bravo: { ssh: 'bravo', sudo: true } },
@@ -179,6 +189,52 @@ describe('links a service user places, over ssh', { skip: fleetUnavailable() }, 
         );
         for (const [file, text] of Object.entries(await stateFiles(world)))
           assert.ok(!text.includes(MARKER), `${file} holds the root-only file's line`);
+      });
+
+      it('a secret whose path the user touched, and a file placing one it swapped for its own, are written as root’s: the user reads neither', async () => {
+        const dir = '/srv/hostile/planted';
+        /** Converges the planted module alone; the preview's text. */
+        const converge = async () => {
+          const preview = await berth('converge', node, '--filter', 'planted');
+          assert.equal(preview.code, 0, preview.stderr);
+          const digest = digestOf(preview.stdout);
+          const act = await berth(
+            'converge',
+            node,
+            '--filter',
+            'planted',
+            '--yes',
+            '--digest',
+            digest,
+          );
+          assert.equal(act.code, 0, act.stderr);
+          return preview.stdout;
+        };
+        /** What the user reads of a file, with its own rights; undefined when it may not. */
+        const readByApp = async (path: string) => {
+          const script = `setpriv --reuid=berthapp --regid=berthapp --clear-groups cat ${path}`;
+          const result = await fleet.host(node).exec(script);
+          return result.code === 0 ? result.stdout : undefined;
+        };
+        await on(node, `mkdir -p ${dir} && chown berthapp:berthapp ${dir}`);
+        await asApp(node, `touch ${dir}/token && chmod 0666 ${dir}/token`);
+        assert.equal((await berth('assign', node, 'planted')).code, 0);
+        const minted = await converge();
+        assert.equal(await readByApp(`${dir}/token`), undefined);
+        assert.equal(await on(node, `stat -c '%u:%g %a' ${dir}/token`), '0:0 640\n');
+        assert.match(
+          minted,
+          /mint token into the vault and write it to \S+ \(owner 0:0, now \d+:\d+\)/,
+        );
+
+        await asApp(node, `rm -f ${dir}/app.ini && touch ${dir}/app.ini`);
+        const written = await converge();
+        assert.equal(await readByApp(`${dir}/app.ini`), undefined);
+        assert.equal(await on(node, `stat -c '%u:%g %a' ${dir}/app.ini`), '0:0 600\n');
+        assert.match(
+          written,
+          /write \S+app\.ini \(mode 0600, owner 0:0, now \d+:\d+\): it differs/,
+        );
       });
     });
   }

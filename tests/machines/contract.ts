@@ -127,10 +127,25 @@ export function machineContract(name: string, makeMachine: () => Promise<Machine
           groups: ['root', 'berth-no-such-group'],
         });
         assert.deepEqual(survey.get(dir), { kind: 'missing' });
+        // With them, who berth acts as there: root over ssh (as root or through sudo), the
+        // process's own user on a rooted machine.
+        const actor =
+          subject.root === '/'
+            ? { uid: 0, gid: 0 }
+            : { uid: process.geteuid?.() ?? 0, gid: process.getegid?.() ?? 0 };
         assert.deepEqual(survey.accounts, {
           users: new Map([['root', 0]]),
           groups: new Map([['root', 0]]),
+          actor,
         });
+        if (subject.unprivileged) {
+          // A login that is not root acts as itself: what it writes is its own.
+          const theirs = await subject.unprivileged.survey([{ path: dir }], {
+            users: [],
+            groups: [],
+          });
+          assert.notEqual(theirs.accounts?.actor?.uid ?? 0, 0);
+        }
       });
 
       it('a directory made is given the owner and mode asked for, made or not', async () => {

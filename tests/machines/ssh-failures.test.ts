@@ -355,6 +355,11 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
           ['root', 0],
           ['nogroup', 65534],
         ]),
+        // Who the login is, read by the shell itself: no program counted above.
+        actor: {
+          uid: Number((await charlie.exec('id -u counted')).stdout),
+          gid: Number((await charlie.exec('id -g counted')).stdout),
+        },
       });
       // Names the machine knows all come from one getent a database.
       await counted.survey([], { users: ['root', 'nobody'], groups: ['root', 'nogroup'] });

@@ -29,10 +29,14 @@ export function noSuchAccountWords(blocker: NoSuchAccount, node: string): string
  */
 export class Owners {
   readonly blockers: NoSuchAccount[] = [];
+  /** Who berth acts as there: root, unless the machine says. */
+  private readonly actor: { uid: number; gid: number };
   constructor(
     private readonly module: string,
     private readonly survey: Pick<ModuleSurvey, 'facts' | 'accounts'>,
-  ) {}
+  ) {
+    this.actor = survey.accounts.actor ?? { uid: 0, gid: 0 };
+  }
 
   /** The uid and gid a definition names for `path`, as numbers (undefined: not named). */
   ids(path: string, spec: Ownership): { uid?: number; gid?: number } {
@@ -81,20 +85,56 @@ export class Owners {
    * What a file holding a secret is written with. As `file`, but 0600 when new, and a mode
    * kept from the file that was there loses its bits for other users: a secret berth writes
    * is never readable by everyone unless its definition says so (a package's empty 0644
-   * placeholder was).
+   * placeholder was). Nothing is kept of a file another user owns, who chose all three.
    */
   secretFile(path: string, spec: Ownership): Attributes {
+    const theirs = this.othersFile(path, spec);
+    if (theirs) {
+      const { uid, gid } = this.ids(path, spec);
+      return {
+        mode: normalMode(spec.mode ?? SECRET_FILE_MODE),
+        uid: uid ?? this.actor.uid,
+        gid: gid ?? this.actor.gid,
+        replaces: { uid: theirs.uid, gid: theirs.gid },
+      };
+    }
     const attributes = this.file(path, spec, SECRET_FILE_MODE);
     if (spec.mode !== undefined) return attributes;
     const mode = (Number.parseInt(attributes.mode, 8) & ~0o007).toString(8);
     return { ...attributes, mode: normalMode(mode) };
   }
 
+  /** The file at `path`, when neither root, berth's user nor the owner named owns it. */
+  private othersFile(path: string, spec: Ownership): (PathFacts & { kind: 'file' }) | undefined {
+    const fact = this.survey.facts.get(path);
+    if (fact?.kind !== 'file') return undefined;
+    const { uid } = this.ids(path, spec);
+    const trusted = [0, this.actor.uid, uid];
+    return trusted.includes(fact.uid) ? undefined : fact;
+  }
+
   /** What a module's file is written with: as a secret's own file when it places a secret. */
   moduleFile(path: string, file: Ownership & { content: string }): Attributes {
-    return file.content.search(SECRET_PLACEHOLDER) === -1
-      ? this.file(path, file, FILE_MODE)
-      : this.secretFile(path, file);
+    return placesSecret(file) ? this.secretFile(path, file) : this.file(path, file, FILE_MODE);
+  }
+
+  /** As `drift`, and all a file another user owns has that berth does not write. */
+  secretDrift(path: string, spec: Ownership): Drift[] {
+    const drift = this.drift(path, spec);
+    const theirs = this.othersFile(path, spec);
+    if (!theirs) return drift;
+    const { uid, gid, mode } = this.secretFile(path, spec);
+    const was = { owner: theirs.uid, group: theirs.gid, mode: theirs.mode };
+    const want = { owner: uid, group: gid, mode };
+    for (const what of ['owner', 'group', 'mode'] as const)
+      if (was[what] !== want[what] && !drift.some((item) => item.what === what))
+        drift.push({ what, was: String(was[what]), want: String(want[what]) });
+    return drift;
+  }
+
+  /** As `moduleFile`: a file placing a secret drifts as a secret's own file. */
+  moduleFileDrift(path: string, file: Ownership & { content: string }): Drift[] {
+    return placesSecret(file) ? this.secretDrift(path, file) : this.drift(path, file);
   }
 
   /** How a path that is there differs from what its definition names (unnamed is kept). */
@@ -126,6 +166,11 @@ export class Owners {
   fact(path: string): PathFacts | undefined {
     return this.survey.facts.get(path);
   }
+}
+
+/** A file placing a secret is a secret's own file. */
+function placesSecret(file: { content: string }): boolean {
+  return file.content.search(SECRET_PLACEHOLDER) !== -1;
 }
 
 /** An owner as the preview names it: "git (1001)", or the number alone. */

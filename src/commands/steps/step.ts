@@ -12,6 +12,8 @@ export interface Attributes {
   mode: string;
   uid?: number;
   gid?: number;
+  /** Another user's owner and group a secret's file has now, not kept: the preview names them. */
+  replaces?: { uid: number; gid: number };
 }
 
 /** An owner, group or mode a path has that its definition does not want: drift. */

@@ -87,11 +87,11 @@ export function previewWords(step: Step, node: string, fullDiff = false): string
     case 'mint':
       return step.inside
         ? `mint ${step.secret} into the vault, to be placed in ${step.path}`
-        : `mint ${step.secret} into the vault and write it to ${step.path}`;
+        : `mint ${step.secret} into the vault and write it to ${step.path}${describeTaken(step, ' (', ')')}`;
     case 'restore':
       return step.drift
         ? `rewrite ${step.secret} from the vault to ${step.path} (${describeAttributes(step)}): ${describeDrift(step.drift)}`
-        : `restore ${step.secret} from the vault to ${step.path}`;
+        : `restore ${step.secret} from the vault to ${step.path}${describeTaken(step, ' (', ')')}`;
     case 'keep':
       return `read ${step.secret} into the vault from ${step.path}${step.match === undefined ? '' : ' (inside it)'}`;
     case 'write': {
@@ -106,8 +106,9 @@ export function previewWords(step: Step, node: string, fullDiff = false): string
                 ? ': it carries a secret berth is to mint'
                 : '';
       const diff = step.why.because === 'differs' ? step.why.diff : [];
+      const taken = step.why.because === 'drift' ? '' : describeTaken(step, ', ', '');
       return [
-        `write ${step.path} (${describeAttributes(step)})${why}`,
+        `write ${step.path} (${describeAttributes(step)}${taken})${why}`,
         ...shownDiff(diff, fullDiff).map((line) => `    ${line}`),
       ].join('\n');
     }
@@ -130,6 +131,13 @@ export function previewWords(step: Step, node: string, fullDiff = false): string
 /** The mode a file is written with; an owner that drifted is named by describeDrift. */
 function describeAttributes(step: Attributes): string {
   return `mode ${step.mode}`;
+}
+
+/** A secret's file taken from another user: "owner 0:0, now 1001:1001", between `before` and `after`. */
+export function describeTaken(step: Attributes, before: string, after: string): string {
+  const { replaces, uid, gid } = step;
+  if (!replaces) return '';
+  return `${before}owner ${uid}:${gid}, now ${replaces.uid}:${replaces.gid}${after}`;
 }
 
 /** A new directory's named mode and owner, when the definition names any. */
