@@ -1,5 +1,5 @@
 import type { Settings } from './settings.ts';
-import { targetCovers } from './targets.ts';
+import { ALL, parseTarget, resolveTarget, type Targeted, targetCovers } from './targets.ts';
 
 /**
  * Who may do what over the API. Without `grants` in berth.json every authenticated
@@ -25,4 +25,87 @@ export function grantRefusal(
   );
   if (granted) return undefined;
   return `${subject} may not ${command} ${node}: no grant names it`;
+}
+
+/** A target resolved for a subject: a refusal `byGrants` is journaled as one, previews too. */
+export type GrantedTarget = Targeted | { ok: false; refused: string; byGrants: true };
+
+/**
+ * A target of several nodes as a subject over the API may name it, read on the whole
+ * inventory. The subject is told nothing of the inventory its grants for the command do
+ * not give it: a name it is not given is refused in the same words whether berth.json
+ * has it or not, with no hint at what was meant and no count. A subject granted every
+ * node is told what the command line would be.
+ */
+export function grantedTarget(
+  settings: Pick<Settings, 'grants' | 'groups' | 'nodes'>,
+  subject: string,
+  command: string,
+  target: string,
+): GrantedTarget {
+  const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
+  const terms = parseTarget(target);
+  if (typeof terms === 'string' || settings.grants === undefined)
+    return resolveTarget(target, inventory);
+  const given = givenTo(settings, subject, command, inventory);
+  if (given.granted.size === inventory.nodes.length) return resolveTarget(target, inventory);
+  const refused = (what: string): GrantedTarget => ({
+    ok: false,
+    refused: `${subject} may not ${command} ${target}: no grant names ${what}`,
+    byGrants: true,
+  });
+  for (const term of terms) {
+    const seen = term.kind === 'node' ? given.nodes.has(term.name) : given.groups.has(term.name);
+    if (!seen)
+      return refused(
+        terms.length === 1 ? 'it' : term.kind === 'node' ? term.name : `@${term.name}`,
+      );
+  }
+  // Every name is one the subject was given, so only "names no node" is left to refuse.
+  const targeted = resolveTarget(target, inventory);
+  if (targeted.ok && targeted.nodes.some((node) => !given.granted.has(node)))
+    return refused('every node of it');
+  return targeted;
+}
+
+/**
+ * What a subject's grants for a command give it: the nodes they cover (`granted`), and
+ * the names it may use in a target — every node and group its grants' targets name or
+ * take in (`@all` among them only when they name it), and a group every node of which
+ * is granted. Each given group's members are given too, so what it is told of a target
+ * made of given names comes from them alone.
+ */
+function givenTo(
+  settings: Pick<Settings, 'grants' | 'groups'>,
+  subject: string,
+  command: string,
+  inventory: { nodes: readonly string[]; groups: Settings['groups'] },
+) {
+  const granted = new Set<string>();
+  const nodes = new Set<string>();
+  const groups = new Set<string>();
+  const takeIn = (group: string) => {
+    if (groups.has(group)) return;
+    groups.add(group);
+    if (group === ALL) for (const node of inventory.nodes) nodes.add(node);
+    for (const member of inventory.groups[group] ?? []) {
+      if (member.startsWith('@')) takeIn(member.slice(1));
+      else nodes.add(member);
+    }
+  };
+  for (const grant of settings.grants ?? []) {
+    if (grant.sub !== subject || !grant.may.some((may) => may === '*' || may === command)) continue;
+    const targeted = resolveTarget(grant.on, inventory);
+    if (targeted.ok) for (const node of targeted.nodes) granted.add(node);
+    const terms = parseTarget(grant.on);
+    if (typeof terms === 'string') continue;
+    for (const term of terms)
+      if (term.kind === 'node') nodes.add(term.name);
+      else takeIn(term.name);
+  }
+  for (const group of Object.keys(inventory.groups)) {
+    const members = resolveTarget(`@${group}`, inventory);
+    if (members.ok && members.nodes.every((node) => granted.has(node))) groups.add(group);
+  }
+  return { granted, nodes, groups };
 }

@@ -17,13 +17,14 @@ export const ALL = 'all';
 /** A target as nodes: the sorted node names, or why it names none, in words. */
 export type Targeted = { ok: true; nodes: string[] } | { ok: false; refused: string };
 
-type Term = { remove: boolean } & (
+/** A part of a target: a node or a group, which adds nodes or (`!`) removes them. */
+export type Term = { remove: boolean } & (
   | { kind: 'node'; name: string }
   | { kind: 'group'; name: string }
 );
 
 /** The target's terms, or the words of the first that is not one. */
-function parseTarget(target: string): Term[] | string {
+export function parseTarget(target: string): Term[] | string {
   if (target === '') return 'node is needed';
   const terms: Term[] = [];
   for (const part of target.split(',')) {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { grantRefusal } from '../src/grants.ts';
+import { grantedTarget, grantRefusal } from '../src/grants.ts';
 import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
 import { type Issuer, startIssuer } from './helpers/issuer.ts';
 import { digestOf, makeWorld, type World } from './helpers/world.ts';
@@ -151,6 +151,15 @@ describe('grants over the Command API, with tokens of several subjects', () => {
     assert.equal(onWeb2.body?.refused, 'edge-hand may not converge web2: no grant names it');
     const onDb1 = await ask('edge-hand', '/converge', { node: 'db1' });
     assert.equal(onDb1.status, 409);
+    // Its grant's own target is one it may name; the group alone takes in web2.
+    const asGranted = await ask('edge-hand', '/converge', { node: '@edge,!web2' });
+    assert.equal(asGranted.status, 200, asGranted.text);
+    const onEdge = await ask('edge-hand', '/converge', { node: '@edge' });
+    assert.equal(onEdge.status, 409);
+    assert.equal(
+      onEdge.body?.refused,
+      'edge-hand may not converge @edge: no grant names every node of it',
+    );
   });
 
   it('lets * on @all do everything on every node', async () => {
@@ -175,8 +184,154 @@ describe('grants over the Command API, with tokens of several subjects', () => {
   });
 });
 
+describe('a subject under grants, naming nodes and groups it is not granted', () => {
+  let world: World;
+  let issuer: Issuer;
+  let api: ApiProcess;
+  const tokens: Record<string, string> = {};
+  /** What the subject may not be told: every name of the inventory its grants do not give it. */
+  const hidden = ['db1', 'secretbox', 'internal', 'edge', 'lb1'];
+
+  const ask = (subject: string, body: Record<string, unknown>) =>
+    httpAsk(api.url, {
+      path: '/converge',
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[subject]}` },
+    });
+
+  before(async () => {
+    world = await makeWorld();
+    const nodes: Record<string, { root: string }> = {};
+    for (const node of ['web1', 'web2', 'db1', 'secretbox', 'lb1']) {
+      nodes[node] = { root: join(world.dir, node) };
+      await mkdir(join(world.dir, node), { recursive: true });
+    }
+    await world.writeSettings({
+      nodes,
+      groups: { web: ['web1', 'web2'], internal: ['db1', 'secretbox'], edge: ['@web', 'lb1'] },
+      grants: [
+        { sub: 'deployer', may: ['converge'], on: '@web' },
+        { sub: 'ops-lead', may: ['*'], on: '@all' },
+      ],
+    });
+    issuer = await startIssuer();
+    api = await startApiOn(world.state, issuer.url);
+    for (const subject of ['deployer', 'ops-lead'])
+      tokens[subject] = await issuer.token({ sub: subject });
+  });
+  after(async () => {
+    await api?.stop();
+    await issuer?.close();
+    await world.cleanup();
+  });
+
+  /**
+   * Each pair: a target naming something of the inventory the subject is not granted, and
+   * the same target with a name berth does not know in its place. The subject must not
+   * tell them apart.
+   */
+  const pairs: [string, string, string, string][] = [
+    // target, the name in it, the same target with an unknown name, that name
+    ['web1,db', 'db', 'web1,qq', 'qq'],
+    ['web1,@int', '@int', 'web1,@qq', '@qq'],
+    ['web1,secretbox', 'secretbox', 'web1,nosuchnode', 'nosuchnode'],
+    ['web1,@internal', '@internal', 'web1,@nosuchgroup', '@nosuchgroup'],
+    ['@all', '@all', '@nosuchgroup', '@nosuchgroup'],
+    ['@edge', '@edge', '@nosuchgroup', '@nosuchgroup'],
+    ['@web,!db1', 'db1', '@web,!nosuchnode', 'nosuchnode'],
+    ['db1', 'db1', 'nosuchnode', 'nosuchnode'],
+  ];
+
+  for (const [target, name, unknownTarget, unknown] of pairs)
+    it(`answers ${target} as ${unknownTarget}, preview and act alike`, async () => {
+      for (const yes of [false, true]) {
+        const known = await ask('deployer', { node: target, yes });
+        const other = await ask('deployer', { node: unknownTarget, yes });
+        assert.equal(known.status, 409, known.text);
+        const seen = (answer: typeof known, typed: string, typedName: string) => ({
+          status: answer.status,
+          said: answer.body?.said,
+          refused: String(answer.body?.refused)
+            .replaceAll(typed, '<target>')
+            .replaceAll(typedName, '<name>'),
+          nodes: answer.body?.nodes,
+        });
+        assert.deepEqual(seen(known, target, name), seen(other, unknownTarget, unknown));
+        // Nothing of the inventory it is not granted, and no count, beyond what it typed.
+        const told = `${known.body?.said}\n${known.body?.refused}`
+          .replaceAll(target, '')
+          .replaceAll(name, '');
+        for (const word of hidden) assert.doesNotMatch(told, new RegExp(word), told);
+        assert.doesNotMatch(told, /[0-9]/, told);
+      }
+    });
+
+  it('refuses a list with one ungranted node in the words of the grants, and journals the preview', async () => {
+    const answer = await ask('deployer', { node: 'web1,secretbox' });
+    assert.deepEqual(answer.body, {
+      format_version: 1,
+      said: '',
+      refused: 'deployer may not converge web1,secretbox: no grant names secretbox',
+      nodes: {},
+    });
+    const journaled = (await world.journal()).filter((entry) => entry.node === 'web1,secretbox');
+    assert.ok(
+      journaled.some((entry) => entry.act === 'converge preview' && entry.outcome === 'refused'),
+    );
+  });
+
+  it('still takes a target made of what the grants give', async () => {
+    const answer = await ask('deployer', { node: 'web1,web2' });
+    assert.equal(answer.status, 200, answer.text);
+    const nodes = answer.body?.nodes as Record<string, { outcome: string }>;
+    assert.deepEqual(Object.keys(nodes), ['web1', 'web2']);
+    const empty = await ask('deployer', { node: '@web,!web1,!web2' });
+    assert.equal(empty.status, 409);
+    assert.equal(empty.body?.refused, '@web,!web1,!web2 names no node');
+  });
+
+  it('tells a subject granted every node what the command line would', async () => {
+    const answer = await ask('ops-lead', { node: 'web1,db' });
+    assert.equal(answer.status, 409);
+    assert.equal(
+      answer.body?.refused,
+      'berth does not know node db; did you mean db1? Else add it under nodes in berth.json',
+    );
+  });
+});
+
 describe('grants, as berth.json says them', () => {
   const groups = { web: ['web1'] };
+
+  it('gives a subject the names its grants name or take in, and groups wholly granted', () => {
+    const settings = {
+      nodes: { web1: { root: '/' }, web2: { root: '/' }, db1: { root: '/' } },
+      groups: { web: ['web1', 'web2'], canary: ['web1'], empty: [], mixed: ['web1', 'db1'] },
+      grants: [{ sub: 'dep', may: ['converge' as const], on: '@web' }],
+    };
+    const read = (target: string) => grantedTarget(settings, 'dep', 'converge', target);
+    assert.deepEqual(read('@canary,web2'), { ok: true, nodes: ['web1', 'web2'] });
+    for (const [target, name] of [
+      ['web1,@empty', '@empty'],
+      ['web1,@mixed', '@mixed'],
+      ['@web,!@mixed', '@mixed'],
+    ] as const)
+      assert.deepEqual(read(target), {
+        ok: false,
+        refused: `dep may not converge ${target}: no grant names ${name}`,
+        byGrants: true,
+      });
+    // A grant that takes in every node less one gives every name, the one it removes too.
+    const allBut = { ...settings, grants: [{ sub: 'dep', may: ['*' as const], on: '@all,!db1' }] };
+    assert.deepEqual(grantedTarget(allBut, 'dep', 'adopt', '@all,!db1'), {
+      ok: true,
+      nodes: ['web1', 'web2'],
+    });
+    assert.equal(
+      (grantedTarget(allBut, 'dep', 'adopt', '@all') as { refused: string }).refused,
+      'dep may not adopt @all: no grant names every node of it',
+    );
+  });
 
   it('lets everyone do everything without grants, and no one anything with none', () => {
     assert.equal(grantRefusal({ groups }, 'anyone', 'converge', 'db1'), undefined);

@@ -97,10 +97,7 @@ describe('a target over the Command API', () => {
   it('refuses a subject a target of which its grants cover only part, and nothing runs', async () => {
     const answer = await ask('deployer', '/converge', { node: '@all', yes: true });
     assert.equal(answer.status, 409);
-    assert.equal(
-      answer.body?.refused,
-      'deployer may not converge @all: no grant names 1 of its 3 nodes',
-    );
+    assert.equal(answer.body?.refused, 'deployer may not converge @all: no grant names it');
     assert.equal(existsSync(join(world.dir, 'db1', 'started')), false);
   });
 });

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
-import { grantRefusal } from '../grants.ts';
+import { grantedTarget } from '../grants.ts';
 import { type Basis, describeChanges } from '../preview.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { NodeReport } from '../result.ts';
@@ -49,22 +49,17 @@ export async function openFleetAct(
   const refused = (error: string, previewToo = false): OpenedAct =>
     refusedUnplaced(command, request, deps, face, error, previewToo);
   const { settings } = config;
-  const targeted = resolveTarget(request.node, {
-    nodes: Object.keys(settings.nodes),
-    groups: settings.groups,
-  });
-  if (!targeted.ok) return refused(targeted.refused);
+  // Over the API the target is read as the subject's grants give it the inventory: the
+  // whole target or nothing, and nothing said of nodes or groups it is not granted.
+  const targeted =
+    face.via === 'api'
+      ? grantedTarget(settings, face.actor, command.name, request.node)
+      : resolveTarget(request.node, {
+          nodes: Object.keys(settings.nodes),
+          groups: settings.groups,
+        });
+  if (!targeted.ok) return refused(targeted.refused, 'byGrants' in targeted);
   const { nodes } = targeted;
-  if (face.via === 'api') {
-    // The whole target or nothing; which nodes are not granted is not said (a subject
-    // learns no node it may not act on).
-    const denied = nodes.filter((node) => grantRefusal(settings, face.actor, command.name, node));
-    if (denied.length > 0)
-      return refused(
-        `${face.actor} may not ${command.name} ${request.node}: no grant names ${denied.length} of its ${nodes.length} nodes`,
-        true,
-      );
-  }
   const fleet = new Fleet(command, request, nodes, config, deps, face);
   if (!command.options.includes('yes')) return { kind: 'ready', run: () => fleet.eachNode() };
   return { kind: 'ready', run: () => (request.yes ? fleet.act() : fleet.preview()) };

@@ -185,7 +185,9 @@ export async function openAge(
   if (!sameBytes(mac, header.mac)) return { broken: 'its header was altered (its MAC differs)' };
   const nonce = file.subarray(header.end, header.end + 16);
   const payload = file.subarray(header.end + 16);
-  if (nonce.length !== 16 || payload.length < TAG) return { broken: 'it is cut short' };
+  // The nonce ends the header as the format reads it: a file cut within it is cut there.
+  if (nonce.length !== 16) return { broken: 'it is cut short after its header' };
+  if (payload.length < TAG) return { broken: 'its payload is cut short' };
   const payloadKey = p.hkdf(fileKey, nonce, PAYLOAD_INFO, 32);
   const chunks: Uint8Array[] = [];
   for (let index = 0, at = 0; at < payload.length; index++) {
