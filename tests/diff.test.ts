@@ -14,6 +14,13 @@ import { after, before, describe, it } from 'node:test';
 import { unifiedDiff } from '../src/diff.ts';
 import { DIFF_LINES, shownDiff } from '../src/diff-shown.ts';
 
+/** The Debian package holding each file. */
+const PACKAGE: Record<string, string> = {
+  'redis.conf': 'redis-server',
+  'nginx.conf': 'nginx',
+  'postgresql.conf': 'postgresql',
+};
+
 /** The first of each file's places that exists, as its package lays it out. */
 const CORPUS: Record<string, string[]> = {
   'redis.conf': ['/etc/redis/redis.conf'],
@@ -78,9 +85,10 @@ describe('berth diff against GNU diff -u', () => {
 
   for (const [name, places] of Object.entries(CORPUS)) {
     const place = places.find((path) => existsSync(path));
-    describe(name, { skip: place ? false : `no ${name} here: ${places.join(' nor ')}` }, () => {
+    const skip = !place && `needs ${places.join(' or ')}: apt-get install ${PACKAGE[name]}`;
+    describe(name, () => {
       for (const [edit, make] of Object.entries(EDITS)) {
-        it(`${edit}, both ways: the same hunks`, async () => {
+        it(`${edit}, both ways: the same hunks`, { skip }, async () => {
           const original = readFileSync(place as string, 'utf8');
           const edited = make(original);
           assert.notEqual(edited, original, 'the edit changes the file');

@@ -4,6 +4,7 @@ import { type CommandShape as Command, commandLineOnly, commands } from '../comm
 import { locateState } from '../config/state-dir.ts';
 import { didYouMean, withHint } from '../did-you-mean.ts';
 import { EXAMPLES } from './examples.ts';
+import { habitAnswer } from './habits.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
 import { parseLockTimeout } from './lock-wait.ts';
 
@@ -211,6 +212,9 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
 
   try {
     const parsed = cli.parse(['node', 'berth', ...argv], { run: false });
+    // Before help and version: Terraform's -auto-approve would otherwise read as -v.
+    const habit = cli.matchedCommand && habitOf(cli.matchedCommand, argv);
+    if (habit) throw new UsageError(habit);
     if (parsed.options.help || parsed.options.version) return EXIT.done;
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) throw new UsageError(noCommand(String(cli.args[0]), cli.commands));
@@ -226,7 +230,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     return await (exit ?? Promise.resolve(EXIT.done));
   } catch (error) {
     if (error instanceof UsageError || (error as Error).name === 'CACError') {
-      const refused = inBerthsWords((error as Error).message, cli);
+      const refused = inBerthsWords((error as Error).message, cli, argv);
       if (argv.includes('--json')) io.out(JSON.stringify({ refused }));
       else io.err(refused);
       return EXIT.usage;
@@ -239,6 +243,22 @@ type CacCommand = ReturnType<ReturnType<typeof cac>['command']>;
 
 function wordOf(value: unknown): string | undefined {
   return value === undefined ? undefined : String(value);
+}
+
+/** A flag another tool's users type, answered with berth's way (see habits.ts), or undefined. */
+function habitOf(command: CacCommand, argv: readonly string[]): string | undefined {
+  const table = [...commands, ...commandLineOnly].find((entry) => entry.name === command.name);
+  const described = {
+    name: command.name,
+    takesTarget: table !== undefined || command.name === 'status' || command.name === 'nodes',
+    takesModule: table?.needs.includes('module') ?? false,
+    previews: table?.options.includes('yes') ?? false,
+  };
+  return habitAnswer(
+    described,
+    argv,
+    (flag) => command.hasOption(flag.replace(/^-+/, '')) !== undefined,
+  );
 }
 
 function noCommand(typed: string, known: readonly CacCommand[]): string {
@@ -260,13 +280,20 @@ function noOption(where: string, typed: string, known: readonly { rawName: strin
 }
 
 /** cac's own refusals, said as berth says the rest: the command, the word, a likely meaning. */
-function inBerthsWords(message: string, cli: ReturnType<typeof cac>): string {
+function inBerthsWords(
+  message: string,
+  cli: ReturnType<typeof cac>,
+  argv: readonly string[],
+): string {
   const command = cli.matchedCommand;
   if (!command) return message;
   const where = `berth ${command.name}`;
   const option = /^Unknown option `(.+)`$/.exec(message);
   if (option)
-    return noOption(where, option[1] as string, [...command.options, ...cli.globalCommand.options]);
+    return noOption(where, asTyped(option[1] as string, argv), [
+      ...command.options,
+      ...cli.globalCommand.options,
+    ]);
   if (message.startsWith('Unused args: ')) {
     const extra = cli.args[command.args.length];
     const takes = command.args.length
@@ -275,6 +302,14 @@ function inBerthsWords(message: string, cli: ReturnType<typeof cac>): string {
     return `${where} ${takes}; ${JSON.stringify(String(extra))} is one word too many`;
   }
   return message;
+}
+
+/** cac names an unknown option camel-cased (`--fullDif`): the word as it was typed. */
+function asTyped(reported: string, argv: readonly string[]): string {
+  const camel = (word: string) =>
+    word.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  const typed = argv.map((word) => word.split('=')[0] as string);
+  return typed.find((word) => word.startsWith('-') && camel(word) === camel(reported)) ?? reported;
 }
 
 function runTableCommand(

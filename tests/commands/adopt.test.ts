@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { needs } from '../helpers/needs.ts';
 import { GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 import { snapshot, stateFiles } from './support.ts';
 
@@ -101,7 +102,9 @@ describe('berth adopt', () => {
     assert.deepEqual(state.accounts, {});
   });
 
-  it("refuses a node over ssh that cannot be reached, with ssh's own words", async () => {
+  it("refuses a node over ssh that cannot be reached, with ssh's own words", {
+    skip: needs('ssh', 'openssh-client'),
+  }, async () => {
     await world.writeSettings({
       nodes: { box: { root: world.root }, web1: { ssh: 'admin@127.0.0.1', port: 1 } },
     });

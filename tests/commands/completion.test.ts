@@ -4,6 +4,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GLOBAL_FLAGS, SURFACE } from '../../src/cli/complete.ts';
+import { needs } from '../helpers/needs.ts';
 import { BERTH, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 
 /**
@@ -111,19 +112,21 @@ describe('berth completion in bash, zsh and fish', () => {
     ['berth nodes @', ['@all', '@web']],
   ];
 
-  it('bash: commands, flags, nodes and modules', async () => {
+  it('bash: commands, flags, nodes and modules', { skip: needs('bash', 'bash') }, async () => {
     for (const [line, expected] of cases) {
       const words = line.split(' ');
       assert.deepEqual((await bash(...words)).sort(), expected, line);
     }
   });
 
-  it('fish: commands, flags, nodes and modules', async () => {
+  it('fish: commands, flags, nodes and modules', { skip: needs('fish', 'fish') }, async () => {
     for (const [line, expected] of cases)
       assert.deepEqual((await fish(line)).sort(), expected, line);
   });
 
-  it('zsh: commands, flags, nodes and modules, at a real Tab', async () => {
+  it('zsh: commands, flags, nodes and modules, at a real Tab', {
+    skip: needs('zsh', 'zsh'),
+  }, async () => {
     for (const [line, expected] of cases)
       assert.deepEqual((await zsh(line)).sort(), expected, line);
   });

@@ -42,7 +42,10 @@ async function converge(world: World): Promise<string> {
   return preview.stdout;
 }
 
-describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs root' }, () => {
+/** Why this machine cannot run the tests below, if it cannot: each is skipped saying so. */
+const skip = process.getuid?.() !== 0 && 'needs root';
+
+describe('owners, groups and modes', () => {
   let world: World;
   beforeEach(async () => {
     world = await makeWorld({ svc: SVC });
@@ -52,7 +55,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
   });
   afterEach(() => world.cleanup());
 
-  it('gives what it makes the named owner, group and mode, resolved on the box; the rest root and 0644 (0600 a secret, or a file placing one)', async () => {
+  it('gives what it makes the named owner, group and mode, resolved on the box; the rest root and 0644 (0600 a secret, or a file placing one)', {
+    skip,
+  }, async () => {
     await converge(world);
     assert.equal(await owned(world, '/var/lib/svc'), '1234:2345 0750');
     assert.equal(await owned(world, '/etc/svc/token'), '1234:0 0400');
@@ -63,7 +68,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.equal(await owned(world, '/etc/svc/env'), '0:0 0600');
   });
 
-  it('keeps the owner, group and mode of a file it rewrites when the definition names none', async () => {
+  it('keeps the owner, group and mode of a file it rewrites when the definition names none', {
+    skip,
+  }, async () => {
     await converge(world);
     const plain = join(world.root, '/etc/svc/plain.conf');
     await world.onBox('/etc/svc/plain.conf', 'changed by hand\n');
@@ -74,7 +81,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.equal(await owned(world, '/etc/svc/plain.conf'), '77:88 0604');
   });
 
-  it('never leaves a secret it writes readable by other users: an empty 0644 placeholder keeps owner and group, not its bits for others', async () => {
+  it('never leaves a secret it writes readable by other users: an empty 0644 placeholder keeps owner and group, not its bits for others', {
+    skip,
+  }, async () => {
     // A package left an empty, world-readable file where the secret goes, root's with the
     // service's group; every local user could read what berth mints into it, were its mode
     // kept whole. (One another user owns is not kept at all: planted-secrets.test.ts.)
@@ -88,7 +97,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.ok((await stat(placeholder)).size > 0, 'the secret was written');
   });
 
-  it('a take minting into an empty world-writable placeholder leaves nothing for other users either', async () => {
+  it('a take minting into an empty world-writable placeholder leaves nothing for other users either', {
+    skip,
+  }, async () => {
     assert.equal((await world.berth('unassign', 'box', 'svc')).code, 0);
     await world.onBox('/var/lib/svc/db', 'rows');
     await world.onBox('/etc/svc/plain-secret', '');
@@ -111,7 +122,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.ok((await stat(join(world.root, '/etc/svc/plain-secret'))).size > 0);
   });
 
-  it('names a wrong owner, group or mode in the preview as drift, and the act mends it', async () => {
+  it('names a wrong owner, group or mode in the preview as drift, and the act mends it', {
+    skip,
+  }, async () => {
     await converge(world);
     await chown(join(world.root, '/etc/svc/svc.conf'), 0, 0);
     await chown(join(world.root, '/var/lib/svc'), 0, 2345);
@@ -133,7 +146,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.match(again.stdout, /box is as assigned: nothing to do/);
   });
 
-  it('blocks an owner or group the box does not have, before touching anything', async () => {
+  it('blocks an owner or group the box does not have, before touching anything', {
+    skip,
+  }, async () => {
     await world.writeModule('svc', {
       ...SVC,
       files: { '/etc/svc/svc.conf': { owner: 'ghost', group: 'phantom', content: 'x\n' } },
@@ -155,7 +170,9 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     assert.deepEqual(await snapshot(world.root), before);
   });
 
-  it('a take writes a secret it mints with the owner and mode its definition names, and refuses a name the box lacks', async () => {
+  it('a take writes a secret it mints with the owner and mode its definition names, and refuses a name the box lacks', {
+    skip,
+  }, async () => {
     assert.equal((await world.berth('unassign', 'box', 'svc')).code, 0);
     await world.onBox('/var/lib/svc/db', 'rows');
     await world.onBox('/etc/svc/plain-secret', 'hand-made-secret');
@@ -207,7 +224,7 @@ describe('owners, groups and modes', { skip: process.getuid?.() !== 0 && 'needs 
     }
   });
 
-  it('takes a number as it is, with no name to resolve', async () => {
+  it('takes a number as it is, with no name to resolve', { skip }, async () => {
     await world.writeModule('svc', {
       files: { '/etc/svc/n.conf': { owner: 4321, group: '4322', content: 'n\n' } },
     });

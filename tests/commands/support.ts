@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestOf, nodeDirs, type World } from '../helpers/world.ts';
-import { ageDecrypt, userIdentityFile } from '../vault/support.ts';
+import { opened, userIdentityFile } from '../vault/support.ts';
 
 /**
  * Everything under a directory as one comparable value: each path with its kind,
@@ -91,7 +91,7 @@ export async function vaultValues(world: World): Promise<Record<string, string>>
     const vault = JSON.parse(text) as { secrets: Record<string, { value: string }> };
     for (const [key, entry] of Object.entries(vault.secrets))
       values[`${node}/${key}`] =
-        ageDecrypt(entry.value, userIdentityFile())?.toString('utf8') ?? '';
+        (await opened(entry.value, userIdentityFile()))?.toString('utf8') ?? '';
   }
   return values;
 }

@@ -37,6 +37,81 @@ describe('berth help [command]', () => {
   });
 });
 
+describe("other tools' habits are answered with berth's way, in one line", () => {
+  let world: World;
+  before(async () => {
+    world = await makeWorld({ postgres: POSTGRES, gitea: GITEA });
+    await world.berth('assign', 'box', 'postgres');
+  });
+  after(() => world.cleanup());
+
+  const preview =
+    "a preview is what berth converge does without --yes, and it shows each file's diff";
+  const answers: [words: string[], said: string][] = [
+    [
+      ['converge', 'box', '--limit', 'web1'],
+      'berth converge has no option --limit: name the nodes in the target instead (berth converge @web,!web3)',
+    ],
+    [
+      ['take', 'box', 'gitea', '-l', 'box'],
+      'berth take has no option -l: name the nodes in the target instead (berth take @web,!web3 <module>)',
+    ],
+    [
+      ['status', '--limit=box'],
+      'berth status has no option --limit: name the nodes in the target instead (berth status @web,!web3)',
+    ],
+    [['converge', 'box', '--check'], `berth converge has no option --check: ${preview}`],
+    [['converge', 'box', '-C'], `berth converge has no option -C: ${preview}`],
+    [['converge', 'box', '--dry-run'], `berth converge has no option --dry-run: ${preview}`],
+    [['converge', 'box', '--dry'], `berth converge has no option --dry: ${preview}`],
+    [
+      ['converge', 'box', '--diff'],
+      "berth converge has no option --diff: berth converge without --yes previews, showing each file's diff (all of it with --full-diff)",
+    ],
+    [
+      ['take', 'box', 'gitea', '-auto-approve'],
+      'berth take has no option -auto-approve: --yes acts; --yes --digest D acts on exactly the preview that printed digest D',
+    ],
+  ];
+
+  it('--limit, -l, --check, -C, --dry-run, --dry, --diff, -auto-approve: berth’s way, exit 2', async () => {
+    for (const [words, said] of answers) {
+      const run = await world.berth(...words);
+      assert.deepEqual([run.code, run.stderr, run.stdout], [2, `${said}\n`, ''], words.join(' '));
+    }
+  });
+
+  it('with --yes and --json too: refused in the same words, and nothing acted', async () => {
+    const journal = await world.journal();
+    const run = await world.berth('converge', 'box', '--yes', '--json', '--limit', 'box');
+    assert.equal(run.code, 2);
+    assert.deepEqual(JSON.parse(run.stdout), {
+      refused:
+        'berth converge has no option --limit: name the nodes in the target instead (berth converge @web,!web3)',
+    });
+    assert.deepEqual(await world.journal(), journal);
+  });
+
+  it('a command with no such way keeps the plain answer; berth status --check is its own', async () => {
+    const log = await world.berth('log', '--limit', '3');
+    assert.equal(log.code, 2);
+    assert.equal(log.stderr, 'berth log has no option --limit; see berth help log\n');
+    const adopt = await world.berth('adopt', 'box', '--check');
+    assert.equal(adopt.stderr, 'berth adopt has no option --check; see berth help adopt\n');
+    const status = await world.berth('status', 'box', '--check');
+    assert.equal(status.code, 0, status.stderr);
+    assert.doesNotMatch(status.stderr, /has no option/);
+  });
+
+  it('a mistyped flag is named as it was typed, not as the option parser spells it', async () => {
+    const run = await world.berth('converge', 'box', '--full-dif');
+    assert.equal(
+      run.stderr,
+      'berth converge has no option --full-dif; did you mean --full-diff? See berth help converge\n',
+    );
+  });
+});
+
 describe('berth nodes, berth modules and berth validate', () => {
   let world: World;
   before(async () => {

@@ -21,10 +21,11 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { needs } from '../helpers/needs.ts';
 
 /**
  * Directories every host sees as its own: an overlay over the machine's, so a host
@@ -142,12 +143,6 @@ export interface FleetOptions {
 
 let unavailable: { reason: string | undefined } | undefined;
 
-function onPath(command: string): boolean {
-  if (command.startsWith('/')) return existsSync(command);
-  const dirs = `${process.env.PATH ?? ''}${delimiter}/usr/sbin${delimiter}/sbin`.split(delimiter);
-  return dirs.some((dir) => dir !== '' && existsSync(join(dir, command)));
-}
-
 /**
  * Why this machine cannot run the fleet, or undefined when it can: for
  * `test('…', { skip: fleetUnavailable() }, …)`, so a suite that cannot run is skipped
@@ -162,10 +157,16 @@ export function fleetUnavailable(): string | undefined {
 function probe(): string | undefined {
   if (process.platform !== 'linux') return 'the ssh fleet needs Linux namespaces';
   if (process.getuid?.() !== 0) return 'the ssh fleet needs root (namespaces, veths, mounts)';
-  if (!existsSync(SSHD)) return `no ${SSHD} (Debian's openssh-server): .ci/run installs it`;
-  for (const command of ['ssh', 'ssh-keygen', 'sudo', 'unshare', 'nsenter', 'ip', 'useradd']) {
-    if (!onPath(command)) return `no \`${command}\` on this machine: .ci/run installs it`;
-  }
+  const missing =
+    needs(SSHD, 'openssh-server') ||
+    needs('ssh', 'openssh-client') ||
+    needs('ssh-keygen', 'openssh-client') ||
+    needs('sudo', 'sudo') ||
+    needs('unshare', 'util-linux') ||
+    needs('nsenter', 'util-linux') ||
+    needs('ip', 'iproute2') ||
+    needs('useradd', 'passwd');
+  if (missing) return missing;
   let filesystems = '';
   try {
     filesystems = readFileSync('/proc/filesystems', 'utf8');

@@ -20,6 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { needs } from './needs.ts';
 
 export interface PostgresServer {
   /** A database of its own, owned by `berth`: `postgresql://berth@127.0.0.1:PORT/NAME`. */
@@ -44,12 +45,12 @@ export interface PostgresServer {
 export function postgresUnavailable(): string | undefined {
   const bin = binDir();
   if (!bin)
-    return "no PostgreSQL server binaries (initdb, postgres) were found: install Debian's postgresql package, or set BERTH_TEST_PG_BIN";
+    return 'needs initdb and postgres (/usr/lib/postgresql/*/bin): apt-get install postgresql, or set BERTH_TEST_PG_BIN';
   if (process.getuid?.() === 0) {
     if (runAs() === undefined)
-      return 'the tests run as root and PostgreSQL will not: no `postgres` system user to run it as';
-    if (!existsSync('/usr/bin/setpriv'))
-      return 'the tests run as root and need setpriv (util-linux) to run PostgreSQL as `postgres`';
+      return 'needs the `postgres` user to run PostgreSQL as, not root: apt-get install postgresql';
+    const setpriv = needs('setpriv', 'util-linux');
+    if (setpriv) return `${setpriv} (to run PostgreSQL as \`postgres\`, not root)`;
   }
   return undefined;
 }

@@ -3,10 +3,10 @@
 // (.ci/run installs them), each with its own printf (tcsh has none: coreutils' runs).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { IN_COMMAND_LIMIT } from '../../src/machines/ssh-machine.ts';
 import { printfFormat } from '../../src/machines/ssh-scripts.ts';
+import { needs } from '../helpers/needs.ts';
 
 const NASTY = [
   `it's 100% "quoted" \\ back\\slash \\n not a newline`,
@@ -26,11 +26,8 @@ function printed(shell: string, script: string): Buffer {
 
 describe('a script as a printf format, through a login shell', () => {
   for (const shell of ['sh', 'bash', 'zsh', 'fish', 'tcsh']) {
-    const missing = ['/bin', '/usr/bin'].some((dir) => existsSync(`${dir}/${shell}`))
-      ? undefined
-      : `${shell} is not installed here (.ci/run installs it)`;
     it(`comes out byte for byte through ${shell}, as long as berth sends one`, {
-      skip: missing,
+      skip: needs(shell, shell === 'sh' ? 'dash' : shell),
     }, () => {
       assert.deepEqual(printed(shell, NASTY), Buffer.from(NASTY));
       // The longest berth puts in a command: 'echo x\n' is 8 characters as a format.

@@ -35,17 +35,22 @@ function refusedAs(failure: MachineError['failure'], ...patterns: RegExp[]) {
   };
 }
 
-describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
+/** Why this machine cannot run the tests below, if it cannot: each is skipped saying so. */
+const skip = fleetUnavailable();
+
+describe('an ssh machine on the fleet', () => {
   let fleet: Fleet;
   let runtimeDir: string;
   const made: SshMachine[] = [];
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
 
   before(async () => {
+    if (skip) return;
     fleet = await startFleet({ hosts: 3 });
     runtimeDir = await mkdtemp(join(tmpdir(), 'berth-ssh-test-'));
   });
   after(async () => {
+    if (skip) return;
     await Promise.all(made.map((machine) => machine.exit()));
     for (const cleanup of cleanups.reverse()) await cleanup();
     await fleet?.stop();
@@ -104,7 +109,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
   };
 
   describe('round trips', () => {
-    it('a survey of forty paths, twenty of them read, is one session, and all share one connection', async (t) => {
+    it('a survey of forty paths, twenty of them read, is one session, and all share one connection', {
+      skip,
+    }, async (t) => {
       const alpha = fleet.host('alpha');
       await alpha.exec(
         'mkdir -p /srv/trips && for i in $(seq 1 20); do echo "file $i" > /srv/trips/f$i; done',
@@ -135,7 +142,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       );
     });
 
-    it('a batch of changes is one session, whatever their number; a hook is one; stopping a hook is one more', async () => {
+    it('a batch of changes is one session, whatever their number; a hook is one; stopping a hook is one more', {
+      skip,
+    }, async () => {
       const alpha = fleet.host('alpha');
       const machine = machineOn('alpha');
       await machine.survey([]);
@@ -182,7 +191,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.equal(await alpha.sessionsOpened(), sessions + 2, 'a hook stopped');
     });
 
-    it('over a slow link, forty paths go over one connection, one session each, the script in the command', async (t) => {
+    it('over a slow link, forty paths go over one connection, one session each, the script in the command', {
+      skip,
+    }, async (t) => {
       const alpha = fleet.host('alpha');
       const delayMs = 100;
       const proxy = await startDelayProxy({ host: alpha.address, port: alpha.port, delayMs });
@@ -258,7 +269,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.equal(await alpha.sessionsOpened(), sessionsBefore + 9, 'one session a survey');
     });
 
-    it('exit ends the shared connection, leaving no ssh process behind', async () => {
+    it('exit ends the shared connection, leaving no ssh process behind', { skip }, async () => {
       const dir = await freshRuntime();
       const machine = machineOn('alpha', { runtimeDir: dir });
       await machine.survey([]);
@@ -283,6 +294,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
     let counted: SshMachine;
 
     before(async () => {
+      if (skip) return;
       // A login whose PATH starts with wrappers of stat, getent and base64 that log each
       // call on the host, then run the real program.
       const wrapper = (name: string, before = '') =>
@@ -312,7 +324,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       return counts;
     };
 
-    it('a survey of many paths runs one stat, one getent a database, one base64 a file read', async () => {
+    it('a survey of many paths runs one stat, one getent a database, one base64 a file read', {
+      skip,
+    }, async () => {
       const charlie = fleet.host('charlie');
       const setUp = await charlie.exec(
         'mkdir -p /srv/counted/data /srv/counted/empty && touch /srv/counted/data/a && for i in $(seq 1 10); do echo "secret $i" > /srv/counted/s$i; done && chmod -R a+rX /srv/counted',
@@ -366,7 +380,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.deepEqual(await calls(), { getent: 2 });
     });
 
-    it('a path that becomes a directory, or goes away, just before the one stat leaves the others as they are', async () => {
+    it('a path that becomes a directory, or goes away, just before the one stat leaves the others as they are', {
+      skip,
+    }, async () => {
       const charlie = fleet.host('charlie');
       const setUp = await charlie.exec(
         `mkdir -p /srv/raced && for i in $(seq 1 6); do echo "file $i" > /srv/raced/f$i; done && chmod -R a+rwX /srv/raced && echo /srv/raced/f4 > ${BECOME} && chown counted ${BECOME}`,
@@ -402,7 +418,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
   });
 
   describe('words for every way it can fail, never a hang', () => {
-    it('a host whose key is not known: ssh’s words, and ssh-keyscan', async () => {
+    it('a host whose key is not known: ssh’s words, and ssh-keyscan', { skip }, async () => {
       const known = join(fleet.dir, 'known_hosts_empty');
       const config = join(fleet.dir, 'ssh_config_unknown');
       await writeFile(known, '');
@@ -420,7 +436,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       )(error);
     });
 
-    it('a host whose key changed: ssh’s words, and ssh-keygen -R', async () => {
+    it('a host whose key changed: ssh’s words, and ssh-keygen -R', { skip }, async () => {
       await fleet.rekey('charlie');
       cleanups.push(() => fleet.rekey('charlie', { trust: true }));
       const machine = machineOn('charlie', { runtimeDir: await freshRuntime() });
@@ -436,7 +452,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       await machine.survey([]);
     });
 
-    it('a port nothing listens on: connection refused, as ssh says it', async () => {
+    it('a port nothing listens on: connection refused, as ssh says it', { skip }, async () => {
       const alpha = fleet.host('alpha');
       const machine = machineOn('alpha', { port: 1, runtimeDir: await freshRuntime() });
       await assert.rejects(
@@ -450,7 +466,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       );
     });
 
-    it('an address no host answers: a timeout within ConnectTimeout', async () => {
+    it('an address no host answers: a timeout within ConnectTimeout', { skip }, async () => {
       // Routed to alpha, which does not forward: the SYNs are dropped, not refused.
       const alpha = fleet.host('alpha');
       const silent = `${alpha.address.split('.').slice(0, 3).join('.')}.250`;
@@ -472,7 +488,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.ok(took >= 1_500 && took < 6_000, `gave up after ${took} ms`);
     });
 
-    it('a server that never speaks: a timeout within ConnectTimeout too', async () => {
+    it('a server that never speaks: a timeout within ConnectTimeout too', { skip }, async () => {
       const sockets = new Set<Socket>();
       const mute: Server = createServer((socket) => sockets.add(socket));
       await new Promise<void>((done) => mute.listen(0, '127.0.0.1', done));
@@ -494,7 +510,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.ok(took < 6_000, `gave up after ${took} ms`);
     });
 
-    it('a login without an accepted key: ssh’s words, and what to give it', async () => {
+    it('a login without an accepted key: ssh’s words, and what to give it', { skip }, async () => {
       const machine = machineOn('alpha', {
         destination: 'nobody@alpha',
         runtimeDir: await freshRuntime(),
@@ -508,7 +524,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       );
     });
 
-    it('a sudo that asks for a password: berth says so, and what to allow', async () => {
+    it('a sudo that asks for a password: berth says so, and what to allow', { skip }, async () => {
       await fleet.requirePassword('bravo');
       cleanups.push(() => fleet.requirePassword('bravo', false));
       const machine = machineOn('bravo');
@@ -527,7 +543,7 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
       assert.equal((await machine.survey([])).size, 0);
     });
 
-    it('a far side without sh: berth says what it needs there', async () => {
+    it('a far side without sh: berth says what it needs there', { skip }, async () => {
       // A login whose shell finds no sh on its PATH (every host has one; this is the
       // nearest to a machine without).
       const machine = await loginWithPath('nosh', '/nowhere', '/bin/bash');
@@ -543,7 +559,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
     });
   });
 
-  it('a far side without setsid: hooks are refused in words, before anything starts', async () => {
+  it('a far side without setsid: hooks are refused in words, before anything starts', {
+    skip,
+  }, async () => {
     // A login whose PATH has sh and nothing else.
     const charlie = fleet.host('charlie');
     const machine = await loginWithPath(
@@ -560,7 +578,9 @@ describe('an ssh machine on the fleet', { skip: fleetUnavailable() }, () => {
   });
 
   describe('secrets', () => {
-    it('secrets written in batches never show in a command line or an environment, here or on the host', async () => {
+    it('secrets written in batches never show in a command line or an environment, here or on the host', {
+      skip,
+    }, async () => {
       const bravo = fleet.host('bravo');
       const machine = machineOn('bravo');
       await machine.survey([]);

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { vaultPath } from '../commands/support.ts';
 import { post, startTestServer } from '../helpers/reliability.ts';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { ageDecrypt, userIdentityFile } from '../vault/support.ts';
+import { opened, userIdentityFile } from '../vault/support.ts';
 
 describe('secrets through a whole cycle', () => {
   let world: World;
@@ -88,9 +88,12 @@ describe('secrets through a whole cycle', () => {
     // The values: the hand-placed one, and every one berth minted (from the vault, opened
     // with the identity berth found as this user).
     const vault = JSON.parse(await readFile(vaultPath(world), 'utf8'));
-    const open = (sealed: string) => ageDecrypt(sealed, userIdentityFile()) ?? Buffer.alloc(0);
-    const values = Object.values(vault.secrets as Record<string, { value: string }>).map((entry) =>
-      open(entry.value),
+    const open = async (sealed: string) =>
+      (await opened(sealed, userIdentityFile())) ?? Buffer.alloc(0);
+    const values = await Promise.all(
+      Object.values(vault.secrets as Record<string, { value: string }>).map((entry) =>
+        open(entry.value),
+      ),
     );
     assert.ok(values.length >= 4, `the vault holds ${values.length} secrets`);
     assert.ok(values.some((value) => value.toString().includes(handPlaced)));
@@ -98,7 +101,7 @@ describe('secrets through a whole cycle', () => {
       const text = value.toString('utf8').trim();
       return [text, value.toString('base64'), Buffer.from(text).toString('base64')];
     });
-    needles.push(open(vault.key).toString('base64'));
+    needles.push((await open(vault.key)).toString('base64'));
 
     const places: [string, string][] = said.map((text, index) => [`output ${index}`, text]);
     for (const name of await readdir(world.state, { recursive: true })) {

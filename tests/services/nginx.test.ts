@@ -11,6 +11,7 @@ import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { needs } from '../helpers/needs.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { previewThenAct } from './support.ts';
 
@@ -20,9 +21,9 @@ const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const unavailable =
   process.getuid?.() !== 0
     ? 'needs root'
-    : !existsSync('/usr/sbin/nginx') || !existsSync(SITE)
-      ? 'needs the nginx package (.ci/run installs it)'
-      : false;
+    : needs('nginx', 'nginx') ||
+      needs('curl', 'curl') ||
+      (!existsSync(SITE) && `needs ${SITE}: apt-get install nginx`);
 
 const START = 'nginx';
 const STOP =
@@ -45,12 +46,13 @@ async function get(path: string): Promise<string | undefined> {
   return undefined;
 }
 
-describe('nginx, set up by hand, driven through berth', { skip: unavailable }, () => {
+describe('nginx, set up by hand, driven through berth', () => {
   let world: World;
   let original: Buffer;
   let adminSite: string;
 
   before(async () => {
+    if (unavailable) return;
     original = readFileSync(SITE);
     sh(STOP);
     // The admin: a page of their own, and the site says who serves it.
@@ -74,6 +76,7 @@ describe('nginx, set up by hand, driven through berth', { skip: unavailable }, (
   });
 
   after(async () => {
+    if (unavailable) return;
     try {
       sh(STOP);
     } finally {
@@ -85,7 +88,9 @@ describe('nginx, set up by hand, driven through berth', { skip: unavailable }, (
 
   const act = (...args: string[]) => previewThenAct(world, ...args);
 
-  it('take shows the site berth would write, with its diff; converge writes it and reload makes it live', async () => {
+  it('take shows the site berth would write, with its diff; converge writes it and reload makes it live', {
+    skip: unavailable,
+  }, async () => {
     assert.equal((await world.berth('adopt', 'host')).code, 0);
     const take = await act('take', 'host', 'nginx');
     assert.match(take.preview, /check: passes, so nginx is taken as running/);
@@ -111,14 +116,16 @@ describe('nginx, set up by hand, driven through berth', { skip: unavailable }, (
     assert.deepEqual([info.uid, info.gid, info.mode & 0o777], [0, 0, 0o644]);
   });
 
-  it('the check fails when nginx is stopped, and converge starts it again', async () => {
+  it('the check fails when nginx is stopped, and converge starts it again', {
+    skip: unavailable,
+  }, async () => {
     sh(STOP);
     const { preview } = await act('converge', 'host');
     assert.match(preview, /start nginx: its check fails \(exit \d+: /);
     assert.match((await get('/admin.html')) ?? '', /made by the admin/);
   });
 
-  it("release stops it; the admin's page stays", async () => {
+  it("release stops it; the admin's page stays", { skip: unavailable }, async () => {
     assert.equal((await world.berth('unassign', 'host', 'nginx')).code, 0);
     const { said } = await act('converge', 'host');
     assert.match(said, /ran stop of nginx/);

@@ -15,6 +15,7 @@ import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
+import { needs } from '../helpers/needs.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { previewThenAct } from './support.ts';
 
@@ -24,9 +25,9 @@ const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const unavailable =
   process.getuid?.() !== 0
     ? 'needs root'
-    : !existsSync('/usr/bin/redis-server') || !existsSync(CONF)
-      ? 'needs the redis-server package (.ci/run installs it)'
-      : false;
+    : needs('redis-server', 'redis-server') ||
+      needs('redis-cli', 'redis-tools') ||
+      (!existsSync(CONF) && `needs ${CONF}: apt-get install redis-server`);
 
 /** The daemon, run directly: what systemd's redis-server.service does, without systemd. */
 const START =
@@ -57,11 +58,12 @@ async function answering(): Promise<boolean> {
   return false;
 }
 
-describe('redis-server, set up by hand, driven through berth', { skip: unavailable }, () => {
+describe('redis-server, set up by hand, driven through berth', () => {
   let world: World;
   let original: Buffer;
 
   before(async () => {
+    if (unavailable) return;
     original = readFileSync(CONF);
     sh(STOP);
     // The admin: a password inside redis.conf (owner and mode as the package made them),
@@ -93,6 +95,7 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
   });
 
   after(async () => {
+    if (unavailable) return;
     try {
       sh(STOP);
     } finally {
@@ -106,7 +109,9 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
 
   const act = (...args: string[]) => previewThenAct(world, ...args);
 
-  it('adopt and take: the password read out of redis.conf, none minted', async () => {
+  it('adopt and take: the password read out of redis.conf, none minted', {
+    skip: unavailable,
+  }, async () => {
     const adopt = await world.berth('adopt', 'host');
     assert.equal(adopt.code, 0, adopt.stderr);
     const take = await act('take', 'host', 'redis-server');
@@ -125,7 +130,9 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     assert.match(status.stdout, /check redis-server: passes/);
   });
 
-  it("converge writes berth's redis.conf, keeping the password and the owner; the restart keeps the data", async () => {
+  it("converge writes berth's redis.conf, keeping the password and the owner; the restart keeps the data", {
+    skip: unavailable,
+  }, async () => {
     const { preview } = await act('converge', 'host');
     assert.match(preview, /write \/etc\/redis\/redis\.conf \(mode 0640\): it differs/);
     assert.match(preview, /run reload: /);
@@ -137,7 +144,7 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     assert.equal(redis('GET', 'greeting'), 'hello from the admin');
   });
 
-  it('a changed setting goes live through reload', async () => {
+  it('a changed setting goes live through reload', { skip: unavailable }, async () => {
     const template = join(world.state, 'modules', 'redis-server', 'redis.conf');
     const text = await readFile(template, 'utf8');
     await writeFile(template, text.replace(/^timeout 0$/m, 'timeout 300'));
@@ -147,7 +154,9 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     assert.deepEqual(redis('CONFIG', 'GET', 'timeout').split('\n'), ['timeout', '300']);
   });
 
-  it('the check fails when the daemon is stopped, and converge starts it again', async () => {
+  it('the check fails when the daemon is stopped, and converge starts it again', {
+    skip: unavailable,
+  }, async () => {
     sh(STOP);
     const { preview } = await act('converge', 'host');
     assert.match(preview, /start redis-server: its check fails \(exit 1/);
@@ -155,7 +164,9 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     assert.equal(redis('LRANGE', 'rows', '0', '-1'), 'one\ntwo\nthree');
   });
 
-  it('unassign and release run stop, keeping data and the password', async () => {
+  it('unassign and release run stop, keeping data and the password', {
+    skip: unavailable,
+  }, async () => {
     assert.equal((await world.berth('unassign', 'host', 'redis-server')).code, 0);
     const { said } = await act('converge', 'host');
     assert.match(said, /ran stop of redis-server/);
@@ -164,7 +175,9 @@ describe('redis-server, set up by hand, driven through berth', { skip: unavailab
     assert.ok(existsSync('/var/lib/redis/dump.rdb'));
   });
 
-  it("taken again and forgotten: stop is not run, and the data and password are the admin's", async () => {
+  it("taken again and forgotten: stop is not run, and the data and password are the admin's", {
+    skip: unavailable,
+  }, async () => {
     assert.equal((await world.berth('adopt', 'host')).code, 0);
     const take = await act('take', 'host', 'redis-server');
     assert.match(take.preview, /check: fails \(exit 1/);

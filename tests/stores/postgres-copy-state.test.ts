@@ -59,7 +59,10 @@ function preview(node: string, n: number): KeptPreview {
 /** A journal line as compared: an entry, or the text of a line that is not one. */
 const shown = (line: JournalLine) => ('entry' in line ? line.entry : line.notAnEntry);
 
-describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
+/** Why this machine cannot run the tests below, if it cannot: each is skipped saying so. */
+const skip = postgresUnavailable();
+
+describe('copy-state into PostgreSQL', () => {
   let server: PostgresServer;
   let dir: string;
   let from: Stores;
@@ -67,6 +70,7 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
   const secret = new Uint8Array([0, 1, 2, 255, 10, 13, 92, 39, 34]);
 
   before(async () => {
+    if (skip) return;
     server = await startPostgres();
     dir = await mkdtemp(join(tmpdir(), 'berth-copy-'));
     from = await fileStores(location());
@@ -116,11 +120,14 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     await appendFile(join(dir, 'nodes', 'web1', 'journal.jsonl'), 'a note by hand\n');
   });
   after(async () => {
+    if (skip) return;
     await server?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('copies every node, record, secret, preview and journal line into an empty store', async () => {
+  it('copies every node, record, secret, preview and journal line into an empty store', {
+    skip,
+  }, async () => {
     const url = await server.createDatabase();
     const outcome = await copyStateTo(location(), url);
     assert.deepEqual(outcome, {
@@ -199,7 +206,7 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     }
   });
 
-  it('refuses a store that is not empty, and changes nothing there', async () => {
+  it('refuses a store that is not empty, and changes nothing there', { skip }, async () => {
     const url = await server.createDatabase();
     assert.ok('done' in (await copyStateTo(location(), url)));
     const outcome = await copyStateTo(location(), url);
@@ -214,7 +221,7 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     }
   });
 
-  it('refuses a store a controller has used already', async () => {
+  it('refuses a store a controller has used already', { skip }, async () => {
     const url = await server.createDatabase();
     const used = await openPostgresStores(url);
     await used.journalUnplaced(entry('x', '2026-11-21T00:00:00.000Z', 'an act'));
@@ -223,7 +230,7 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     assert.ok('refused' in outcome && outcome.refused.includes('(0 nodes, 1 journal line'));
   });
 
-  it('does not copy a journal line cut by a crash', async () => {
+  it('does not copy a journal line cut by a crash', { skip }, async () => {
     const url = await server.createDatabase();
     const cut = await mkdtemp(join(tmpdir(), 'berth-copy-cut-'));
     try {
@@ -239,7 +246,9 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     }
   });
 
-  it('exits 0 once copied, 1 when the store is not empty, 3 when it cannot be opened', async () => {
+  it('exits 0 once copied, 1 when the store is not empty, 3 when it cannot be opened', {
+    skip,
+  }, async () => {
     const said = { out: '', err: '' };
     const io: Io = {
       out: (text) => {
@@ -281,7 +290,7 @@ describe('copy-state into PostgreSQL', { skip: postgresUnavailable() }, () => {
     await assert.rejects(runCopyState(undefined, location(), false, io), /needs --to URL/);
   });
 
-  it('says so in words when the store cannot be opened', async () => {
+  it('says so in words when the store cannot be opened', { skip }, async () => {
     await assert.rejects(
       copyStateTo(location(), 'postgresql://berth:pw@127.0.0.1/berth'),
       (error: unknown) => error instanceof StoreError && /carries a password/.test(error.message),

@@ -1,0 +1,69 @@
+/**
+ * Flags that users of other tools type out of habit — Ansible's --limit and --check,
+ * Terraform's -auto-approve, pyinfra's --dry — answered in one line with berth's way of
+ * doing the same, rather than a bare "has no option".
+ */
+
+/** What a command offers that a habit's answer may point to. */
+export interface HabitCommand {
+  name: string;
+  /** Whether its first word is a target (`@web,!web3`). */
+  takesTarget: boolean;
+  /** Whether it takes a module after the target. */
+  takesModule: boolean;
+  /** Whether it previews without --yes and acts with it. */
+  previews: boolean;
+}
+
+type Answer = (command: HabitCommand) => string | undefined;
+
+const narrowed: Answer = ({ name, takesTarget, takesModule }) =>
+  takesTarget
+    ? `name the nodes in the target instead (berth ${name} @web,!web3${takesModule ? ' <module>' : ''})`
+    : undefined;
+
+const dryRun: Answer = ({ name, previews }) =>
+  previews
+    ? `a preview is what berth ${name} does without --yes, and it shows each file's diff`
+    : undefined;
+
+const diff: Answer = ({ name, previews }) =>
+  previews
+    ? `berth ${name} without --yes previews, showing each file's diff (all of it with --full-diff)`
+    : undefined;
+
+const approved: Answer = ({ previews }) =>
+  previews
+    ? '--yes acts; --yes --digest D acts on exactly the preview that printed digest D'
+    : undefined;
+
+const HABITS: Record<string, Answer> = {
+  '--limit': narrowed,
+  '-l': narrowed,
+  '--check': dryRun,
+  '-C': dryRun,
+  '--dry-run': dryRun,
+  '--dry': dryRun,
+  '--diff': diff,
+  '-auto-approve': approved,
+  '--auto-approve': approved,
+};
+
+/**
+ * The answer to the first habit among the words before `--` that the command does not
+ * itself have (`berth status --check` is berth's own), or undefined.
+ */
+export function habitAnswer(
+  command: HabitCommand,
+  argv: readonly string[],
+  has: (flag: string) => boolean,
+): string | undefined {
+  const end = argv.indexOf('--');
+  for (const word of end === -1 ? argv : argv.slice(0, end)) {
+    const typed = word.split('=')[0] as string;
+    const answer =
+      Object.hasOwn(HABITS, typed) && !has(typed) ? HABITS[typed]?.(command) : undefined;
+    if (answer) return `berth ${command.name} has no option ${typed}: ${answer}`;
+  }
+  return undefined;
+}
