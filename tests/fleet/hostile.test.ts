@@ -207,7 +207,9 @@ describe('links a service user places, over ssh', () => {
           assert.ok(!text.includes(MARKER), `${file} holds the root-only file's line`);
       });
 
-      it('a secret whose path the user touched, and a file placing one it swapped for its own, are written as root’s: the user reads neither', async () => {
+      it('a secret whose path the user touched, and a file placing one it swapped for its own, are written as root’s: the user reads neither', {
+        skip,
+      }, async () => {
         const dir = '/srv/hostile/planted';
         /** Converges the planted module alone; the preview's text. */
         const converge = async () => {
