@@ -73,8 +73,8 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     )
     .option('--parallel <n>', OPTION_HELP.parallel[1], { type: [String] })
     .option('--batch <n>', OPTION_HELP.batch[1], { type: [String] })
-    .action((file: unknown) => {
-      exit = runPlan(wordOf(file), argv, location(), io);
+    .action((file: unknown, flags: Flags) => {
+      exit = runPlan(wordOf(file), Boolean(flags.json), argv, location(), io);
     });
   // berth says that the file is missing, with --json too, as the table's commands do.
   for (const arg of act.args) arg.required = false;
@@ -350,6 +350,7 @@ function runTableCommand(
  */
 function runPlan(
   file: string | undefined,
+  json: boolean,
   argv: readonly string[],
   location: ReturnType<typeof locateState>,
   io: Io,
@@ -360,7 +361,6 @@ function runPlan(
     );
   const parallel = countOption(argv, 'parallel');
   const batch = countOption(argv, 'batch');
-  const json = argv.includes('--json');
   const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
   return import('./act-plan.ts').then(({ actOnPlan }) =>
     actOnPlan(file, { parallel, batch }, { location, json, lockWaitMs }, io),

@@ -146,6 +146,10 @@ describe('plan files', () => {
       await refused('extra.plan', JSON.stringify({ ...plan, yes: true })),
       'FILE is not a valid berth plan file: unknown field yes\n',
     );
+    // With --json, the refusal is the API's shape.
+    const json = await world.berth('act', planPath('text.plan'), '--json');
+    assert.equal(json.code, 2);
+    assert.match(JSON.parse(json.stdout).refused, /is not a berth plan file .*: it is not JSON$/);
     assert.equal((await world.journal()).length, journalBefore);
   });
 
