@@ -16,6 +16,8 @@ export interface Basis {
   definitions: Record<string, unknown>;
   survey: Record<string, unknown>;
   desired?: Record<string, unknown>;
+  /** What the machine holds now where the account is not read again (a take's files), by module. */
+  held?: Record<string, unknown>;
   /** Each module's check as the digest covers it, by module: `{code}`. */
   checks?: Record<string, CoveredCheck>;
 }
@@ -104,6 +106,11 @@ export function describeChanges(before: Basis, after: Basis): string[] {
     said.add(`the definition of ${module} changed`);
   }
   for (const [module, then, now] of changedKeys(before.survey, after.survey).filter(inBoth)) {
+    for (const change of describeHoldingsChange(module, node, then, now)) said.add(change);
+  }
+  for (const [module, then, now] of changedKeys(before.held ?? {}, after.held ?? {}).filter(
+    inBoth,
+  )) {
     for (const change of describeHoldingsChange(module, node, then, now)) said.add(change);
   }
   const desired = changedKeys(before.desired ?? {}, after.desired ?? {}).filter(inBoth);

@@ -1,4 +1,5 @@
 import { describePreview } from './commands/converge-words.ts';
+import type { DiffShownOnce } from './commands/fleet-diffs.ts';
 import type { CommandResult } from './commands/results.ts';
 import { toldLines } from './commands/steps/words.ts';
 import { describeTakePreview } from './commands/take-words.ts';
@@ -9,13 +10,17 @@ import { type Account, type Holdings, holdsNothing } from './state.ts';
 /**
  * The one renderer of `said`: the words of a command's typed result, the same for the
  * command line, the API's answer and the journal. A command not moved to a typed result
- * yet (take, converge) brings its words along.
+ * yet (take, converge) brings its words along. A target's preview may show a diff once for
+ * several nodes (`shownOnce`), in place of each node's.
  */
-export function saidOf(outcome: Pick<Outcome, 'said' | 'result'>): string {
-  return outcome.result ? said(outcome.result) : (outcome.said ?? '');
+export function saidOf(
+  outcome: Pick<Outcome, 'said' | 'result'>,
+  shownOnce?: DiffShownOnce,
+): string {
+  return outcome.result ? said(outcome.result, shownOnce) : (outcome.said ?? '');
 }
 
-function said(result: CommandResult): string {
+function said(result: CommandResult, shownOnce: DiffShownOnce | undefined): string {
   const { node } = result;
   switch (result.command) {
     case 'assign':
@@ -39,7 +44,7 @@ function said(result: CommandResult): string {
         const title = result.filter
           ? `converge ${node}, ${result.filter} alone`
           : `converge ${node}`;
-        return describePreview(title, node, result.preview.plan, result.preview);
+        return describePreview(title, node, result.preview.plan, result.preview, shownOnce);
       }
       if (result.act === 'nothing-to-do') return `${node} is as assigned: nothing to do`;
       const lines = result.act.told.flatMap((told) => toldLines(told, node));
@@ -47,7 +52,8 @@ function said(result: CommandResult): string {
       return [...lines, ...(last === undefined ? [] : [last])].join('\n');
     }
     case 'take': {
-      if ('preview' in result) return describeTakePreview(node, result.module, result.preview);
+      if ('preview' in result)
+        return describeTakePreview(node, result.module, result.preview, shownOnce);
       const lines = result.act.told.flatMap((told) => toldLines(told, node));
       const after = blockedLine(result);
       return [...lines, ...(after === undefined ? [] : [after])].join('\n');

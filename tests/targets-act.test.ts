@@ -243,3 +243,50 @@ describe('a node whose act waits for its turn is surveyed again', () => {
     assert.equal(conf, 'by db1\n');
   });
 });
+
+describe('a diff the same on several nodes, and an adopt of many', () => {
+  let world: Awaited<ReturnType<typeof fleetWorld>>;
+  before(async () => {
+    world = await fleetWorld();
+    // nginx installed by hand: web1 and web2 alike, web3 otherwise.
+    const byHand = { web1: 'worker_processes 1;\n', web2: 'worker_processes 1;\n', web3: 'x;\n' };
+    for (const [node, text] of Object.entries(byHand)) {
+      await mkdir(join(world.rootOf(node), 'etc/nginx'), { recursive: true });
+      await writeFile(join(world.rootOf(node), 'etc/nginx/nginx.conf'), text);
+    }
+  });
+  after(() => world.cleanup());
+
+  test('adopt of a target ends with a recap, a line a node', async () => {
+    const adopt = await world.berth('adopt', '@all');
+    assert.equal(adopt.code, 0, adopt.stderr);
+    assert.match(
+      adopt.stdout,
+      /\nrecap of adopt @all:\n {2}db1: holds nothing of the catalog's one module\n {2}web1: holds nginx\n {2}web2: holds nginx\n {2}web3: holds nginx\n4 of 4 nodes adopted\n$/,
+    );
+  });
+
+  test("a target's preview shows a diff the same on several nodes once, naming them", async () => {
+    const preview = await world.berth('take', '@web', 'nginx');
+    assert.equal(preview.code, 0, preview.stderr);
+    const { stdout } = preview;
+    // Once for web1 and web2 together, once for web3.
+    assert.equal(stdout.split('+++ /etc/nginx/nginx.conf as berth writes it').length - 1, 2);
+    assert.equal(stdout.split('-worker_processes 1;').length - 1, 1);
+    assert.match(
+      stdout,
+      /\nthe same diff on several nodes:\nweb1, web2: \/etc\/nginx\/nginx.conf\n {4}--- \/etc\/nginx\/nginx.conf on web1, web2\n {4}\+\+\+ \/etc\/nginx\/nginx.conf as berth writes it\n {4}\(\+1 −1 lines\)\n {4}@@ -1 \+1 @@\n {4}-worker_processes 1;\n {4}\+worker_processes 2;\n\nrecap of take @web nginx:/,
+    );
+    for (const node of ['web1', 'web2'])
+      assert.match(
+        stdout,
+        new RegExp(
+          `take nginx on ${node}, .*\nfile /etc/nginx/nginx.conf: differs from what berth writes; the next converge rewrites it\n {4}the same diff on web1, web2: shown once, after the nodes\ndigest`,
+        ),
+      );
+    assert.match(stdout, /\n {4}--- \/etc\/nginx\/nginx.conf on web3\n(?:.*\n){3} {4}-x;\n/);
+    // The words changed, not the preview: its digest still acts.
+    const act = await world.berth('take', '@web', 'nginx', '--yes', '--digest', digestOf(stdout));
+    assert.equal(act.code, 0, act.stderr);
+  });
+});

@@ -5,7 +5,7 @@ import { isName } from '../names.ts';
 import { EXIT, type Io } from './io.ts';
 
 /** What a word on the command line stands for, so that its candidates can be listed. */
-type Kind = 'node' | 'target' | 'module' | 'shell' | 'command';
+type Kind = 'node' | 'target' | 'module' | 'shell' | 'command' | 'file';
 
 interface Words {
   args: readonly Kind[];
@@ -27,6 +27,7 @@ export const SURFACE: Record<string, Words> = {
       '--mint',
       '--full-diff',
       '--detailed-exitcode',
+      '--out',
       '--parallel',
       '--batch',
     ],
@@ -39,10 +40,12 @@ export const SURFACE: Record<string, Words> = {
       '--filter',
       '--full-diff',
       '--detailed-exitcode',
+      '--out',
       '--parallel',
       '--batch',
     ],
   },
+  act: { args: ['file'], flags: ['--parallel', '--batch'] },
   adopt: { args: ['target'], flags: [] },
   forget: { args: ['target', 'module'], flags: [] },
   api: { args: [], flags: ['--listen', '--issuer', '--audience'] },
@@ -74,6 +77,7 @@ const TAKES_VALUE = new Set([
   '--to',
   '--parallel',
   '--batch',
+  '--out',
 ]);
 
 export const SHELLS = ['bash', 'zsh', 'fish'];
@@ -112,16 +116,35 @@ function candidates(
   }
   const previous = before.at(-1);
   if (previous === '--filter') return names('module', state, env);
+  if (previous === '--out') return files(current);
   if (previous !== undefined && TAKES_VALUE.has(previous)) return [];
   const words = command === undefined ? undefined : SURFACE[command];
   if (current.startsWith('-')) return [...(words?.flags ?? []), ...GLOBAL_FLAGS];
   if (command === undefined) return Object.keys(SURFACE);
   const kind = words?.args[positional.length];
+  if (kind === 'file') return files(current);
   return kind === undefined ? [] : names(kind, state, env);
 }
 
+/**
+ * The files and directories (with a `/`) where the word being typed points, as each
+ * shell's own file completion would offer them: a plan file for `act` or `--out`.
+ */
+function files(current: string): string[] {
+  const cut = current.lastIndexOf('/') + 1;
+  const dir = current.slice(0, cut);
+  try {
+    return readdirSync(dir === '' ? '.' : dir, { withFileTypes: true })
+      .filter((entry) => !entry.name.startsWith('.') || current.slice(cut).startsWith('.'))
+      .map((entry) => `${dir}${entry.name}${entry.isDirectory() ? '/' : ''}`)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
 function names(
-  kind: Kind,
+  kind: Exclude<Kind, 'file'>,
   stateFlag: string | undefined,
   env: Record<string, string | undefined>,
 ): string[] {

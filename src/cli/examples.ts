@@ -5,10 +5,16 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   take: [
     '  $ berth take web1 gitea                       # preview: what would be taken',
     '  $ berth take web1 gitea --yes --digest <hex>  # act on that preview',
+    '  $ berth take web1 gitea --yes                 # at a terminal: preview, then ask',
   ],
   converge: [
     '  $ berth converge web1                         # preview, ending with its digest',
     '  $ berth converge web1 --yes --digest <hex>    # act on that preview',
+    '  $ berth converge @web --yes                   # at a terminal: preview, then ask',
+    '  $ berth converge @web --out web.plan          # the preview as a plan file, to review',
+  ],
+  act: [
+    '  $ berth act web.plan                          # act on exactly that plan, if nothing changed',
   ],
   adopt: ['  $ berth adopt web1'],
   forget: ['  $ berth forget web1 gitea'],

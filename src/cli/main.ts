@@ -11,7 +11,7 @@ import { parseLockTimeout } from './lock-wait.ts';
 type Flags = Record<string, unknown>;
 
 const OPTION_HELP = {
-  yes: ['--yes', 'Act, rather than preview'],
+  yes: ['--yes', 'Act, rather than preview (at a terminal without --digest: preview, then ask)'],
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
@@ -25,6 +25,10 @@ const OPTION_HELP = {
     'On a preview, exit 0 when there is nothing to do, 2 when there is and nothing blocks it, 1 when a blocker stands',
   ],
   fullDiff: ['--full-diff', "Show each file's whole diff in a preview, not its first 40 lines"],
+  out: [
+    '--out <file>',
+    'Write the preview to a plan file, to review and then act on with berth act',
+  ],
 } as const;
 
 /**
@@ -62,6 +66,19 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
       exit = runTableCommand(command, given, argv, location(), io);
     });
   }
+
+  const act = cli
+    .command(
+      'act <file>',
+      'Act on a plan file that take or converge --out wrote, if nothing it covers changed',
+    )
+    .option('--parallel <n>', OPTION_HELP.parallel[1], { type: [String] })
+    .option('--batch <n>', OPTION_HELP.batch[1], { type: [String] })
+    .action((file: unknown, flags: Flags) => {
+      exit = runPlan(wordOf(file), Boolean(flags.json), argv, location(), io);
+    });
+  // berth says that the file is missing, with --json too, as the table's commands do.
+  for (const arg of act.args) arg.required = false;
 
   cli
     .command('api', 'Serve the Command API over HTTP')
@@ -347,13 +364,41 @@ function runTableCommand(
   const fullDiff = Boolean(flags.fullDiff);
   const json = Boolean(flags.json);
   const detailedExitcode = Boolean(flags.detailedExitcode);
+  const out = optionValues(argv, 'out').at(-1);
+  if (out !== undefined && request.yes)
+    throw new UsageError(
+      `--out writes a preview's plan file, and --yes acts: preview with --out ${out}, then berth act ${out}`,
+    );
   return import('./run-command.ts').then(({ runFromCli }) =>
     runFromCli(
       command,
       request,
-      { location, mint, fullDiff, json, detailedExitcode, lockWaitMs },
+      { location, mint, fullDiff, json, detailedExitcode, lockWaitMs, out },
       io,
     ),
+  );
+}
+
+/**
+ * `berth act FILE`: the take or converge of a plan file, with `--yes` and the plan's
+ * digest, as its preview was asked (target, module or filter, `--mint`).
+ */
+function runPlan(
+  file: string | undefined,
+  json: boolean,
+  argv: readonly string[],
+  location: ReturnType<typeof locateState>,
+  io: Io,
+): Promise<number> {
+  if (file === undefined)
+    throw new UsageError(
+      'berth act needs a plan file: one written by berth take or converge with --out FILE',
+    );
+  const parallel = countOption(argv, 'parallel');
+  const batch = countOption(argv, 'batch');
+  const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
+  return import('./act-plan.ts').then(({ actOnPlan }) =>
+    actOnPlan(file, { parallel, batch }, { location, json, lockWaitMs }, io),
   );
 }
 

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
-import { answerOf, missingFields, openAct } from '../commands/act.ts';
+import { answerOf, missingFields, openAct, type RunOutcome } from '../commands/act.ts';
 import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
@@ -11,29 +11,29 @@ import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
 
+/** How the command line runs a command, beside its request. */
+export interface CliOptions {
+  location: StateLocation;
+  mint: string[];
+  fullDiff: boolean;
+  json: boolean;
+  detailedExitcode: boolean;
+  lockWaitMs: number;
+  /** `--out FILE` on a preview: the plan file to write. */
+  out?: string;
+}
+
 /**
  * Runs one of the five commands for the command line, through the same act runner as
- * the Command API: the same required-field words, the same store failure words.
+ * the Command API: the same required-field words, the same store failure words. `--yes`
+ * without a digest at a terminal shows the preview and asks before acting on it.
  */
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: {
-    location: StateLocation;
-    mint: string[];
-    fullDiff: boolean;
-    json: boolean;
-    detailedExitcode: boolean;
-    lockWaitMs: number;
-  },
+  options: CliOptions,
   io: Io,
 ): Promise<number> {
-  // Refused before the command ran: as over the API (400, 503), there is no `said`.
-  const refuseBefore = (refused: string) => {
-    if (options.json) io.out(JSON.stringify({ refused }));
-    else io.err(refused);
-  };
-
   // Ctrl-C during an act stops its hook and lets it record what it did; a second one
   // ends berth at once (the stores stay whole: every write is atomic).
   const interrupted = new AbortController();
@@ -43,6 +43,73 @@ export async function runFromCli(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  try {
+    const run = (asked: CommandRequest) => runOnce(command, asked, options, interrupted.signal, io);
+    const approval =
+      command.options.includes('yes') && request.yes && request.digest === undefined
+        ? await import('./approval.ts')
+        : undefined;
+    if (!approval?.canAsk(options.json)) return printed(await run(request));
+
+    // At a terminal: the preview, then the question; `yes` acts on exactly that preview.
+    const preview = { ...request, yes: false };
+    const shown = await run(preview);
+    if ('exit' in shown) return shown.exit;
+    const next = approval.whatToAsk(answerOf(command, preview, shown.outcome));
+    if (next.to === 'act') return printed(await run({ ...request, digest: shown.digest }));
+    printed(shown);
+    if (next.to === 'refuse') {
+      io.err(next.refused);
+      return EXIT.refused;
+    }
+    const typed = await approval.askAtTerminal(next.question, interrupted.signal);
+    if (typed?.trim() !== 'yes') {
+      // At Ctrl-C or Ctrl-D the line typed has not ended.
+      if (typed === undefined) io.out('');
+      io.err('nothing was done: only yes acts on the preview');
+      return EXIT.refused;
+    }
+    return printed(await run({ ...request, digest: shown.digest }));
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  /** Prints what a run said (or its refusal before it ran), and answers its exit code. */
+  function printed(ran: Ran): number {
+    if ('exit' in ran) return ran.exit;
+    const { outcome, rest, asked, note } = ran;
+    if (options.json) io.out(JSON.stringify(answerOf(command, asked, outcome)));
+    else if (rest) io.out(rest);
+    if (outcome.error !== undefined && !options.json) io.err(outcome.error);
+    if (note) io.err(note);
+    if (outcome.error !== undefined) return EXIT.refused;
+    if (options.detailedExitcode && !asked.yes) return previewExit(outcome);
+    return EXIT.done;
+  }
+}
+
+/**
+ * A command run once: its outcome with the part of `said` not printed yet, or the exit
+ * code of a refusal before it ran (then already said); a preview's digest; and, with
+ * `--out`, its plan file written and a note saying where.
+ */
+type Ran =
+  | { exit: number }
+  | { outcome: RunOutcome; rest: string; asked: CommandRequest; digest?: string; note?: string };
+
+async function runOnce(
+  command: Command,
+  request: CommandRequest,
+  options: CliOptions,
+  signal: AbortSignal,
+  io: Io,
+): Promise<Ran> {
+  // Refused before the command ran: as over the API (400, 503), there is no `said`.
+  const refuseBefore = (refused: string) => {
+    if (options.json) io.out(JSON.stringify({ refused }));
+    else io.err(refused);
+  };
   // A target of several nodes is shown node by node; one node as before.
   const progress = options.json ? undefined : fleetProgress(io, { terminal: isatty(2) });
   try {
@@ -50,7 +117,7 @@ export async function runFromCli(
     const missing = missingFields(command, request);
     if (missing) {
       refuseBefore(missing);
-      return EXIT.usage;
+      return { exit: EXIT.usage };
     }
     const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
     const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
@@ -63,7 +130,7 @@ export async function runFromCli(
         via: 'cli',
         mint: options.mint,
         fullDiff: options.fullDiff,
-        signal: interrupted.signal,
+        signal,
         // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json
           ? undefined
@@ -74,36 +141,35 @@ export async function runFromCli(
     );
     if (opened.kind === 'missing') {
       refuseBefore(opened.refused);
-      return EXIT.usage;
+      return { exit: EXIT.usage };
     }
     if (opened.kind === 'stores') {
       refuseBefore(opened.refused);
-      return EXIT.stores;
+      return { exit: EXIT.stores };
     }
     const outcome = await opened.run();
     progress?.end();
     if (outcome.storeFailed) {
       refuseBefore(outcome.error ?? '');
-      return EXIT.stores;
+      return { exit: EXIT.stores };
     }
-    if (options.json) io.out(JSON.stringify(answerOf(command, request, outcome)));
-    else {
-      // What was told step by step is printed already; the rest of said is printed now.
-      // A target shown on a terminal had its steps drawn on standard error: said is whole.
-      const rest =
-        outcome.fleet && !progress?.toldOnOutput
-          ? saidOf(outcome)
-          : (untoldOf(outcome) ?? saidOf(outcome));
-      if (rest) io.out(rest);
-      if (outcome.error !== undefined) io.err(outcome.error);
-    }
-    if (outcome.error !== undefined) return EXIT.refused;
-    if (options.detailedExitcode && !request.yes) return previewExit(outcome);
-    return EXIT.done;
+    // What was told step by step is printed already; the rest of said is printed now.
+    // A target shown on a terminal had its steps drawn on standard error: said is whole.
+    const rest =
+      outcome.fleet && !progress?.toldOnOutput
+        ? saidOf(outcome)
+        : (untoldOf(outcome) ?? saidOf(outcome));
+    const answer = answerOf(command, request, outcome);
+    const ran = { outcome, rest, asked: request, digest: answer.digest };
+    if (options.out === undefined || request.yes) return ran;
+    const { planOf, writePlan } = await import('./plan-file.ts');
+    const plan = planOf(command.name, request, options.mint, answer, new Date());
+    if (!plan) return { ...ran, note: `no plan was written to ${options.out}` };
+    const failed = await writePlan(options.out, plan);
+    if (failed) return { ...ran, outcome: { ...outcome, error: outcome.error ?? failed } };
+    return { ...ran, note: `the plan is in ${options.out}; berth act ${options.out} acts on it` };
   } finally {
     progress?.end();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
   }
 }
 

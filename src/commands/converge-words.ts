@@ -1,5 +1,6 @@
 import { doesNotResolve } from '../resolve.ts';
 import type { Blocker, ConvergePlan } from './converge-plan.ts';
+import type { DiffShownOnce } from './fleet-diffs.ts';
 import { noSuchAccountWords } from './steps/owners.ts';
 import { previewWords } from './steps/words.ts';
 
@@ -9,11 +10,12 @@ export function describePreview(
   node: string,
   plan: ConvergePlan,
   { nothingToDo, digest, fullDiff }: { nothingToDo: boolean; digest: string; fullDiff: boolean },
+  shownOnce?: DiffShownOnce,
 ) {
   const lines = [title];
   for (const { module, action, steps } of plan.modules) {
     lines.push(`${action} ${module}:`);
-    for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff)}`);
+    for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff, shownOnce)}`);
   }
   for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
   if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');

@@ -1,5 +1,6 @@
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { StepReport } from '../result.ts';
+import { holdsNothing } from '../state.ts';
 import type { RunOutcome } from './act.ts';
 
 /** How a node of a target's act ended, with what it said and how long its act took. */
@@ -52,6 +53,23 @@ export function actRecapLine(node: string, end: NodeEnd): string {
     case 'not-begun':
       return `  ${node}: not begun`;
   }
+}
+
+/** An adopt's recap line: the modules the node holds something of, or that it was refused. */
+export function adoptRecapLine(node: string, outcome: Outcome): string {
+  if (outcome.error !== undefined) return `  ${node}: refused: ${outcome.error}`;
+  if (outcome.result?.command !== 'adopt') return `  ${node}: adopted`;
+  const { modules, problems } = outcome.result.account;
+  const surveyed = Object.entries(modules);
+  const held = surveyed.filter(([, holdings]) => !holdsNothing(holdings)).map(([name]) => name);
+  const unsurveyed = Object.keys(problems).length;
+  const what =
+    held.length > 0
+      ? `holds ${held.sort().join(', ')}`
+      : surveyed.length > 0
+        ? `holds nothing of the catalog's ${surveyed.length === 1 ? 'one module' : `${surveyed.length} modules`}`
+        : 'nothing to look for: the catalog holds no modules';
+  return `  ${node}: ${what}${unsurveyed > 0 ? `; ${unsurveyed} not surveyed` : ''}`;
 }
 
 /**

@@ -17,9 +17,11 @@ import {
   type RunOutcome,
   refusedUnplaced,
 } from './act.ts';
+import { SharedDiffs } from './fleet-diffs.ts';
 import { DEFAULT_PARALLEL } from './fleet-watch.ts';
 import {
   actRecapLine,
+  adoptRecapLine,
   type NodeEnd,
   prefixed,
   previewRecapLine,
@@ -110,6 +112,15 @@ class Fleet {
       }
     });
     const said = outcomes.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+    // An adopt of many nodes ends with what each holds, a line a node, to read at a glance.
+    if (this.command.name === 'adopt') {
+      const adopted = outcomes.filter(({ outcome }) => outcome.error === undefined).length;
+      said.push(
+        `recap of ${targetWords(this.command.name, this.request)}:`,
+        ...outcomes.map(({ node, outcome }) => adoptRecapLine(node, outcome)),
+        `${adopted} of ${this.nodes.length} nodes adopted`,
+      );
+    }
     return this.answer(outcomes, { said, storeFailedToo: true });
   }
 
@@ -134,18 +145,22 @@ class Fleet {
             basis: { ...(kept.basis as Basis), nodeDigest: own },
           });
       }
+      // A diff the same on several nodes is shown once, after the nodes, naming them.
+      const shared = new SharedDiffs(plans);
       const blocks = this.nodes.map((node) => {
         const outcome = plans.get(node) as RunOutcome;
-        const said = saidOf(outcome);
+        const said = saidOf(outcome, shared.shownOnceFor(node));
         const lines = said === '' ? [] : [said];
         if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
         return lines.join('\n');
       });
+      const once = shared.words(this.face.fullDiff ?? false);
       const recap = this.nodes.map((node) =>
         previewRecapLine(node, this.command.name, plans.get(node) as Outcome),
       );
       const said = [
         ...blocks,
+        ...(once === '' ? [] : [once]),
         [`recap of ${targetWords(this.command.name, this.request)}:`, ...recap].join('\n'),
         `digest ${digest}`,
       ].join('\n\n');

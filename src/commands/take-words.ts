@@ -1,6 +1,7 @@
 import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
+import type { DiffShownOnce } from './fleet-diffs.ts';
 import { describeCheck, describeTaken } from './steps/words.ts';
 import type { TakePlan } from './take.ts';
 
@@ -16,7 +17,12 @@ export interface TakePreview {
 }
 
 /** A take preview in words: the account, each datum, secret, check and file, the refusals, the digest. */
-export function describeTakePreview(node: string, module: string, facts: TakePreview): string {
+export function describeTakePreview(
+  node: string,
+  module: string,
+  facts: TakePreview,
+  shownOnce?: DiffShownOnce,
+): string {
   const { plan } = facts;
   const lines = [
     `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
@@ -45,7 +51,9 @@ export function describeTakePreview(node: string, module: string, facts: TakePre
       continue;
     }
     lines.push(`file ${file.path}: differs from what berth writes; the next converge rewrites it`);
-    for (const line of shownDiff(file.why.diff, facts.fullDiff)) lines.push(`    ${line}`);
+    const once = shownOnce?.(file.path, file.why.diff);
+    for (const line of once ? [once] : shownDiff(file.why.diff, facts.fullDiff))
+      lines.push(`    ${line}`);
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);

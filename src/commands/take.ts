@@ -1,6 +1,6 @@
 import { accountNames, type ModuleDefinition, type Ownership } from '../catalog.ts';
 import { didYouMean } from '../did-you-mean.ts';
-import { fingerprintWith } from '../digest.ts';
+import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import type { Basis } from '../preview.ts';
@@ -160,6 +160,9 @@ export const take: CommandFunction = async (request, context) => {
     managed: {},
     definitions: { [module]: entry.definition },
     survey: { [module]: holdings },
+    // The files as the machine holds them now, not as the account saw them: a refused act
+    // can then say which of them changed since the preview.
+    held: { [module]: { files: await filesHeld(plan.files ?? []) } },
     ...(check ? { checks: { [module]: checkCovered(check) } } : {}),
   };
   const nothingHeld = holdsNothing(holdings);
@@ -201,6 +204,13 @@ export const take: CommandFunction = async (request, context) => {
   const act = { ...outcome.result.act, blocksConverge: resolution.unresolved };
   return { ...outcome, result: { ...outcome.result, act } };
 };
+
+/** Each file that differs, by path: why, its diff told by a digest (a diff may be long). */
+async function filesHeld(files: NonNullable<TakePlan['files']>): Promise<Record<string, string>> {
+  const held: Record<string, string> = {};
+  for (const { path, why } of files) held[path] = await digestOf(why);
+  return held;
+}
 
 /** A take's refusal in words, as the preview lists it and the act is refused with it. */
 function describeRefusal(refusal: TakeRefusal, node: string, module: string): string {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GLOBAL_FLAGS, SURFACE } from '../../src/cli/complete.ts';
@@ -110,6 +110,7 @@ describe('berth completion in bash, zsh and fish', () => {
     ['berth converge box --filter ', ['gitea', 'postgres']],
     ['berth completion ', ['bash', 'fish', 'zsh']],
     ['berth nodes @', ['@all', '@web']],
+    ['berth converge box --o', ['--out']],
   ];
 
   it('bash: commands, flags, nodes and modules', { skip: needs('bash', 'bash') }, async () => {
@@ -129,6 +130,22 @@ describe('berth completion in bash, zsh and fish', () => {
   }, async () => {
     for (const [line, expected] of cases)
       assert.deepEqual((await zsh(line)).sort(), expected, line);
+  });
+
+  it('act and --out: the plan files where the word typed points, in each shell', async () => {
+    await mkdir(join(world.dir, 'plans'), { recursive: true });
+    await writeFile(join(world.dir, 'plans', 'web.plan'), '{}');
+    await writeFile(join(world.dir, 'plans', 'db.plan'), '{}');
+    const dir = join(world.dir, 'plans');
+    const lines: [string, string[]][] = [
+      [`berth act ${dir}/w`, [`${dir}/web.plan`]],
+      [`berth converge @web --out ${dir}/`, [`${dir}/db.plan`, `${dir}/web.plan`]],
+    ];
+    for (const [line, expected] of lines) {
+      assert.deepEqual((await bash(...line.split(' '))).sort(), expected, `bash: ${line}`);
+      assert.deepEqual((await fish(line)).sort(), expected, `fish: ${line}`);
+      assert.deepEqual((await zsh(line)).sort(), expected, `zsh: ${line}`);
+    }
   });
 
   it('berth completion of a shell it has no script for: did you mean, exit 2', async () => {

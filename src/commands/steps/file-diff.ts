@@ -33,10 +33,15 @@ export function compareFile(
     ? unifiedDiff(
         hideSecrets(new TextDecoder().decode(held), secrets.hidden),
         content.replace(SECRET_PLACEHOLDER, (_, name: string) => `[secret ${name}]`),
-        { held: `${path} on ${node}`, wanted: `${path} as berth writes it` },
+        { held: heldLabel(path, node), wanted: `${path} as berth writes it` },
       )
     : [`(over ${fact.size} bytes: too long to read)`];
   return { wanted, why: { because: 'differs', diff } };
+}
+
+/** The label of the machine's side of a file's diff: `/etc/x on web1`. */
+export function heldLabel(path: string, node: string): string {
+  return `${path} on ${node}`;
 }
 
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

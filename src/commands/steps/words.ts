@@ -1,4 +1,5 @@
 import { shownDiff } from '../../diff-shown.ts';
+import type { DiffShownOnce } from '../fleet-diffs.ts';
 import type { HookDone } from './hook.ts';
 import type { Attributes, CheckOutcome, Drift, Step } from './step.ts';
 
@@ -72,9 +73,15 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
 
 /**
  * What a step will do, as a preview says it (indented under its module by the caller);
- * a file's diff in full with `--full-diff`, else its settings first and about 40 lines.
+ * a file's diff in full with `--full-diff`, else its settings first and about 40 lines;
+ * or, in a target's preview, that it is shown once for several nodes (`shownOnce`).
  */
-export function previewWords(step: Step, node: string, fullDiff = false): string {
+export function previewWords(
+  step: Step,
+  node: string,
+  fullDiff = false,
+  shownOnce?: DiffShownOnce,
+): string {
   switch (step.do) {
     case 'manage':
       return step.started
@@ -107,9 +114,10 @@ export function previewWords(step: Step, node: string, fullDiff = false): string
                 : '';
       const diff = step.why.because === 'differs' ? step.why.diff : [];
       const taken = step.why.because === 'drift' ? '' : describeTaken(step, ', ', '');
+      const once = diff.length > 0 ? shownOnce?.(step.path, diff) : undefined;
       return [
         `write ${step.path} (${describeAttributes(step)}${taken})${why}`,
-        ...shownDiff(diff, fullDiff).map((line) => `    ${line}`),
+        ...(once ? [once] : shownDiff(diff, fullDiff)).map((line) => `    ${line}`),
       ].join('\n');
     }
     case 'start':
