@@ -9,7 +9,7 @@ import { describeAge } from '../duration.ts';
 import { MachineError } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
-import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
 import { FORMAT_VERSION } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { NodeRecord } from '../state.ts';
@@ -77,8 +77,9 @@ export async function showStatus(
       const toRun = [...new Set([...record.assigned, ...declared.map((item) => item.module)])];
       const entries = await loadEntries(catalog, toRun);
       const unresolved: Record<string, string> = {};
+      const resolve = moduleResolver(new Set(toRun), entries);
       for (const module of toRun.sort()) {
-        const resolution = resolveModule(module, new Set(toRun), entries);
+        const resolution = resolve(module);
         if (!resolution.ok)
           unresolved[module] = doesNotResolve(module, name, resolution.unresolved);
       }
