@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isName } from './names.ts';
+import { ownValue } from './own-record.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
@@ -174,13 +175,13 @@ function crossCheck(definition: ModuleDefinition): string | undefined {
   for (const [path, file] of Object.entries(definition.files)) {
     for (const match of file.content.matchAll(SECRET_PLACEHOLDER)) {
       const name = match[1] as string;
-      if (!(name in definition.secrets))
+      if (!Object.hasOwn(definition.secrets, name))
         return `${path} names a secret, {{secret ${name}}}, that the module does not declare`;
     }
   }
   for (const [name, secret] of Object.entries(definition.secrets)) {
     if (secret.match === undefined) continue;
-    const file = definition.files[secret.path];
+    const file = ownValue(definition.files, secret.path);
     if (!file?.content.includes(`{{secret ${name}}}`))
       return `secrets.${name} is inside ${secret.path}, so the module needs a file ${secret.path} whose content places it with {{secret ${name}}}`;
   }
@@ -275,5 +276,5 @@ export async function parseDefinition(
 
 /** Puts the module's secrets into its file contents. */
 export function renderFile(content: string, secrets: Record<string, string>): string {
-  return content.replace(SECRET_PLACEHOLDER, (_, name: string) => secrets[name] ?? '');
+  return content.replace(SECRET_PLACEHOLDER, (_, name: string) => ownValue(secrets, name) ?? '');
 }

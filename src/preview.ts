@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { CoveredCheck } from './commands/steps/step.ts';
 import { canonicalJson, digestOf } from './digest.ts';
+import { ownValue } from './own-record.ts';
 import type { KeptPreview, NodeStore } from './stores/stores.ts';
 
 /**
@@ -92,8 +93,8 @@ export function describeChanges(before: Basis, after: Basis): string[] {
   for (const module of was) if (!is.has(module)) said.add(`${node} is no longer to run ${module}`);
 
   for (const [module] of changedKeys(before.managed, after.managed)) {
-    const now = after.managed[module];
-    const then = before.managed[module];
+    const now = ownValue(after.managed, module);
+    const then = ownValue(before.managed, module);
     if (now && !then) said.add(`berth now manages ${module} on ${node}`);
     else if (!now && then) said.add(`berth no longer manages ${module} on ${node}`);
     else said.add(`the record of ${module} on ${node} changed`);
@@ -170,8 +171,8 @@ function changedKeys(
 ): [string, unknown, unknown][] {
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
   return keys
-    .filter((key) => canonicalJson(before[key]) !== canonicalJson(after[key]))
-    .map((key) => [key, before[key], after[key]]);
+    .map((key): [string, unknown, unknown] => [key, ownValue(before, key), ownValue(after, key)])
+    .filter(([, then, now]) => canonicalJson(then) !== canonicalJson(now));
 }
 
 /** Each check's exit by module; a kept basis is read back unchecked, so each is looked at. */

@@ -1,14 +1,22 @@
 import type { Catalog, CatalogEntry, ModuleDefinition } from './catalog.ts';
 import { didYouMean } from './did-you-mean.ts';
 
-/** Why a module does not resolve on a node, as a value: the words are made from it. */
+/**
+ * Why a module does not resolve on a node, as a value: the words are made from it. A need
+ * that does not resolve names the module, however far down, whose own reason it is, and
+ * how far down that is: the value stays small whatever the depth of the needs.
+ */
 export type Unresolved =
+  | OwnReason
+  | { why: 'need-does-not-resolve'; need: string; at: string; depth: number; below: OwnReason }
+  | { why: 'cycle'; cycle: string[] };
+
+/** A module's own reason not to resolve, not one of a module below it. */
+type OwnReason =
   | { why: 'not-in-catalog'; problem: string }
   | { why: 'not-valid'; problem: string }
   | { why: 'need-not-in-catalog'; need: string }
-  | { why: 'need-not-assigned'; need: string }
-  | { why: 'need-does-not-resolve'; need: string; below: Unresolved }
-  | { why: 'cycle'; cycle: string[] };
+  | { why: 'need-not-assigned'; need: string };
 
 export type Resolution =
   | { ok: true; definition: ModuleDefinition }
@@ -26,7 +34,7 @@ export async function loadEntries(catalog: Catalog, modules: Iterable<string>): 
     if (entries.has(name)) continue;
     const entry = await catalog.entry(name);
     entries.set(name, entry);
-    if ('definition' in entry) pending.push(...entry.definition.needs);
+    if ('definition' in entry) for (const need of entry.definition.needs) pending.push(need);
   }
   return entries;
 }
@@ -41,12 +49,23 @@ export function resolveModule(
   assigned: ReadonlySet<string>,
   entries: Entries,
 ): Resolution {
-  const visit = (name: string, path: string[]): Resolution => {
-    if (path.includes(name))
-      return {
-        ok: false,
-        unresolved: { why: 'cycle', cycle: [...path.slice(path.indexOf(name)), name] },
-      };
+  return moduleResolver(assigned, entries)(module);
+}
+
+/**
+ * Resolves modules on one node's assignments, each module's needs walked once for them
+ * all: depth first, by a stack of its own rather than the call stack, so that no chain
+ * of needs is too deep and a catalog of long chains costs its size, not its square. A
+ * module's resolution is kept unless a cycle ended it: which module a cycle is said from
+ * depends on where the walk entered it.
+ */
+export function moduleResolver(
+  assigned: ReadonlySet<string>,
+  entries: Entries,
+): (module: string) => Resolution {
+  const known = new Map<string, Resolution>();
+  /** The reason a module does not resolve that is its own (not a need's below it), if any. */
+  const ownReason = (name: string): Resolution | undefined => {
     const entry = entries.get(name);
     if (!entry)
       return {
@@ -57,25 +76,74 @@ export function resolveModule(
       return { ok: false, unresolved: { why: 'not-in-catalog', problem: entry.problem } };
     if ('problem' in entry)
       return { ok: false, unresolved: { why: 'not-valid', problem: entry.problem } };
-    for (const need of entry.definition.needs) {
-      const needed = entries.get(need);
-      if (!needed || ('problem' in needed && needed.missing))
-        return { ok: false, unresolved: { why: 'need-not-in-catalog', need } };
-      if (!assigned.has(need)) return { ok: false, unresolved: { why: 'need-not-assigned', need } };
-      const below = visit(need, [...path, name]);
-      if (!below.ok) {
-        return {
-          ok: false,
-          unresolved:
-            below.unresolved.why === 'cycle'
-              ? below.unresolved
-              : { why: 'need-does-not-resolve', need, below: below.unresolved },
-        };
-      }
-    }
-    return { ok: true, definition: entry.definition };
+    return undefined;
   };
-  return visit(module, []);
+  /** A module's resolution when its need `need` resolved as `below` did not. */
+  const through = (need: string, below: Unresolved): Resolution => {
+    if (below.why === 'cycle') return { ok: false, unresolved: below };
+    if (below.why === 'need-does-not-resolve')
+      return { ok: false, unresolved: { ...below, need, depth: below.depth + 1 } };
+    return {
+      ok: false,
+      unresolved: { why: 'need-does-not-resolve', need, at: need, depth: 1, below },
+    };
+  };
+  return (module) => {
+    const kept = known.get(module);
+    if (kept) return kept;
+    const first = ownReason(module);
+    if (first) return first;
+    type Frame = { name: string; definition: ModuleDefinition; next: number };
+    const definitionOf = (name: string) =>
+      (entries.get(name) as { definition: ModuleDefinition }).definition;
+    const path: Frame[] = [{ name: module, definition: definitionOf(module), next: 0 }];
+    const walking = new Set([module]);
+    /** The resolution of the frame on top, once known: it is popped, and its parent told. */
+    let done: Resolution | undefined;
+    while (path.length > 0) {
+      const top = path[path.length - 1] as Frame;
+      if (done === undefined) {
+        const need = top.definition.needs[top.next];
+        if (need === undefined) {
+          done = { ok: true, definition: top.definition };
+        } else {
+          const needed = entries.get(need);
+          if (!needed || ('problem' in needed && needed.missing))
+            done = { ok: false, unresolved: { why: 'need-not-in-catalog', need } };
+          else if (!assigned.has(need))
+            done = { ok: false, unresolved: { why: 'need-not-assigned', need } };
+          else if (walking.has(need)) {
+            const names = path.map((frame) => frame.name);
+            done = {
+              ok: false,
+              unresolved: { why: 'cycle', cycle: [...names.slice(names.indexOf(need)), need] },
+            };
+          } else {
+            const below = known.get(need) ?? ownReason(need);
+            if (below === undefined) {
+              path.push({ name: need, definition: definitionOf(need), next: 0 });
+              walking.add(need);
+              continue;
+            }
+            if (below.ok) top.next++;
+            else done = through(need, below.unresolved);
+          }
+          if (done === undefined) continue;
+        }
+      }
+      // The top frame's resolution is known: keep it, and hand it to the frame below.
+      path.pop();
+      walking.delete(top.name);
+      if (done.ok || done.unresolved.why !== 'cycle') known.set(top.name, done);
+      const parent = path[path.length - 1];
+      if (!parent) return done;
+      if (done.ok) {
+        parent.next++;
+        done = undefined;
+      } else done = through(top.name, done.unresolved);
+    }
+    return done as Resolution;
+  };
 }
 
 /** Why a module does not resolve, in words. */
@@ -88,8 +156,16 @@ export function describeUnresolved(node: string, unresolved: Unresolved): string
       return `it needs ${unresolved.need}, which is not in the catalog`;
     case 'need-not-assigned':
       return `it needs ${unresolved.need}, which ${node} is not assigned`;
-    case 'need-does-not-resolve':
-      return `it needs ${unresolved.need}, which does not resolve: ${describeUnresolved(node, unresolved.below)}`;
+    case 'need-does-not-resolve': {
+      const { need, at, depth, below } = unresolved;
+      const reason = describeUnresolved(node, below);
+      if (depth === 1) return `it needs ${need}, which does not resolve: ${reason}`;
+      const where =
+        depth === 2
+          ? `a need of ${need}`
+          : `${(depth - 1).toLocaleString('en-US')} needs down from ${need}`;
+      return `it needs ${need}, which does not resolve: ${at} (${where}) does not resolve: ${reason}`;
+    }
     case 'cycle':
       return `its needs form a cycle: ${unresolved.cycle.join(' → ')}`;
   }

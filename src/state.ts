@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { ownRecord } from './own-record.ts';
 
 /**
  * A path berth would not follow: it, or a directory above it, is a link another user could
@@ -9,7 +10,7 @@ const Link = v.optional(v.string());
 /** What a machine holds for one module: what `adopt` records and `converge` surveys. */
 export const HoldingsSchema = v.object({
   data: v.array(v.object({ path: v.string(), found: v.boolean(), link: Link })),
-  secrets: v.record(
+  secrets: ownRecord(
     v.string(),
     v.object({
       path: v.string(),
@@ -18,7 +19,7 @@ export const HoldingsSchema = v.object({
       link: Link,
     }),
   ),
-  files: v.record(
+  files: ownRecord(
     v.string(),
     v.object({
       found: v.boolean(),
@@ -32,9 +33,9 @@ export type Holdings = v.InferOutput<typeof HoldingsSchema>;
 
 export const AccountSchema = v.object({
   takenAt: v.string(),
-  modules: v.record(v.string(), HoldingsSchema),
+  modules: ownRecord(v.string(), HoldingsSchema),
   /** Catalog modules that could not be surveyed, with why. */
-  problems: v.optional(v.record(v.string(), v.string()), {}),
+  problems: v.optional(ownRecord(v.string(), v.string()), {}),
 });
 export type Account = v.InferOutput<typeof AccountSchema>;
 
@@ -54,7 +55,7 @@ export type Managed = v.InferOutput<typeof ManagedSchema>;
  */
 export const NodeRecordSchema = v.object({
   assigned: v.array(v.string()),
-  managed: v.record(v.string(), ManagedSchema),
+  managed: ownRecord(v.string(), ManagedSchema),
   account: v.optional(AccountSchema),
 });
 export type NodeRecord = v.InferOutput<typeof NodeRecordSchema>;

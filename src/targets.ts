@@ -1,5 +1,6 @@
 import { didYouMean, withHint } from './did-you-mean.ts';
 import { checkName, isName } from './names.ts';
+import { ownValue } from './own-record.ts';
 
 /**
  * Targets: where a command takes a node, a node (`web1`), a group (`@web`), every node
@@ -55,17 +56,53 @@ export function targetSyntaxProblem(target: string): string | undefined {
   return typeof parsed === 'string' ? parsed : undefined;
 }
 
-/** The nodes of a group, through the groups it names; berth.json was checked for cycles. */
-function membersOf(group: string, groups: Groups, seen = new Set<string>()): Set<string> {
+/**
+ * The nodes of a group, through the groups it names, each group walked once: by a list of
+ * groups still to walk, not by recursion, so that no chain of groups is too deep.
+ */
+function membersOf(group: string, groups: Groups): Set<string> {
   const nodes = new Set<string>();
-  if (seen.has(group)) return nodes;
-  seen.add(group);
-  for (const member of groups[group] ?? []) {
-    if (member.startsWith('@'))
-      for (const node of membersOf(member.slice(1), groups, seen)) nodes.add(node);
-    else nodes.add(member);
+  const seen = new Set<string>([group]);
+  const pending = [group];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    for (const member of ownValue(groups, name) ?? []) {
+      if (!member.startsWith('@')) nodes.add(member);
+      else if (!seen.has(member.slice(1))) {
+        seen.add(member.slice(1));
+        pending.push(member.slice(1));
+      }
+    }
   }
   return nodes;
+}
+
+/**
+ * Each node's groups: the groups whose members, through the groups they name, hold it,
+ * sorted. Walked up from each node, by the groups that name it, each group once a node:
+ * what it costs is what it finds, however deep the groups.
+ */
+export function groupsHolding(groups: Groups): Map<string, string[]> {
+  const namedBy = new Map<string, string[]>();
+  for (const [group, members] of Object.entries(groups)) {
+    for (const member of members) {
+      const naming = namedBy.get(member);
+      if (naming) naming.push(group);
+      else namedBy.set(member, [group]);
+    }
+  }
+  const holding = new Map<string, string[]>();
+  for (const node of namedBy.keys()) {
+    if (node.startsWith('@')) continue;
+    const found = new Set<string>();
+    const pending = [...(namedBy.get(node) ?? [])];
+    for (let group = pending.pop(); group !== undefined; group = pending.pop()) {
+      if (found.has(group)) continue;
+      found.add(group);
+      for (const above of namedBy.get(`@${group}`) ?? []) pending.push(above);
+    }
+    holding.set(node, [...found].sort());
+  }
+  return holding;
 }
 
 function hasGroup(groups: Groups, name: string): boolean {
@@ -144,28 +181,46 @@ export function groupsProblem(groups: Groups, nodes: readonly string[]): string 
         return `groups.${group} names ${member}, which is neither a node nor a group`;
     }
   }
-  // A cycle: depth first, a group met again while it is still being walked.
+  // A cycle: depth first, a group met again while it is still being walked. The walk
+  // keeps its own stack (each group with the next of its members to look at), not the
+  // call stack: a chain of groups as long as the inventory is walked like a short one.
   const walking = new Set<string>();
   const walked = new Set<string>();
-  const walk = (group: string, path: string[]): string | undefined => {
-    if (walking.has(group)) {
-      const cycle = [...path.slice(path.indexOf(group)), group].map((name) => `@${name}`);
-      return `groups.${group} takes itself in: ${cycle.join(' → ')}`;
-    }
-    if (walked.has(group)) return undefined;
-    walking.add(group);
-    for (const member of groups[group] ?? []) {
+  for (const start of Object.keys(groups)) {
+    if (walked.has(start)) continue;
+    const path: { group: string; next: number }[] = [{ group: start, next: 0 }];
+    walking.add(start);
+    while (path.length > 0) {
+      const top = path[path.length - 1] as { group: string; next: number };
+      const members = ownValue(groups, top.group) ?? [];
+      const member = members[top.next++];
+      if (member === undefined) {
+        path.pop();
+        walking.delete(top.group);
+        walked.add(top.group);
+        continue;
+      }
       if (!member.startsWith('@')) continue;
-      const found = walk(member.slice(1), [...path, group]);
-      if (found) return found;
+      const group = member.slice(1);
+      if (walking.has(group)) {
+        const names = path.map((step) => step.group);
+        const cycle = [...names.slice(names.indexOf(group)), group].map((name) => `@${name}`);
+        return `groups.${group} takes itself in: ${shortened(cycle).join(' → ')}`;
+      }
+      if (walked.has(group)) continue;
+      walking.add(group);
+      path.push({ group, next: 0 });
     }
-    walking.delete(group);
-    walked.add(group);
-    return undefined;
-  };
-  for (const group of Object.keys(groups)) {
-    const found = walk(group, []);
-    if (found) return found;
   }
   return undefined;
+}
+
+/** A long cycle said by its ends: its first and last groups, and how many between. */
+function shortened(cycle: string[]): string[] {
+  if (cycle.length <= 12) return cycle;
+  return [
+    ...cycle.slice(0, 5),
+    `… ${(cycle.length - 10).toLocaleString('en-US')} more …`,
+    ...cycle.slice(-5),
+  ];
 }

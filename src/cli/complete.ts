@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { locateState } from '../config/state-dir.ts';
 import { isName } from '../names.ts';
+import { ownValue } from '../own-record.ts';
 import { EXIT, type Io } from './io.ts';
 
 /** What a word on the command line stands for, so that its candidates can be listed. */
@@ -118,7 +119,7 @@ function candidates(
   if (previous === '--filter') return names('module', state, env);
   if (previous === '--out') return files(current);
   if (previous !== undefined && TAKES_VALUE.has(previous)) return [];
-  const words = command === undefined ? undefined : SURFACE[command];
+  const words = command === undefined ? undefined : ownValue(SURFACE, command);
   if (current.startsWith('-')) return [...(words?.flags ?? []), ...GLOBAL_FLAGS];
   if (command === undefined) return Object.keys(SURFACE);
   const kind = words?.args[positional.length];

@@ -1,4 +1,5 @@
 import { didYouMean } from '../did-you-mean.ts';
+import { ownValue } from '../own-record.ts';
 import { SHELLS } from './complete.ts';
 import { COMPLETE } from './complete-word.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
@@ -35,7 +36,7 @@ complete -c berth -f -a '(berth ${COMPLETE} (commandline -opc)[2..-1] "$(command
 export function printCompletion(shell: string | undefined, io: Io): number {
   if (shell === undefined)
     throw new UsageError(`berth completion needs a shell: ${SHELLS.join(', ')}`);
-  const script = SCRIPTS[shell];
+  const script = ownValue(SCRIPTS, shell);
   if (script === undefined)
     throw new UsageError(
       `berth completion has no script for ${JSON.stringify(shell)}${didYouMean(shell, SHELLS)}; it has ${SHELLS.join(', ')}`,

@@ -1,7 +1,7 @@
 import type { StateLocation } from '../config/state-dir.ts';
 import { type Declared, declaredFor, toRun } from '../declared.ts';
 import type { NodeEntry } from '../settings.ts';
-import { resolveTarget } from '../targets.ts';
+import { groupsHolding, resolveTarget } from '../targets.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
@@ -45,13 +45,7 @@ export async function showNodes(
       }
       names = targeted.nodes;
     }
-    // Each node's groups: the groups whose members, through the groups they name, hold it.
-    const groupsOf = new Map<string, string[]>();
-    for (const group of Object.keys(settings.groups).sort()) {
-      const members = resolveTarget(`@${group}`, inventory);
-      for (const node of members.ok ? members.nodes : [])
-        groupsOf.set(node, [...(groupsOf.get(node) ?? []), group]);
-    }
+    const groupsOf = groupsHolding(settings.groups);
     const shown: NodeShown[] = [];
     for (const node of names) {
       const { assigned } = await deps.stores.readNode(node);

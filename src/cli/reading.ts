@@ -9,7 +9,7 @@ import { describeAge } from '../duration.ts';
 import { MachineError } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
-import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
+import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
 import { FORMAT_VERSION } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { Managed, NodeRecord } from '../state.ts';
@@ -80,8 +80,9 @@ export async function showStatus(
       const running = toRun(record.assigned, declared);
       const entries = await loadEntries(catalog, running);
       const unresolved: Record<string, string> = {};
+      const resolve = moduleResolver(new Set(running), entries);
       for (const module of running) {
-        const resolution = resolveModule(module, new Set(running), entries);
+        const resolution = resolve(module);
         if (resolution.ok) continue;
         const hint = await catalogHint(resolution.unresolved, module, catalog);
         const words = `${doesNotResolve(module, name, resolution.unresolved)}${hint}`;

@@ -7,7 +7,7 @@ import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { isName } from '../names.ts';
-import { type Entries, resolveModule } from '../resolve.ts';
+import { type Entries, moduleResolver } from '../resolve.ts';
 import { defaultSettings, type Settings } from '../settings.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
@@ -80,7 +80,8 @@ export async function validate(stateDir: string) {
   const entries: Entries = new Map(
     await Promise.all(names.map(async (name) => [name, await catalog.entry(name)] as const)),
   );
-  const everything = new Set(names);
+  // Every module assigned: what is left is a need missing from the catalog, or a cycle.
+  const resolveIn = moduleResolver(new Set(names), entries);
   for (const name of names) {
     const file = join(catalogDir, `${name}.json`);
     const entry = entries.get(name);
@@ -89,8 +90,7 @@ export async function validate(stateDir: string) {
       problems.push({ file, problem: withoutPath(entry.problem, file) });
       continue;
     }
-    // Every module assigned: what is left is a need missing from the catalog, or a cycle.
-    const resolution = resolveModule(name, everything, entries);
+    const resolution = resolveIn(name);
     if (resolution.ok) continue;
     const { unresolved } = resolution;
     if (unresolved.why === 'need-not-in-catalog')

@@ -1,5 +1,6 @@
 import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
-import { type Entries, resolveModule, type Unresolved } from '../resolve.ts';
+import { ownValue } from '../own-record.ts';
+import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
@@ -67,7 +68,7 @@ export function modulesReadingValues(
   const reading = new Set<string>();
   for (const [module, definition] of definitions) {
     const survey = surveys.get(module);
-    if (!record.managed[module] || !survey) continue;
+    if (!ownValue(record.managed, module) || !survey) continue;
     const held = Object.values(definition.secrets).some(
       (spec) => secretHeld(survey.facts, spec)?.length,
     );
@@ -96,9 +97,10 @@ export function modulesToSurvey(
 ): Map<string, ModuleDefinition> {
   const assigned = new Set(record.assigned);
   const definitions = new Map<string, ModuleDefinition>();
+  const resolve = moduleResolver(assigned, entries);
   for (const module of modulesInScope(record, filter)) {
     if (!assigned.has(module)) continue;
-    const resolution = resolveModule(module, assigned, entries);
+    const resolution = resolve(module);
     if (resolution.ok) definitions.set(module, resolution.definition);
   }
   return definitions;
@@ -119,10 +121,11 @@ export function planConverge(input: ConvergeInput): {
   const plan: ConvergePlan = { modules: [], blockers: [] };
   const desired = new Map<string, Map<string, Uint8Array>>();
   const definitions = new Map<string, ModuleDefinition>();
+  const resolve = moduleResolver(assigned, entries);
 
   for (const module of modulesInScope(record, filter)) {
     const entry = entries.get(module);
-    const managed = record.managed[module];
+    const managed = ownValue(record.managed, module);
     if (!assigned.has(module)) {
       const definition = entry && 'definition' in entry ? entry.definition : undefined;
       if (definition) definitions.set(module, definition);
@@ -136,7 +139,7 @@ export function planConverge(input: ConvergeInput): {
       });
       continue;
     }
-    const resolution = resolveModule(module, assigned, entries);
+    const resolution = resolve(module);
     if (!resolution.ok) {
       plan.blockers.push({
         because: 'does-not-resolve',
@@ -149,7 +152,7 @@ export function planConverge(input: ConvergeInput): {
     definitions.set(module, definition);
     if (filter !== undefined) {
       // Alone, a module is acted on without the modules it needs: they must be running.
-      const needs = definition.needs.filter((need) => !record.managed[need]?.started);
+      const needs = definition.needs.filter((need) => !ownValue(record.managed, need)?.started);
       if (needs.length > 0) {
         plan.blockers.push({ because: 'needs-not-running', module, needs });
         continue;
@@ -357,6 +360,11 @@ function orderForAct(
   return [...needsFirst(releases, definitions).reverse(), ...needsFirst(rest, definitions)];
 }
 
+/**
+ * The modules each after those it needs: depth first, each module once, by a stack of
+ * its own (a module with the next of its needs to look at) rather than the call stack,
+ * so that no chain of needs is too deep to order.
+ */
 function needsFirst(
   modules: ConvergePlan['modules'],
   definitions: ReadonlyMap<string, ModuleDefinition>,
@@ -364,14 +372,23 @@ function needsFirst(
   const byName = new Map(modules.map((item) => [item.module, item]));
   const ordered: ConvergePlan['modules'] = [];
   const seen = new Set<string>();
-  const visit = (module: string) => {
-    if (seen.has(module)) return;
-    seen.add(module);
-    for (const need of definitions.get(module)?.needs ?? []) visit(need);
-    const item = byName.get(module);
-    if (item) ordered.push(item);
-  };
-  for (const module of byName.keys()) visit(module);
+  for (const start of byName.keys()) {
+    if (seen.has(start)) continue;
+    seen.add(start);
+    const path = [{ module: start, next: 0 }];
+    while (path.length > 0) {
+      const top = path[path.length - 1] as { module: string; next: number };
+      const need = definitions.get(top.module)?.needs[top.next++];
+      if (need === undefined) {
+        path.pop();
+        const item = byName.get(top.module);
+        if (item) ordered.push(item);
+      } else if (!seen.has(need)) {
+        seen.add(need);
+        path.push({ module: need, next: 0 });
+      }
+    }
+  }
   return ordered;
 }
 

@@ -1,6 +1,7 @@
 import type { ModuleDefinition } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
+import { ownValue } from '../own-record.ts';
 import type { Basis } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { loadEntries } from '../resolve.ts';
@@ -174,7 +175,7 @@ async function runChecks(
 ): Promise<Map<string, CheckOutcome>> {
   const checks = new Map<string, CheckOutcome>();
   const running = [...definitions].filter(
-    ([module, definition]) => definition.check && record.managed[module]?.started,
+    ([module, definition]) => definition.check && ownValue(record.managed, module)?.started,
   );
   if (running.length === 0) return checks;
   const secrets = await context.store.vault.all();

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import { grantedTarget } from '../grants.ts';
+import { ownValue } from '../own-record.ts';
 import { type Basis, describeChanges } from '../preview.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { NodeReport } from '../result.ts';
@@ -433,7 +434,7 @@ class Fleet {
     const nodes: Record<string, NodeReport> = {};
     const refusals: string[] = [];
     for (const { node, outcome, ms, how } of outcomes) {
-      const part = answerOf(this.command, this.requestFor(node), outcome).nodes[node] ?? {
+      const part = ownValue(answerOf(this.command, this.requestFor(node), outcome).nodes, node) ?? {
         steps: [],
         blockers: [],
         outcome: outcome.error === undefined ? 'done' : 'refused',

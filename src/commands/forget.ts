@@ -11,7 +11,7 @@ export const forget: CommandFunction = async ({ node, module }, { store }) => {
   const refusal = checkName('module', module);
   if (refusal) return refuse(refusal);
   const record = await store.record();
-  if (!(module in record.managed))
+  if (!Object.hasOwn(record.managed, module))
     return refuse(`berth does not manage ${module} on ${node}; there is nothing to forget`);
   if (record.assigned.includes(module))
     return refuse(

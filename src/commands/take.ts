@@ -3,6 +3,7 @@ import { didYouMean } from '../did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
+import { ownValue } from '../own-record.ts';
 import type { Basis } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
@@ -128,10 +129,11 @@ export const take: CommandFunction = async (request, context) => {
       `${doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem })}${hint}`,
     );
   }
-  if (module in record.managed) return refuse(`berth already manages ${module} on ${node}`);
+  if (Object.hasOwn(record.managed, module))
+    return refuse(`berth already manages ${module} on ${node}`);
   const account = record.account;
   if (!account) return refuse(`no account of ${node} yet; adopt it first`);
-  const holdings = account.modules[module];
+  const holdings = ownValue(account.modules, module);
   if (!holdings) {
     return refuse(
       `the account of ${node} says nothing of ${module} (it was taken before ${module} was in the catalog); adopt ${node} again`,
@@ -299,7 +301,7 @@ function planTake(
   // lookup of every plan: a name the machine does not know refuses the take.
   const owners = new Owners(module, surveyed);
   const secrets = Object.entries(holdings.secrets).map(([name, secret]) => {
-    const spec = specs[name];
+    const spec = ownValue(specs, name);
     const origin: Origin = secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint';
     const written = origin !== 'found' && spec?.match === undefined;
     return {
@@ -365,7 +367,7 @@ async function actOnTake(
       );
     const value = secretHeld(surveyed.facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
-    if (now !== holdings.secrets[secret.name]?.fingerprint)
+    if (now !== ownValue(holdings.secrets, secret.name)?.fingerprint)
       return refuse(
         `secret ${secret.name} of ${module} changed on ${node} since the account was taken; adopt ${node} again`,
       );

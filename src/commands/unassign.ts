@@ -39,5 +39,7 @@ export const unassign: CommandFunction = async ({ node, module }, { store, catal
       record.assigned.filter((name) => name !== module),
     ),
   );
-  return { result: { command: 'unassign', node, module, managed: module in record.managed } };
+  return {
+    result: { command: 'unassign', node, module, managed: Object.hasOwn(record.managed, module) },
+  };
 };

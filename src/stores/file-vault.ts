@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { isName } from '../names.ts';
+import { ownRecord } from '../own-record.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
 import { readJson, refuseOpenVault } from './json-file.ts';
 import type { NodeVault, Resealed } from './stores.ts';
@@ -16,7 +17,7 @@ export const VaultFileSchema = v.object({
   sealed: v.optional(v.literal('age')),
   key: v.string(),
   /** By `module/secret`. */
-  secrets: v.record(
+  secrets: ownRecord(
     v.string(),
     v.object({ value: v.string(), origin: v.string(), at: v.string() }),
   ),

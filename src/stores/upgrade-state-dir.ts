@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { syncDirectory, writeFileAtomic } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
+import { ownRecord } from '../own-record.ts';
 import { AccountSchema, emptyRecord, ManagedSchema, type NodeRecord } from '../state.ts';
 import { readJson, refuseOpenVault } from './json-file.ts';
 import { takeLock } from './lock.ts';
@@ -12,14 +13,14 @@ import { KeptPreviewSchema } from './stores.ts';
 /** What an earlier berth kept in one file for every node. */
 const OldStateSchema = v.object({
   version: v.literal(1),
-  assignments: v.record(v.string(), v.array(v.string())),
-  managed: v.record(v.string(), v.record(v.string(), ManagedSchema)),
-  accounts: v.record(v.string(), AccountSchema),
+  assignments: ownRecord(v.string(), v.array(v.string())),
+  managed: ownRecord(v.string(), ownRecord(v.string(), ManagedSchema)),
+  accounts: ownRecord(v.string(), AccountSchema),
 });
 const OldVaultSchema = v.object({
   key: v.string(),
   /** By `node/module/secret`. */
-  secrets: v.record(
+  secrets: ownRecord(
     v.string(),
     v.object({ value: v.string(), origin: v.string(), at: v.string() }),
   ),

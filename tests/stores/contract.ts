@@ -128,6 +128,45 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       }
     });
 
+    it("keeps a record's names as given, JavaScript's own property names too", {
+      skip,
+    }, async () => {
+      // valibot's record drops these keys as it reads; a module named constructor that
+      // berth manages would be lost from the record at the next read.
+      const since = '2026-11-21T07:00:00.000Z';
+      const held = { found: true, fingerprint: 'f' };
+      const named: NodeRecord = {
+        assigned: ['constructor', 'prototype'],
+        managed: {
+          constructor: { since, via: 'converge' as const, started: true },
+          prototype: { since, via: 'take', started: false },
+        },
+        account: {
+          takenAt: since,
+          modules: {
+            constructor: {
+              data: [],
+              secrets: { constructor: { path: '/etc/c/constructor', ...held } },
+              files: { '/etc/c/conf': held },
+            },
+          },
+          problems: { prototype: 'it is not valid' },
+        },
+      };
+      const opened = await stores.openNode('constructor', 'assign');
+      await opened.saveRecord(named);
+      await opened.close();
+      const again = await subject.reopen();
+      try {
+        const read = await again.readNode('constructor');
+        assert.deepEqual(JSON.parse(JSON.stringify(read)), named);
+        assert.ok(Object.hasOwn(read.managed, 'constructor'));
+        assert.ok((await again.listNodes()).includes('constructor'));
+      } finally {
+        await again.close();
+      }
+    });
+
     it("writes one node's record without touching another's", { skip }, async () => {
       const a = await stores.openNode('iso-a', 'assign');
       await a.saveRecord({ assigned: ['redis'], managed: {} });

@@ -292,3 +292,29 @@ describe('the upgrade of a state directory of an earlier berth', () => {
     assert.equal(act.code, 0, act.stderr);
   });
 });
+
+describe('the upgrade of an earlier layout whose names are JavaScript property names', () => {
+  it('keeps node constructor and its module constructor, as state.json had them', async () => {
+    const world = await makeWorld({ constructor: { start: 'true' } });
+    try {
+      await world.writeSettings({ nodes: { constructor: { root: world.root } } });
+      const managed = { constructor: { since: SINCE, via: 'converge', started: true } };
+      await writeFile(
+        join(world.state, 'state.json'),
+        JSON.stringify({
+          version: 1,
+          assignments: { constructor: ['constructor'] },
+          managed: { constructor: managed },
+          accounts: {},
+        }),
+      );
+      const status = await world.berth('status', 'constructor', '--json');
+      assert.equal(status.code, 0, status.stderr);
+      const [node] = JSON.parse(status.stdout).nodes;
+      assert.deepEqual(node.assigned, ['constructor']);
+      assert.deepEqual(node.managed, managed);
+    } finally {
+      await world.cleanup();
+    }
+  });
+});

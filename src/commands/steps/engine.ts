@@ -1,6 +1,7 @@
 import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
 import type { Change, WriteOptions } from '../../machines/machine.ts';
+import { ownValue } from '../../own-record.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
 import { type Managed, withAssigned, withManaged } from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
@@ -207,7 +208,7 @@ async function changeOf(
     case 'write': {
       const entry = await catalog.entry(module);
       if (!('definition' in entry)) throw new StepFailed(`the definition of ${module} is gone`);
-      const file = entry.definition.files[step.path];
+      const file = ownValue(entry.definition.files, step.path);
       if (!file) throw new StepFailed(`the definition of ${module} no longer has ${step.path}`);
       const values: Record<string, string> = {};
       for (const secret of Object.keys(entry.definition.secrets)) {
@@ -233,7 +234,11 @@ async function doStep(
   /** The module's record, changed by `change`; a module not managed yet is managed now. */
   const record = async (change: (managed: Managed) => Managed, assign = false) => {
     const now = await store.record();
-    const before: Managed = now.managed[module] ?? { since: at(), via: 'converge', started: false };
+    const before: Managed = ownValue(now.managed, module) ?? {
+      since: at(),
+      via: 'converge',
+      started: false,
+    };
     const next = withManaged(now, module, change(before));
     await store.saveRecord(assign ? withAssigned(next, [...next.assigned, module]) : next);
   };
