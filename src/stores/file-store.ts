@@ -217,14 +217,10 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
   if (statSync(mark, { throwIfNoEntry: false })) return;
   // Earlier vaults hold no sealed value: berth may make itself an identity for them.
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
-  // A state whose nodes keep no vault yet has nothing to seal, and is left as it was: the
-  // mark comes with its first vault.
-  let vaults = 0;
   for (const node of await listNodes(dir)) {
     const here = join(dir, FILES.nodes, node);
     const path = join(here, FILES.vault);
     const found = await readVaultFile(path);
-    if (found !== undefined) vaults++;
     if (found === undefined || found.sealed === 'age') continue;
     const lock = await takeLock(
       join(here, FILES.lock),
@@ -241,9 +237,12 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
       await lock.release().catch(() => {});
     }
   }
-  if (vaults === 0) return;
-  // Only that it is there counts, so it is made in place: a temporary name would cost this
-  // command node:crypto, and a reading command may be the first to open the state.
+  // Marked when there was nothing to seal too (no vault yet), or every command would read
+  // every node's directory again. A vault made after is sealed as it is made, and one an
+  // earlier berth wrote after is sealed when its node is opened. Only that the mark is
+  // there counts, and it is made in one step (O_EXCL), so it is made in place: a temporary
+  // name would cost this command node:crypto, and a reading command may be the first to
+  // open the state.
   try {
     writeFileSync(mark, 'every vault.json under nodes/ is sealed with age\n', {
       flag: 'wx',

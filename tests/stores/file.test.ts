@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileStores } from '../../src/stores/file-store.ts';
+import { makeWorld } from '../helpers/world.ts';
 import { storeContract } from './contract.ts';
 
 storeContract('a state directory', async ({ lockWaitMs, seal }) => {
@@ -53,4 +54,40 @@ describe('a journal cut by a crash', () => {
       }
     });
   }
+});
+
+describe('a wide state directory with no vault yet', () => {
+  it("is searched for earlier vaults once: a command on one node reads no other node's directory after", async () => {
+    const world = await makeWorld({ web: { description: 'a web server' } });
+    try {
+      const NODES = 10_000;
+      const record = `${JSON.stringify({ assigned: ['web'], managed: {} })}\n`;
+      for (let start = 0; start < NODES; start += 500) {
+        await Promise.all(
+          Array.from({ length: Math.min(500, NODES - start) }, async (_, i) => {
+            const here = join(world.state, 'nodes', `n${start + i}`);
+            await mkdir(here, { recursive: true, mode: 0o700 });
+            await writeFile(join(here, 'record.json'), record, { mode: 0o600 });
+          }),
+        );
+      }
+      const first = await world.berth('status', 'box');
+      assert.equal(first.code, 0, first.stderr);
+      assert.ok(
+        await stat(join(world.state, 'vaults-sealed')),
+        'the search is marked done though it found no vault',
+      );
+      // A vault of another node that cannot be read stops a command that reads it.
+      await mkdir(join(world.state, 'nodes', `n${NODES - 1}`, 'vault.json'), { mode: 0o700 });
+      for (const args of [
+        ['status', 'box'],
+        ['assign', 'box', 'web'],
+      ]) {
+        const run = await world.berth(...args);
+        assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+      }
+    } finally {
+      await world.cleanup();
+    }
+  });
 });
