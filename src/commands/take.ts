@@ -3,7 +3,7 @@ import { didYouMean } from '../did-you-mean.ts';
 import { fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
-import type { Basis } from '../preview.ts';
+import { type Basis, definitionDigests } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
@@ -158,7 +158,7 @@ export const take: CommandFunction = async (request, context) => {
     scope: { command: 'take', module },
     assigned: record.assigned,
     managed: {},
-    definitions: { [module]: entry.definition },
+    definitions: await definitionDigests({ [module]: entry.definition }),
     survey: { [module]: holdings },
     ...(check ? { checks: { [module]: check } } : {}),
   };
