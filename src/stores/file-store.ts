@@ -187,7 +187,8 @@ function nodeStore(
         // An earlier berth's previews held every definition whole, and only served the
         // words of a refused act: they are dropped, not read (see decisions.md).
         await unlink(path(FILES.earlierPreviews)).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'ENOENT') throw error;
+          if (error.code !== 'ENOENT')
+            throw storeErrorOf(error, `${path(FILES.earlierPreviews)} cannot be removed`);
         });
         earlierDropped = true;
       }

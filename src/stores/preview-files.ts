@@ -47,8 +47,12 @@ export function previewFiles(
         );
       const kept = await list();
       if (kept.length === 0 && !made) {
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        await syncDirectory(dirname(dir));
+        try {
+          mkdirSync(dir, { recursive: true, mode: 0o700 });
+          await syncDirectory(dirname(dir));
+        } catch (error) {
+          throw storeErrorOf(error, `${dir} cannot be made`);
+        }
         made = true;
       }
       const order = (kept[kept.length - 1]?.order ?? 0) + 1;
