@@ -35,10 +35,13 @@ async function makeWorld(nodes: number) {
     join(state, 'modules', 'big.json'),
     JSON.stringify({ description: 'eight files of 200 KB', files }),
   );
-  /** Every file of the module changes each round, so that each act writes as much. */
+  /**
+   * Every file of the module changes each round, its first line alone (of one length
+   * whatever the round), so that each preview and act does as much as the one before.
+   */
   const writeSources = async (round: number) => {
     for (let i = 0; i < FILES; i++) {
-      const head = `# round ${round}\n`;
+      const head = `# round ${String(round).padStart(4, '0')}\n`;
       await writeFile(
         join(state, 'modules', 'big', `part${i}`),
         head + 'x'.repeat(FILE_BYTES - head.length),
