@@ -57,11 +57,13 @@ export function fileStores(
   const { dir } = location;
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
   let prepared: Promise<void> | undefined;
+  /** The state had no nodes when opened: its first node's directory comes with the mark. */
+  let unmarked = false;
   const ready = () => {
     prepared ??= prepareDirectory(location).then(async () => {
       try {
         await upgradeOldLayout(dir);
-        await sealEarlierVaults(dir, seal, lockWaitMs);
+        unmarked = !(await sealEarlierVaults(dir, seal, lockWaitMs));
       } catch (error) {
         throw storeErrorOf(error, `${dir} cannot be upgraded to this berth's layout`);
       }
@@ -81,7 +83,11 @@ export function fileStores(
       const here = nodeDir(node);
       let lock: Lock;
       try {
-        makeNodeDir(here);
+        // A node's directory made here holds no vault of an earlier berth.
+        if (makeNodeDir(here) && unmarked) {
+          markSealed(dir);
+          unmarked = false;
+        }
         lock = await takeLock(join(here, FILES.lock), { node, act }, lockWaitMs);
       } catch (error) {
         throw storeErrorOf(error, `the lock of node ${node} in ${dir} cannot be had`);
@@ -208,25 +214,30 @@ function nodeStore(
   };
 }
 
-/** A node's directory: one stat when it is there already, as it is for every act but the first. */
-function makeNodeDir(here: string) {
-  if (!statSync(here, { throwIfNoEntry: false })) mkdirSync(here, { recursive: true, mode: 0o700 });
+/**
+ * A node's directory: one stat when it is there already, as it is for every act but the
+ * first. Says whether it was made.
+ */
+function makeNodeDir(here: string): boolean {
+  if (statSync(here, { throwIfNoEntry: false })) return false;
+  mkdirSync(here, { recursive: true, mode: 0o700 });
+  return true;
 }
 
 /**
  * Seals the vaults an earlier berth wrote (base64, not sealed), each under its node's
  * lock and in one atomic write, so a berth stopped half-way leaves each vault whole,
- * sealed or not, and the next one carries on. Done once: a mark says so after.
+ * sealed or not, and the next one carries on. Done once: a mark says so after. Says
+ * whether the state is marked.
  */
-async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
-  const mark = join(dir, FILES.sealed);
-  if (statSync(mark, { throwIfNoEntry: false })) return;
+async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number): Promise<boolean> {
+  if (statSync(join(dir, FILES.sealed), { throwIfNoEntry: false })) return true;
   // Earlier vaults hold no sealed value: berth may make itself an identity for them.
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
   const nodes = await listNodes(dir);
   // A state without nodes has nothing to seal, and nothing to read for it: it is left as
-  // it was, not marked (a command refused on a new state writes nothing).
-  if (nodes.length === 0) return;
+  // it was (a command refused on a new state writes nothing) until its first node.
+  if (nodes.length === 0) return false;
   for (const node of nodes) {
     const here = join(dir, FILES.nodes, node);
     const path = join(here, FILES.vault);
@@ -248,13 +259,21 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
     }
   }
   // Marked when there was nothing to seal too (nodes, but no vault yet), or every command
-  // would read every node's directory again. A vault made after is sealed as it is made, and one an
-  // earlier berth wrote after is sealed when its node is opened. Only that the mark is
-  // there counts, and it is made in one step (O_EXCL), so it is made in place: a temporary
-  // name would cost this command node:crypto, and a reading command may be the first to
-  // open the state.
+  // would read every node's directory again.
+  markSealed(dir);
+  return true;
+}
+
+/**
+ * Marks every vault of the state sealed. A vault made after is sealed as it is made, and
+ * one an earlier berth wrote after is sealed when it is next read. Only that the mark is
+ * there counts, and it is made in one step (O_EXCL), so it is made in place: a temporary
+ * name would cost this command node:crypto, and a reading command may be the first to
+ * open the state.
+ */
+function markSealed(dir: string) {
   try {
-    writeFileSync(mark, 'every vault.json under nodes/ is sealed with age\n', {
+    writeFileSync(join(dir, FILES.sealed), 'every vault.json under nodes/ is sealed with age\n', {
       flag: 'wx',
       mode: 0o600,
     });
