@@ -8,7 +8,8 @@
 //                                 # diff (a take preview of a 5,000-line file),
 //                                 # vault (a converge of 100 secrets, sealed and not),
 //                                 # targets (a group in one process), targets-ssh (50 hosts,
-//                                 # and Ansible beside)
+//                                 # and Ansible beside), previews (12 rounds of a group
+//                                 # preview and act, 200 KB files)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -71,6 +72,9 @@ await run('vault', async () =>
   (await import('./bench/vault.ts')).benchVault(quick ? 2 : 41, quick ? 1 : 15),
 );
 await run('targets', async () => (await import('./bench/targets.ts')).benchTargets(quick));
+await run('previews', async () =>
+  (await import('./bench/previews.ts')).benchPreviews(5, 12, quick ? 1 : 3),
+);
 await run('targets-ssh', async () =>
   (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 50, quick ? 1 : 3),
 );

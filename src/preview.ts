@@ -14,7 +14,12 @@ export interface Basis {
   scope: Scope;
   assigned: string[];
   managed: Record<string, unknown>;
-  definitions: Record<string, unknown>;
+  /**
+   * Each module's definition by its digest (`definitionDigests`): all a refused act says
+   * of it is that it changed, and a digest says so without a kept preview holding every
+   * file's text again.
+   */
+  definitions: Record<string, string>;
   survey: Record<string, unknown>;
   desired?: Record<string, unknown>;
   /** What the machine holds now where the account is not read again (a take's files), by module. */
@@ -43,20 +48,37 @@ export function scopeWords(node: string, scope: unknown): string {
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
+/** Each definition (or why it has none) as a basis names it: by the digest of its canonical JSON. */
+export async function definitionDigests(
+  definitions: Record<string, unknown>,
+): Promise<Record<string, string>> {
+  const digests: Record<string, string> = {};
+  for (const [module, definition] of Object.entries(definitions))
+    digests[module] = await digestOf(definition);
+  return digests;
+}
+
 /**
- * Digests a preview (what the act would do, and its basis) and keeps it by that
- * digest. The digest is the only thing an act needs to name the preview.
+ * A preview's digest, over what the act would do and its basis: the only thing an act
+ * needs to name the preview.
  */
-export async function sealPreview(
-  store: NodeStore,
+export function previewDigest(
   kind: KeptPreview['kind'],
   plan: unknown,
   basis: Basis,
-  now: Date,
 ): Promise<string> {
-  const digest = await digestOf({ kind, plan, basis });
+  return digestOf({ kind, plan, basis });
+}
+
+/** Keeps a preview by its digest, so that an act refused on it can say what changed since. */
+export async function keepPreview(
+  store: NodeStore,
+  kind: KeptPreview['kind'],
+  digest: string,
+  basis: Basis,
+  now: Date,
+): Promise<void> {
   await store.keepPreview({ digest, kind, node: basis.node, at: now.toISOString(), basis });
-  return digest;
 }
 
 /** The refusal for an act whose digest does not name the current preview. */

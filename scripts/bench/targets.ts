@@ -30,7 +30,7 @@ async function makeTargetWorld(nodes: number, modules: Record<string, unknown>, 
       await Promise.all(
         names.slice(start, start + 256).map(async (name) => {
           const here = join(state, 'nodes', name);
-          await rm(join(here, 'previews.json'), { force: true });
+          await rm(join(here, 'previews'), { recursive: true, force: true });
           await mkdir(here, { recursive: true, mode: 0o700 });
           await writeFile(join(here, 'record.json'), text, { mode: 0o600 });
         }),

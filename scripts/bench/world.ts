@@ -6,7 +6,10 @@ import { join } from 'node:path';
 export interface BenchWorld {
   dir: string;
   state: string;
-  /** Writes state.json directly: `nodes` nodes, each assigned `perNode` catalog modules. */
+  /**
+   * Writes node records directly, as the state directory keeps them: nodes n0… up to
+   * `nodes`, each assigned `perNode` catalog modules (others are left as they are).
+   */
   writeState(nodes: number, perNode: number): Promise<void>;
   cleanup(): Promise<void>;
 }
@@ -39,11 +42,20 @@ export async function makeBenchWorld(nodes: number): Promise<BenchWorld> {
     dir,
     state,
     async writeState(count, perNode) {
-      const assignments: Record<string, string[]> = {};
       const modules = Array.from({ length: perNode }, (_, i) => moduleName(i)).sort();
-      for (let index = 0; index < count; index++) assignments[nodeName(index)] = modules;
-      const text = JSON.stringify({ version: 1, assignments, managed: {}, accounts: {} }, null, 1);
-      await writeFile(join(state, 'state.json'), `${text}\n`);
+      const text = `${JSON.stringify({ assigned: modules, managed: {} }, null, 1)}\n`;
+      for (let start = 0; start < count; start += 512) {
+        const writes: Promise<void>[] = [];
+        for (let index = start; index < Math.min(count, start + 512); index++) {
+          const here = join(state, 'nodes', nodeName(index));
+          writes.push(
+            mkdir(here, { recursive: true, mode: 0o700 }).then(() =>
+              writeFile(join(here, 'record.json'), text, { mode: 0o600 }),
+            ),
+          );
+        }
+        await Promise.all(writes);
+      }
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

@@ -2,7 +2,7 @@ import type { ModuleDefinition } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
-import type { Basis } from '../preview.ts';
+import { type Basis, definitionDigests } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
@@ -146,14 +146,16 @@ async function gatherAndPlan(
     managed: Object.fromEntries(
       Object.entries(record.managed).filter(([module]) => inScope.includes(module)),
     ),
-    definitions: Object.fromEntries(
-      inScope.map((module) => {
-        const entry = entries.get(module);
-        return [
-          module,
-          entry && 'definition' in entry ? entry.definition : { problem: entry?.problem },
-        ];
-      }),
+    definitions: await definitionDigests(
+      Object.fromEntries(
+        inScope.map((module) => {
+          const entry = entries.get(module);
+          return [
+            module,
+            entry && 'definition' in entry ? entry.definition : { problem: entry?.problem },
+          ];
+        }),
+      ),
     ),
     survey: Object.fromEntries([...surveys].map(([module, survey]) => [module, survey.holdings])),
     desired: fingerprints,

@@ -4,7 +4,7 @@ import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
-import type { Basis } from '../preview.ts';
+import { type Basis, definitionDigests } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
@@ -160,7 +160,7 @@ export const take: CommandFunction = async (request, context) => {
     scope: { command: 'take', module },
     assigned: record.assigned,
     managed: {},
-    definitions: { [module]: entry.definition },
+    definitions: await definitionDigests({ [module]: entry.definition }),
     survey: { [module]: holdings },
     // The files as the machine holds them now, not as the account saw them: a refused act
     // can then say which of them changed since the preview.

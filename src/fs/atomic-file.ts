@@ -32,10 +32,14 @@ export function temporaryName(name: string): string {
   return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
 }
 
+/** Files by name: a list, or a test of a name. */
+export type Names = readonly string[] | ((name: string) => boolean);
+
 /** Whether `entry` is a temporary file a write of one of `names` left behind. */
-export function isLeftoverOf(entry: string, names: readonly string[]): boolean {
+export function isLeftoverOf(entry: string, names: Names): boolean {
   const of = /^\.(.+)\.[0-9a-f]{12}\.tmp$/.exec(entry)?.[1];
-  return of !== undefined && names.includes(of);
+  if (of === undefined) return false;
+  return typeof names === 'function' ? names(of) : names.includes(of);
 }
 
 /**
@@ -92,7 +96,7 @@ export async function syncDirectory(dir: string) {
  * writer died before its rename (a secret's would hold the secret). Only a caller that
  * knows no other write of those files is under way, one holding berth's lock, may call it.
  */
-export async function sweepLeftovers(dir: string, names: readonly string[]) {
+export async function sweepLeftovers(dir: string, names: Names) {
   for (const name of await readdir(dir).catch(() => [])) {
     if (isLeftoverOf(name, names)) await unlink(join(dir, name)).catch(() => {});
   }

@@ -4,10 +4,11 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
-import { FILES, fileStores, PreviewsFileSchema } from './file-store.ts';
+import { FILES, fileStores } from './file-store.ts';
 import { readVaultFile, sealVaultFile } from './file-vault.ts';
 import { readJson, storeErrorOf } from './json-file.ts';
 import { importIntoPostgres, type NodeRecords, type StateRecords } from './postgres-import.ts';
+import { keptPreviewsIn } from './preview-files.ts';
 import { parseJournalLine } from './stores.ts';
 
 /** What `berth copy-state` did: copied (its words), or refused (why). */
@@ -78,7 +79,7 @@ export async function readStateRecords(
       const found = await readVaultFile(join(here, FILES.vault));
       // A vault an earlier berth put here since the state was sealed is sealed on the way.
       const vault = found && (await sealVaultFile(found, seal, async () => false));
-      const previews = await readJson(join(here, FILES.previews), PreviewsFileSchema, () => []);
+      const previews = await keptPreviewsIn(join(here, FILES.previews));
       nodes.push({
         node,
         record,

@@ -1,7 +1,6 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { access, constants, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { access, constants, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as v from 'valibot';
 import type { StateLocation } from '../config/state-dir.ts';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
@@ -12,12 +11,10 @@ import { fileVault, noSealedVault, readVaultFile, sealVaultFile } from './file-v
 import { appendLine } from './journal-file.ts';
 import { readJson, storeErrorOf } from './json-file.ts';
 import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
+import { isPreviewFile, previewFiles } from './preview-files.ts';
 import {
   clippedEntry,
   type JournalLine,
-  KEPT_PREVIEWS,
-  type KeptPreview,
-  KeptPreviewSchema,
   type LockHolder,
   mergeJournals,
   type NodeStore,
@@ -36,14 +33,15 @@ export const FILES = {
   nodes: 'nodes',
   record: 'record.json',
   vault: 'vault.json',
-  previews: 'previews.json',
+  /** The kept previews, a file each (see preview-files.ts). */
+  previews: 'previews',
+  /** An earlier berth's kept previews, all in one file: dropped at the node's next preview. */
+  earlierPreviews: 'previews.json',
   journal: 'journal.jsonl',
   lock: 'lock',
   /** Says that every node's vault here is sealed: an earlier berth's were sealed when first opened. */
   sealed: 'vaults-sealed',
 } as const;
-
-export const PreviewsFileSchema = v.array(KeptPreviewSchema);
 
 /**
  * The embedded stores: one state directory. The directory is checked (and, for the
@@ -59,11 +57,13 @@ export function fileStores(
   const { dir } = location;
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
   let prepared: Promise<void> | undefined;
+  /** The state had no nodes when opened: its first node's directory comes with the mark. */
+  let unmarked = false;
   const ready = () => {
     prepared ??= prepareDirectory(location).then(async () => {
       try {
         await upgradeOldLayout(dir);
-        await sealEarlierVaults(dir, seal, lockWaitMs);
+        unmarked = !(await sealEarlierVaults(dir, seal, lockWaitMs));
       } catch (error) {
         throw storeErrorOf(error, `${dir} cannot be upgraded to this berth's layout`);
       }
@@ -83,7 +83,11 @@ export function fileStores(
       const here = nodeDir(node);
       let lock: Lock;
       try {
-        makeNodeDir(here);
+        // A node's directory made here holds no vault of an earlier berth.
+        if (makeNodeDir(here) && unmarked) {
+          markSealed(dir);
+          unmarked = false;
+        }
         lock = await takeLock(join(here, FILES.lock), { node, act }, lockWaitMs);
       } catch (error) {
         throw storeErrorOf(error, `the lock of node ${node} in ${dir} cannot be had`);
@@ -91,7 +95,10 @@ export function fileStores(
       try {
         // Every write is made under the node's lock, so temporary files are left only
         // by a writer that died holding it: the one whose lock was just taken over.
-        if (lock.tookOver) await sweepLeftovers(here, [FILES.record, FILES.vault, FILES.previews]);
+        if (lock.tookOver) {
+          await sweepLeftovers(here, [FILES.record, FILES.vault, FILES.earlierPreviews]);
+          await sweepLeftovers(join(here, FILES.previews), isPreviewFile);
+        }
         return nodeStore(node, here, lock, seal, fresh);
       } catch (error) {
         await lock.release().catch(() => {});
@@ -152,7 +159,7 @@ function nodeStore(
 ): NodeStore {
   const path = (name: string) => join(here, name);
   let record: NodeRecord | undefined;
-  let previews: KeptPreview[] | undefined;
+  let earlierDropped = false;
   let journalMended = false;
 
   async function write(name: string, data: string, mode = 0o600) {
@@ -163,10 +170,9 @@ function nodeStore(
     await writeFileAtomic(path(name), data, { mode });
   }
   const vault = fileVault(node, path(FILES.vault), (data) => write(FILES.vault, data), seal, fresh);
-  const readPreviews = async () => {
-    previews ??= await readJson(path(FILES.previews), PreviewsFileSchema, () => []);
-    return previews;
-  };
+  const previews = previewFiles(path(FILES.previews), (name, data) =>
+    write(join(FILES.previews, name), data),
+  );
 
   return {
     node,
@@ -181,13 +187,19 @@ function nodeStore(
     },
     vault,
     async keepPreview(preview) {
-      const kept = (await readPreviews()).filter((item) => item.digest !== preview.digest);
       await vault.keepNewKey();
-      const next = [...kept, preview].slice(-KEPT_PREVIEWS);
-      await write(FILES.previews, JSON.stringify(next));
-      previews = next;
+      await previews.keep(preview);
+      if (!earlierDropped) {
+        // An earlier berth's previews held every definition whole, and only served the
+        // words of a refused act: they are dropped, not read (see decisions.md).
+        await unlink(path(FILES.earlierPreviews)).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT')
+            throw storeErrorOf(error, `${path(FILES.earlierPreviews)} cannot be removed`);
+        });
+        earlierDropped = true;
+      }
     },
-    findPreview: async (digest) => (await readPreviews()).find((item) => item.digest === digest),
+    findPreview: (digest) => previews.find(digest),
     async journal(entry) {
       if (!(await lock.stillHeld()))
         throw new StoreError(
@@ -202,29 +214,34 @@ function nodeStore(
   };
 }
 
-/** A node's directory: one stat when it is there already, as it is for every act but the first. */
-function makeNodeDir(here: string) {
-  if (!statSync(here, { throwIfNoEntry: false })) mkdirSync(here, { recursive: true, mode: 0o700 });
+/**
+ * A node's directory: one stat when it is there already, as it is for every act but the
+ * first. Says whether it was made.
+ */
+function makeNodeDir(here: string): boolean {
+  if (statSync(here, { throwIfNoEntry: false })) return false;
+  mkdirSync(here, { recursive: true, mode: 0o700 });
+  return true;
 }
 
 /**
  * Seals the vaults an earlier berth wrote (base64, not sealed), each under its node's
  * lock and in one atomic write, so a berth stopped half-way leaves each vault whole,
- * sealed or not, and the next one carries on. Done once: a mark says so after.
+ * sealed or not, and the next one carries on. Done once: a mark says so after. Says
+ * whether the state is marked.
  */
-async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
-  const mark = join(dir, FILES.sealed);
-  if (statSync(mark, { throwIfNoEntry: false })) return;
+async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number): Promise<boolean> {
+  if (statSync(join(dir, FILES.sealed), { throwIfNoEntry: false })) return true;
   // Earlier vaults hold no sealed value: berth may make itself an identity for them.
   const fresh = () => noSealedVault(join(dir, FILES.nodes));
-  // A state whose nodes keep no vault yet has nothing to seal, and is left as it was: the
-  // mark comes with its first vault.
-  let vaults = 0;
-  for (const node of await listNodes(dir)) {
+  const nodes = await listNodes(dir);
+  // A state without nodes has nothing to seal, and nothing to read for it: it is left as
+  // it was (a command refused on a new state writes nothing) until its first node.
+  if (nodes.length === 0) return false;
+  for (const node of nodes) {
     const here = join(dir, FILES.nodes, node);
     const path = join(here, FILES.vault);
     const found = await readVaultFile(path);
-    if (found !== undefined) vaults++;
     if (found === undefined || found.sealed === 'age') continue;
     const lock = await takeLock(
       join(here, FILES.lock),
@@ -241,11 +258,22 @@ async function sealEarlierVaults(dir: string, seal: Seal, lockWaitMs: number) {
       await lock.release().catch(() => {});
     }
   }
-  if (vaults === 0) return;
-  // Only that it is there counts, so it is made in place: a temporary name would cost this
-  // command node:crypto, and a reading command may be the first to open the state.
+  // Marked when there was nothing to seal too (nodes, but no vault yet), or every command
+  // would read every node's directory again.
+  markSealed(dir);
+  return true;
+}
+
+/**
+ * Marks every vault of the state sealed. A vault made after is sealed as it is made, and
+ * one an earlier berth wrote after is sealed when it is next read. Only that the mark is
+ * there counts, and it is made in one step (O_EXCL), so it is made in place: a temporary
+ * name would cost this command node:crypto, and a reading command may be the first to
+ * open the state.
+ */
+function markSealed(dir: string) {
   try {
-    writeFileSync(mark, 'every vault.json under nodes/ is sealed with age\n', {
+    writeFileSync(join(dir, FILES.sealed), 'every vault.json under nodes/ is sealed with age\n', {
       flag: 'wx',
       mode: 0o600,
     });

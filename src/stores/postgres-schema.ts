@@ -137,6 +137,15 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     run: sealEarlierValues,
   },
+  {
+    version: 4,
+    about:
+      "the kept previews of an earlier berth dropped: they held each definition's whole text, and only served the words of a refused act",
+    sql: `
+      DELETE FROM berth_previews;
+      COMMENT ON COLUMN berth_previews.preview IS 'a kept preview: its basis names each definition by its digest';
+    `,
+  },
 ];
 
 /**

@@ -8,7 +8,6 @@ import { ownRecord } from '../own-record.ts';
 import { AccountSchema, emptyRecord, ManagedSchema, type NodeRecord } from '../state.ts';
 import { readJson, refuseOpenVault } from './json-file.ts';
 import { takeLock } from './lock.ts';
-import { KeptPreviewSchema } from './stores.ts';
 
 /** What an earlier berth kept in one file for every node. */
 const OldStateSchema = v.object({
@@ -25,7 +24,6 @@ const OldVaultSchema = v.object({
     v.object({ value: v.string(), origin: v.string(), at: v.string() }),
   ),
 });
-const OldPreviewsSchema = v.array(KeptPreviewSchema);
 
 const OLD_FILES = ['state.json', 'vault.json', 'previews.json'] as const;
 /** Where the old files are kept once upgraded: nothing of theirs is deleted. */
@@ -37,6 +35,8 @@ const RETIRED = 'before-upgrade';
  * full beside the old files and then renamed into place in one step, so a crash at any
  * moment leaves either the old layout whole or the new one whole. The old files are then
  * moved to `before-upgrade/`; the old journal stays where it is, as the history before.
+ * The kept previews are not carried over: they only served the words of a refused act,
+ * and held every definition whole (see decisions.md).
  */
 export async function upgradeOldLayout(dir: string) {
   if (!(await exists(join(dir, 'state.json')))) return;
@@ -76,7 +76,6 @@ async function writeNewLayout(dir: string) {
   const vault = await readJson(join(dir, 'vault.json'), OldVaultSchema, () => undefined, {
     holdsSecrets: true,
   });
-  const previews = await readJson(join(dir, 'previews.json'), OldPreviewsSchema, () => []);
 
   const records = new Map<string, NodeRecord>();
   const recordOf = (node: string) => {
@@ -94,7 +93,6 @@ async function writeNewLayout(dir: string) {
     recordOf(node);
     secrets.set(node, { ...secrets.get(node), [`${module}/${secret}`]: entry });
   }
-  for (const preview of previews) recordOf(preview.node);
 
   const staging = join(dir, `.nodes.${randomBytes(6).toString('hex')}.tmp`); // see STAGING
   await mkdir(staging, { mode: 0o700 });
@@ -112,9 +110,6 @@ async function writeNewLayout(dir: string) {
         const kept = { key: vault.key, secrets: secrets.get(node) ?? {} };
         await writeFileAtomic(join(here, 'vault.json'), JSON.stringify(kept), { mode: 0o600 });
       }
-      const own = previews.filter((preview) => preview.node === node);
-      if (own.length > 0)
-        await writeFileAtomic(join(here, 'previews.json'), JSON.stringify(own), { mode: 0o600 });
     }
     await syncDirectory(staging);
     await rename(staging, join(dir, 'nodes'));

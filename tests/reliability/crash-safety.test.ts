@@ -5,7 +5,7 @@
  * by line. A lock left by a killed process is taken over.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -22,6 +22,7 @@ import {
 import { makeWorld, type World } from '../helpers/world.ts';
 
 const CLI_ROUNDS = SOAK ? 400 : 60;
+const PREVIEW_ROUNDS = SOAK ? 200 : 30;
 const API_ROUNDS = SOAK ? 40 : 6;
 /** At most this many acts are asked of each API server before it is killed. */
 const PER_ROUND = 300;
@@ -141,6 +142,53 @@ describe('SIGKILL at random moments', () => {
     assert.deepEqual(unexpected, []);
     assert.ok(assigned.size > API_ROUNDS, `only ${assigned.size} acts were acknowledged`);
     await checkAcknowledged(world, assigned, new Set(), 'api');
+  });
+
+  it(`keeps every kept preview whole through ${PREVIEW_ROUNDS} previews killed at random moments`, async () => {
+    const rng = prng(13);
+    const own = await makeWorld({
+      web: { description: 'a web server', files: { '/etc/web.conf': { content: 'port 80\n' } } },
+    });
+    try {
+      assert.equal((await own.berth('assign', 'box', 'web')).code, 0);
+      const converge = async () => {
+        const shown = await own.berth('converge', 'box');
+        assert.equal(shown.code, 0, shown.stderr);
+        const digest = /digest ([0-9a-f]{64})\s*$/.exec(shown.stdout)?.[1] ?? '';
+        const act = await own.berth('converge', 'box', '--yes', '--digest', digest);
+        assert.equal(act.code, 0, act.stderr);
+      };
+      // berth manages web from here: a file changed on the box is a change to preview.
+      await converge();
+      const preview = () => startBerth(['--state', own.state, 'converge', 'box']);
+      const recent: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const begun = Date.now();
+        assert.equal((await preview().exited).code, 0);
+        recent.push(Date.now() - begun);
+      }
+      const span = [...recent].sort((a, b) => a - b)[1] as number;
+      let killed = 0;
+      for (let i = 0; i < PREVIEW_ROUNDS; i++) {
+        // What the box holds differs each round, so that each preview is a new one kept.
+        await own.onBox('/etc/web.conf', `port ${i}\n`);
+        const run = preview();
+        setTimeout(() => run.child.kill('SIGKILL'), span * (0.3 + rng.next() * 0.9));
+        const end = await run.exited;
+        if (end.signal === 'SIGKILL') killed++;
+        else assert.equal(end.code, 0, run.stderr());
+      }
+      assert.ok(killed >= PREVIEW_ROUNDS / 4, `only ${killed} of ${PREVIEW_ROUNDS} were killed`);
+      // The next preview and its act run, under a lock taken over from the dead.
+      await converge();
+      const dir = join(own.state, 'nodes', 'box', 'previews');
+      const kept = await readdir(dir);
+      assert.ok(kept.length > 1 && kept.length <= 64, `${kept.length} kept`);
+      for (const name of kept) JSON.parse(await readFile(join(dir, name), 'utf8'));
+      assert.deepEqual(await temporaryFiles(own.state), [], 'no half-written file is left');
+    } finally {
+      await own.cleanup();
+    }
   });
 
   it('takes over a lock whose owner was killed, and one left empty by a crash', async () => {

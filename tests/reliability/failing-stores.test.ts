@@ -41,6 +41,12 @@ const ACTS = {
   assign: { path: '/assign', body: ASSIGN, args: ['assign', 'box', 'm'] },
   adopt: { path: '/adopt', body: JSON.stringify({ node: 'box' }), args: ['adopt', 'box'] },
   converge: { path: '/converge', body: JSON.stringify({ node: 'box' }), args: ['converge', 'box'] },
+  /** An act on a digest not of this preview: it reads the kept preview of that digest. */
+  'converge on an earlier digest': {
+    path: '/converge',
+    body: JSON.stringify({ node: 'box', yes: true, digest: 'a'.repeat(64) }),
+    args: ['converge', 'box', '--yes', '--digest', 'a'.repeat(64)],
+  },
 } as const;
 
 /** The same act over the API (in this process) and on the command line, against `state`. */
@@ -97,7 +103,6 @@ describe('stores that fail', { concurrency: true }, () => {
     ['record.json', '{"assigned":', 'assign', /record\.json is not valid JSON/],
     ['record.json', '{"assigned":7}', 'assign', /record\.json is not valid: assigned/],
     ['vault.json', '[]', 'adopt', /vault\.json is not valid/],
-    ['previews.json', '\u0000\u0001', 'converge', /previews\.json is not valid JSON/],
   ] as const) {
     it(`a corrupt ${name} of a node, met by ${act}: ${JSON.stringify(content)}`, async () => {
       const state = await copy(`corrupt-${name}-${content.length}`);
@@ -107,6 +112,19 @@ describe('stores that fail', { concurrency: true }, () => {
       assert.deepEqual(await snapshot(state), before, 'nothing written, nothing half-written');
     });
   }
+
+  it('a corrupt kept preview of a node, met by an act naming its digest', async () => {
+    const state = await copy('corrupt-preview');
+    const kept = join('nodes', 'box', 'previews', `000000000001.${'a'.repeat(64)}.json`);
+    await mkdir(join(state, 'nodes', 'box', 'previews'), { recursive: true, mode: 0o700 });
+    await writeFile(join(state, kept), '\u0000\u0001', { mode: 0o600 });
+    const before = await snapshot(state);
+    assertStoreFailure(
+      await bothFaces(state, 'converge on an earlier digest'),
+      /000000000001\.a{64}\.json is not valid JSON/,
+    );
+    assert.deepEqual(await snapshot(state), before, 'nothing written, nothing half-written');
+  });
 
   it("a berth.json that is not valid is the command's refusal (409, exit 1), and nothing is written", async () => {
     const state = await copy('corrupt-berth-json');

@@ -407,6 +407,49 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       await other.close();
     });
 
+    it("a kept preview's basis comes back as it was kept, in the act and after it", {
+      skip,
+    }, async () => {
+      const basis = {
+        node: 'bas',
+        scope: { command: 'converge', filter: 'gitea' },
+        assigned: ['gitea', 'postgres'],
+        definitions: { gitea: 'a'.repeat(64), postgres: 'b'.repeat(64) },
+        survey: {
+          gitea: {
+            data: [{ path: '/var/lib/gitea', found: true }],
+            files: { '/etc/gitea/app.ini': { found: false } },
+          },
+        },
+        checks: { gitea: { code: 3, last: 'naïve “quotes” ✓ \u0000 \\ end' } },
+        nested: [[1, 2.5, 0], [null, true, false], { deep: { deeper: ['x'] } }],
+      };
+      const kept: KeptPreview = { ...preview('bas', 7), basis };
+      const opened = await stores.openNode('bas', 'converge');
+      await opened.keepPreview(kept);
+      assert.deepEqual(await opened.findPreview(kept.digest), kept);
+      await opened.close();
+      const again = await (await subject.reopen()).openNode('bas', 'converge');
+      assert.deepEqual(await again.findPreview(kept.digest), JSON.parse(JSON.stringify(kept)));
+      await again.close();
+    });
+
+    it('a digest kept again counts as the newest: it outlives those kept after it first', {
+      skip,
+    }, async () => {
+      const opened = await stores.openNode('again', 'converge');
+      for (let n = 1; n <= KEPT_PREVIEWS; n++) await opened.keepPreview(preview('again', n));
+      const renewed = { ...preview('again', 1), at: '2026-11-21T08:00:00.000Z' };
+      await opened.keepPreview(renewed);
+      await opened.keepPreview(preview('again', KEPT_PREVIEWS + 1));
+      await opened.close();
+      const again = await stores.openNode('again', 'converge');
+      assert.deepEqual(await again.findPreview(renewed.digest), renewed, 'kept once, as kept last');
+      assert.equal(await again.findPreview(preview('again', 2).digest), undefined, 'the oldest');
+      assert.deepEqual(await again.findPreview(preview('again', 3).digest), preview('again', 3));
+      await again.close();
+    });
+
     it('journals acts per node in order, and reads the whole journal oldest first', {
       skip,
     }, async () => {

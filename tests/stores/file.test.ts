@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileStores } from '../../src/stores/file-store.ts';
+import { makeWorld } from '../helpers/world.ts';
 import { storeContract } from './contract.ts';
 
 storeContract('a state directory', async ({ lockWaitMs, seal }) => {
@@ -53,4 +54,117 @@ describe('a journal cut by a crash', () => {
       }
     });
   }
+});
+
+describe('a wide state directory with no vault yet', () => {
+  it("is searched for earlier vaults once: a command on one node reads no other node's directory after", async () => {
+    const world = await makeWorld({ web: { description: 'a web server' } });
+    try {
+      const NODES = 10_000;
+      const record = `${JSON.stringify({ assigned: ['web'], managed: {} })}\n`;
+      for (let start = 0; start < NODES; start += 500) {
+        await Promise.all(
+          Array.from({ length: Math.min(500, NODES - start) }, async (_, i) => {
+            const here = join(world.state, 'nodes', `n${start + i}`);
+            await mkdir(here, { recursive: true, mode: 0o700 });
+            await writeFile(join(here, 'record.json'), record, { mode: 0o600 });
+          }),
+        );
+      }
+      const first = await world.berth('status', 'box');
+      assert.equal(first.code, 0, first.stderr);
+      assert.ok(
+        await stat(join(world.state, 'vaults-sealed')),
+        'the search is marked done though it found no vault',
+      );
+      // A vault of another node that cannot be read stops a command that reads it.
+      await mkdir(join(world.state, 'nodes', `n${NODES - 1}`, 'vault.json'), { mode: 0o700 });
+      for (const args of [
+        ['status', 'box'],
+        ['assign', 'box', 'web'],
+      ]) {
+        const run = await world.berth(...args);
+        assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+      }
+    } finally {
+      await world.cleanup();
+    }
+  });
+});
+
+describe('kept previews in a state directory', () => {
+  const preview = (n: number) => ({
+    digest: n.toString(16).padStart(64, '0'),
+    kind: 'converge' as const,
+    node: 'box',
+    at: '2026-11-21T07:00:00.000Z',
+    basis: { n, words: 'x'.repeat(10_000) },
+  });
+  /** Every file under `dir`, by path: what it is on the disk. */
+  async function files(dir: string) {
+    const found = new Map<string, string>();
+    for (const name of await readdir(dir, { recursive: true })) {
+      const info = await stat(join(dir, name));
+      if (info.isFile()) found.set(name, `${info.ino} ${info.mtimeMs} ${info.size}`);
+    }
+    return found;
+  }
+
+  it('keeping one writes a file of its own and leaves each kept before as it was', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-store-'));
+    try {
+      const stores = fileStores({ dir, createIfMissing: false });
+      const node = await stores.openNode('box', 'converge');
+      for (let n = 1; n <= 10; n++) await node.keepPreview(preview(n));
+      await node.close();
+      const here = join(dir, 'nodes', 'box');
+      const before = await files(here);
+      const again = await stores.openNode('box', 'converge');
+      await again.keepPreview(preview(11));
+      await again.close();
+      const after = await files(here);
+      const added = [...after.keys()].filter((name) => !before.has(name));
+      assert.equal(added.length, 1, `one file added: ${added.join(', ')}`);
+      for (const [name, what] of before) {
+        if (name !== 'lock') assert.equal(after.get(name), what, `${name} is as it was`);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("hold no definition's text: previews of a module of 200 KB files keep less than one of them", async () => {
+    const FILE = 200_000;
+    const files8 = Object.fromEntries(
+      Array.from({ length: 8 }, (_, i) => [`/etc/big/part${i}.conf`, { source: `big/part${i}` }]),
+    );
+    const world = await makeWorld({ big: { description: 'a big module', files: files8 } });
+    try {
+      await mkdir(join(world.state, 'modules', 'big'));
+      for (let i = 0; i < 8; i++)
+        await writeFile(join(world.state, 'modules', 'big', `part${i}`), `${i}`.repeat(FILE));
+      assert.equal((await world.berth('assign', 'box', 'big')).code, 0);
+      const PREVIEWS = 5;
+      for (let round = 0; round < PREVIEWS; round++) {
+        // What the box holds differs each round, so each preview is one of its own.
+        await world.onBox('/etc/big/part0.conf', `round ${round}\n`);
+        const preview = await world.berth('converge', 'box');
+        assert.equal(preview.code, 0, preview.stderr);
+      }
+      let kept = 0;
+      let count = 0;
+      const here = join(world.state, 'nodes', 'box');
+      for (const name of await readdir(here, { recursive: true })) {
+        if (!/previews/.test(name)) continue;
+        const info = await stat(join(here, name));
+        if (!info.isFile()) continue;
+        kept += info.size;
+        count++;
+      }
+      assert.ok(count > 0, 'previews are kept');
+      assert.ok(kept < FILE, `${PREVIEWS} previews keep ${kept} bytes`);
+    } finally {
+      await world.cleanup();
+    }
+  });
 });

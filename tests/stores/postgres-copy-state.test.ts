@@ -48,7 +48,11 @@ function entry(node: string, at: string, said: string): JournalEntry {
 
 function preview(node: string, n: number): KeptPreview {
   return {
-    digest: `${node}-${String(n).padStart(3, '0')}-`.padEnd(64, '0'),
+    // A digest as berth makes them, 64 hex characters, told apart by node and number.
+    digest: `${Buffer.from(node).toString('hex')}${n.toString(16).padStart(3, '0')}`.padEnd(
+      64,
+      '0',
+    ),
     kind: n % 2 ? 'take' : 'converge',
     node,
     at: `2026-11-20T08:${String(n).padStart(2, '0')}:00.000Z`,

@@ -77,6 +77,24 @@ describe('the PostgreSQL schema', () => {
         'old1',
         JSON.stringify({ assigned: ['gitea'], managed: {} }),
       ]);
+      // A preview an earlier berth kept, with a definition's whole text in its basis.
+      const digest = 'e'.repeat(64);
+      await client.query(
+        'INSERT INTO berth_previews (node, digest, preview) VALUES ($1, $2, $3::json)',
+        [
+          'old1',
+          digest,
+          JSON.stringify({
+            digest,
+            kind: 'converge',
+            node: 'old1',
+            at: '2026-11-20T08:00:00.000Z',
+            basis: {
+              definitions: { gitea: { files: { '/etc/a': { content: 'x'.repeat(200_000) } } } },
+            },
+          }),
+        ],
+      );
     } finally {
       await client.end();
     }
@@ -94,6 +112,11 @@ describe('the PostgreSQL schema', () => {
       assert.deepEqual(await stores.readNode('old1'), { assigned: ['gitea'], managed: {} });
       const node = await stores.openNode('old1', 'assign');
       assert.deepEqual((await node.record()).assigned, ['gitea']);
+      assert.equal(
+        await node.findPreview('e'.repeat(64)),
+        undefined,
+        "an earlier berth's preview is dropped",
+      );
       await node.close();
     } finally {
       await stores.close();

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { SCHEMA_VERSION } from '../../src/stores/postgres-schema.ts';
 import {
   binDir,
   type PostgresServer,
@@ -180,7 +181,7 @@ describe('a PostgreSQL store of the earlier berth, through the binary', () => {
       [],
       server.url,
     );
-    assert.equal(version.rows[0]?.v, 3);
+    assert.equal(version.rows[0]?.v, SCHEMA_VERSION);
     const sealed = await server.admin(
       "SELECT module || '/' || secret AS name, convert_from(value, 'UTF8') AS sealed FROM berth_secrets ORDER BY 1",
       [],

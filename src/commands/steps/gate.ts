@@ -1,4 +1,4 @@
-import { type Basis, checkDigest, scopeWords, sealPreview } from '../../preview.ts';
+import { type Basis, checkDigest, keepPreview, previewDigest, scopeWords } from '../../preview.ts';
 import type { CommandRequest } from '../../request.ts';
 import type { KeptPreview } from '../../stores/stores.ts';
 import type { CommandContext } from '../context.ts';
@@ -21,12 +21,17 @@ export async function gate(
   preview: { kind: KeptPreview['kind']; plan: unknown; basis: Basis; yesAlone: boolean },
 ): Promise<Gated> {
   const { kind, plan, basis } = preview;
-  const digest = await sealPreview(context.store, kind, plan, basis, context.now());
+  const digest = await previewDigest(kind, plan, basis);
+  // The preview an act names is read before this one is kept, so an act refused because
+  // that one cannot be read has written nothing.
+  const changed =
+    request.yes && request.digest !== undefined
+      ? await checkDigest(context.store, request.digest, digest, basis)
+      : undefined;
+  await keepPreview(context.store, kind, digest, basis, context.now());
   if (!request.yes) return { to: 'preview', digest };
-  if (request.digest !== undefined) {
-    const changed = await checkDigest(context.store, request.digest, digest, basis);
-    if (changed) return { to: 'refused', digest, error: changed };
-  } else if (!preview.yesAlone) {
+  if (changed) return { to: 'refused', digest, error: changed };
+  if (request.digest === undefined && !preview.yesAlone) {
     return {
       to: 'refused',
       digest,
