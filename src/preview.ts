@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { canonicalJson, digestOf } from './digest.ts';
+import { describePackageChanges } from './packages/packages-basis.ts';
 import type { KeptPreview, NodeStore } from './stores/stores.ts';
 
 /**
@@ -17,6 +18,8 @@ export interface Basis {
   desired?: Record<string, unknown>;
   /** What each module's check said, by module: `{code, last}`. */
   checks?: Record<string, unknown>;
+  /** The node's packages the modules name, and what installing each module's would do. */
+  packages?: unknown;
 }
 
 /** What a preview covers: the command, and its module (take) or filter (converge). */
@@ -111,6 +114,9 @@ export function describeChanges(before: Basis, after: Basis): string[] {
       said.add(`what berth writes to ${path} for ${module} changed`);
     }
   }
+  if (canonicalJson(before.packages ?? null) !== canonicalJson(after.packages ?? null))
+    for (const change of describePackageChanges(node, before.packages, after.packages))
+      said.add(change);
   for (const [module, , now] of changedKeys(before.checks ?? {}, after.checks ?? {})) {
     const code = (now as { code?: number } | undefined)?.code;
     said.add(

@@ -63,6 +63,7 @@ export async function runFromCli(
         via: 'cli',
         mint: options.mint,
         fullDiff: options.fullDiff,
+        lockWaitMs: options.lockWaitMs,
         signal: interrupted.signal,
         // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json

@@ -1,6 +1,7 @@
 import type { ModuleDefinition } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
+import { packagesBasis } from '../packages/packages-basis.ts';
 import type { Basis } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { loadEntries } from '../resolve.ts';
@@ -147,6 +148,8 @@ async function gatherAndPlan(
     desired: fingerprints,
     checks: Object.fromEntries(checks),
   };
+  const packages = packagesBasis(surveys);
+  if (packages) basis.packages = packages;
   return { plan, basis };
 }
 
@@ -181,5 +184,8 @@ function blockerReport(blocker: Blocker, node: string): BlockerReport {
     words: describeBlocker(blocker, node),
   };
   if ('path' in blocker) report.path = blocker.path;
+  if ('package' in blocker) report.package = blocker.package;
+  if ('version' in blocker && blocker.version !== undefined) report.version = blocker.version;
+  if ('offered' in blocker) report.offered = blocker.offered;
   return report;
 }

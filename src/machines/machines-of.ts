@@ -49,6 +49,7 @@ function unreachable(why: string): Machine {
     survey: fail,
     apply: async () => ({ done: 0, failure: new MachineError('unreachable', why) }),
     run: fail,
+    install: fail,
     close: async () => {},
   };
 }

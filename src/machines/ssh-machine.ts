@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
+import { packageManager, waitSeconds } from '../packages/managers.ts';
 import {
   type Change,
   type Machine,
@@ -17,6 +18,7 @@ import {
   NO_SETSID,
   parseSurvey,
   printfFormat,
+  REACHED,
   reached,
   refusal,
   runScript,
@@ -211,9 +213,16 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   };
 
   return {
-    async survey(paths, names) {
-      const answer = await act('survey', surveyScript(paths, names));
-      return parseSurvey(paths, answer.stdout, names);
+    async survey(paths, names, packages) {
+      const answer = await act('survey', surveyScript(paths, names, packages));
+      return parseSurvey(paths, answer.stdout, names, packages);
+    },
+    async install(pins, { waitMs, holdStarts }) {
+      const script = `printf '${REACHED}\\n'\n${packageManager.installScript(pins, waitSeconds(waitMs), holdStarts)}`;
+      const answer = await call(script, 'in the command');
+      if (!reached(answer.stdout)) throw await notReached(answer);
+      const said = answer.stdout.subarray(REACHED.length + 1).toString('utf8');
+      return packageManager.readInstall(answer.code, `${said}\n${answer.stderr}`);
     },
     async apply(changes) {
       // A change berth cannot ship (a path not normalised, an id not a number) ends the
