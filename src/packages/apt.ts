@@ -155,7 +155,8 @@ function readPolicy(
       if (candidate[1] !== '(none)') current.candidate = candidate[1];
       continue;
     }
-    const row = /^ {5}(?:\*\*\* )?(\S+) -?\d+$/.exec(line);
+    // A version's row; the installed one's is marked ` *** `.
+    const row = /^ (?:\*\*\*| {3}) (\S+) -?\d+$/.exec(line);
     if (row) {
       version = row[1];
       continue;
