@@ -75,13 +75,16 @@ export async function showStatus(
       const declared = declaredFor(settings, name);
       // A node is to run the union of what was assigned and what berth.json declares.
       const toRun = [...new Set([...record.assigned, ...declared.map((item) => item.module)])];
-      const entries = await loadEntries(catalog, toRun);
+      const entries = await loadEntries(catalog, [
+        ...new Set([...toRun, ...Object.keys(record.managed)]),
+      ]);
       const unresolved: Record<string, string> = {};
       for (const module of toRun.sort()) {
         const resolution = resolveModule(module, new Set(toRun), entries);
         if (!resolution.ok)
           unresolved[module] = doesNotResolve(module, name, resolution.unresolved);
       }
+      const unneeded = unneededPackages(record, entries);
       report.push({
         node: name,
         machine: settings.nodes[name],
@@ -91,6 +94,7 @@ export async function showStatus(
         account: record.account ? { takenAt: record.account.takenAt } : null,
         unresolved,
         lock: holders.get(name) ?? null,
+        ...(unneeded.length > 0 ? { unneededPackages: unneeded } : {}),
         ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
       });
     }
@@ -127,6 +131,10 @@ export async function showStatus(
         lines.push(
           `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
         );
+      if (item.unneededPackages)
+        lines.push(
+          `  packages berth installed that nothing it runs needs: ${item.unneededPackages.join(', ')} (still installed: remove them by hand if nothing else uses them)`,
+        );
       for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
       for (const [module, outcome] of Object.entries(item.checks ?? {})) {
         lines.push(
@@ -143,6 +151,23 @@ export async function showStatus(
   } finally {
     await stores.close().catch(() => {});
   }
+}
+
+/**
+ * The packages berth installed on a node that no module it manages names: a release
+ * leaves them installed, so status says which they are.
+ */
+function unneededPackages(
+  record: { managed: Record<string, unknown>; packages?: string[] },
+  entries: Awaited<ReturnType<typeof loadEntries>>,
+): string[] {
+  const needed = new Set<string>();
+  for (const module of Object.keys(record.managed)) {
+    const entry = entries.get(module);
+    if (entry && 'definition' in entry)
+      for (const spec of entry.definition.packages) needed.add(spec.name);
+  }
+  return (record.packages ?? []).filter((name) => !needed.has(name));
 }
 
 /**

@@ -71,8 +71,8 @@ export function packageSteps(
       holdStarts,
     });
   }
-  if (blockers.length > 0 || steps.length === 0)
-    return { steps: blockers.length ? [] : steps, blockers };
+  // The simulation was of every package together: with one unavailable, it is apt's refusal of that.
+  if (blockers.length > 0 || steps.length === 0) return { steps, blockers };
   const simulation = facts.simulations[module];
   if (!simulation?.ok)
     return {

@@ -86,10 +86,13 @@ E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is an
       ],
       busy: { pid: 812, command: 'unattended-upgr' },
     });
-    assert.deepEqual(readAptInstall(100, 'Reading package lists...\nE: Version \'9\' for \'hello\' was not found\n'), {
-      ok: false,
-      errors: ["E: Version '9' for 'hello' was not found"],
-    });
+    assert.deepEqual(
+      readAptInstall(100, "Reading package lists...\nE: Version '9' for 'hello' was not found\n"),
+      {
+        ok: false,
+        errors: ["E: Version '9' for 'hello' was not found"],
+      },
+    );
     assert.deepEqual(readAptInstall(0, 'Setting up hello (2.10-3) ...\n'), { ok: true });
   });
 });

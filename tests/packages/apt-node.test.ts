@@ -245,5 +245,12 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
       /released greet: berth no longer manages it on here; its data, secrets, files and packages \(hello\) stay/,
     );
     assert.equal(installedHello(), CANDIDATE);
+    const status = await world.berth('status', 'here');
+    assert.match(
+      status.stdout,
+      /\n {2}packages berth installed that nothing it runs needs: hello \(still installed: remove them by hand if nothing else uses them\)\n/,
+    );
+    const json = JSON.parse((await world.berth('status', 'here', '--json')).stdout);
+    assert.deepEqual(json.nodes[0].unneededPackages, ['hello']);
   });
 });
