@@ -38,6 +38,7 @@ export const SURFACE: Record<string, Words> = {
       '--digest',
       '--filter',
       '--full-diff',
+      '--refresh',
       '--detailed-exitcode',
       '--parallel',
       '--batch',

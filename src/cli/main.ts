@@ -24,6 +24,10 @@ const OPTION_HELP = {
     'On a preview, exit 0 when there is nothing to do, 2 when there is and nothing blocks it, 1 when a blocker stands',
   ],
   fullDiff: ['--full-diff', "Show each file's whole diff in a preview, not its first 40 lines"],
+  refresh: [
+    '--refresh',
+    "Before the preview, fetch the node's package lists anew (apt-get update): an act of its own, journaled",
+  ],
 } as const;
 
 /**
@@ -54,7 +58,11 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      const flag = option === 'yes' || option === 'detailed-exitcode' || option === 'fullDiff';
+      const flag =
+        option === 'yes' ||
+        option === 'detailed-exitcode' ||
+        option === 'fullDiff' ||
+        option === 'refresh';
       entry.option(name, help, flag ? undefined : { type: [String] });
     }
     entry.action((...given: unknown[]) => {
@@ -310,13 +318,14 @@ function runTableCommand(
   const mint = optionValues(argv, 'mint');
   const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
   const fullDiff = Boolean(flags.fullDiff);
+  const refresh = Boolean(flags.refresh);
   const json = Boolean(flags.json);
   const detailedExitcode = Boolean(flags.detailedExitcode);
   return import('./run-command.ts').then(({ runFromCli }) =>
     runFromCli(
       command,
       request,
-      { location, mint, fullDiff, json, detailedExitcode, lockWaitMs },
+      { location, mint, fullDiff, refresh, json, detailedExitcode, lockWaitMs },
       io,
     ),
   );

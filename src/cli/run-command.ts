@@ -22,6 +22,7 @@ export async function runFromCli(
     location: StateLocation;
     mint: string[];
     fullDiff: boolean;
+    refresh?: boolean;
     json: boolean;
     detailedExitcode: boolean;
     lockWaitMs: number;
@@ -64,6 +65,7 @@ export async function runFromCli(
         mint: options.mint,
         fullDiff: options.fullDiff,
         lockWaitMs: options.lockWaitMs,
+        refresh: options.refresh,
         signal: interrupted.signal,
         // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json

@@ -24,6 +24,8 @@ export interface CommandContext {
    * the node's own lock: `--lock-timeout`; 10 s when not given.
    */
   lockWaitMs?: number;
+  /** A converge preview fetches the node's package lists anew first: `--refresh`. */
+  refresh?: boolean;
   /** Previews show each file's whole diff, not its settings first and about 40 lines: `--full-diff`. */
   fullDiff?: boolean;
   /**

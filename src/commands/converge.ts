@@ -18,6 +18,7 @@ import {
   SEALED,
 } from './converge-plan.ts';
 import { describeBlocker } from './converge-words.ts';
+import { refreshLists } from './refresh.ts';
 import { runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { gate } from './steps/gate.ts';
@@ -34,6 +35,14 @@ export const converge: CommandFunction = async (request, context) => {
   const filter = request.filter === '' ? undefined : request.filter;
   const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse(refusal);
+  if (context.refresh) {
+    if (request.yes)
+      return refuse(
+        `--refresh refreshes ${node}'s package lists before a preview: preview with it (berth converge ${node} --refresh), then act on that preview's digest`,
+      );
+    const refused = await refreshLists(node, context);
+    if (refused) return refused;
+  }
 
   const { plan, basis } = await gatherAndPlan(node, filter, context, request.yes);
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
@@ -50,7 +59,13 @@ export const converge: CommandFunction = async (request, context) => {
   };
   if (gated.to === 'preview') {
     const fullDiff = context.fullDiff ?? false;
-    const preview = { plan, digest: gated.digest, nothingToDo, fullDiff };
+    const preview = {
+      plan,
+      digest: gated.digest,
+      nothingToDo,
+      fullDiff,
+      ...(context.refresh ? { refreshed: true as const } : {}),
+    };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };

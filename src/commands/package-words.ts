@@ -28,6 +28,11 @@ export function packageBlockerWords(blocker: PackageBlocker, node: string): stri
   }
 }
 
+/** The line a preview begins with after a refresh, and the journal's. */
+export function refreshedWords(node: string): string {
+  return `refreshed ${node}'s package lists (apt-get update)`;
+}
+
 /** The preview's line about package lists a day or more old. */
 export function listsOldWords(node: string, days: number): string {
   return `${node}'s package lists are ${days} day${days === 1 ? '' : 's'} old; ${refreshWords(node)}`;

@@ -1,8 +1,8 @@
 import type { CommandFunction } from './context.ts';
 
 /**
- * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, and how a target's act runs
- * (`parallel`, `batch`) are the command line's alone.
+ * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, `refresh`, and how a
+ * target's act runs (`parallel`, `batch`) are the command line's alone.
  */
 export type Option =
   | 'yes'
@@ -11,6 +11,7 @@ export type Option =
   | 'mint'
   | 'detailed-exitcode'
   | 'fullDiff'
+  | 'refresh'
   | 'parallel'
   | 'batch';
 
@@ -65,7 +66,16 @@ export const commands: readonly Command[] = [
     route: '/converge',
     needs: ['node'],
     summary: 'Bring a node, or a target of nodes, to its assignments: preview, then act',
-    options: ['yes', 'digest', 'filter', 'fullDiff', 'detailed-exitcode', 'parallel', 'batch'],
+    options: [
+      'yes',
+      'digest',
+      'filter',
+      'fullDiff',
+      'refresh',
+      'detailed-exitcode',
+      'parallel',
+      'batch',
+    ],
     run: onFirstCall(async () => (await import('./converge.ts')).converge),
   },
   {

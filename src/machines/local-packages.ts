@@ -29,6 +29,15 @@ export function localPackages(root: string) {
         throw new MachineError('failed', (error as Error).message);
       }
     },
+    async refresh(waitMs: number): Promise<Installed> {
+      if (root !== '/')
+        throw new MachineError(
+          'failed',
+          `${root} is a directory of this machine: it has no package lists of its own`,
+        );
+      const { code, output } = await sh(packageManager.refreshScript(waitSeconds(waitMs)));
+      return packageManager.readInstall(code, output);
+    },
     async install(
       pins: readonly PackagePin[],
       waitMs: number,

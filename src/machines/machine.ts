@@ -212,6 +212,8 @@ export interface Machine {
    * rather than rejects when the package manager refuses; a machine with none it knows fails.
    */
   install(pins: readonly PackagePin[], options: InstallOptions): Promise<Installed>;
+  /** Fetches the package manager's lists anew (`apt-get update`), as `install` waits and answers. */
+  refreshPackages(options: { waitMs: number }): Promise<Installed>;
   /** Lets go of whatever the machine holds open (an ssh connection). */
   close(): Promise<void>;
 }

@@ -50,6 +50,7 @@ function unreachable(why: string): Machine {
     apply: async () => ({ done: 0, failure: new MachineError('unreachable', why) }),
     run: fail,
     install: fail,
+    refreshPackages: fail,
     close: async () => {},
   };
 }

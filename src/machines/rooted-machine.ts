@@ -106,6 +106,10 @@ export function rootedMachine(root: string): Machine {
         release(held);
       }
     },
+    async refreshPackages({ waitMs }) {
+      release(reach());
+      return packages.refresh(waitMs);
+    },
     async install(pins, { waitMs, holdStarts }) {
       release(reach());
       return packages.install(pins, waitMs, holdStarts);

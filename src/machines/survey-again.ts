@@ -49,6 +49,11 @@ export function surveyAgain(inner: Machine): SurveyAgain {
       forget();
       return inner.apply(changes);
     },
+    refreshPackages(options) {
+      done++;
+      forget();
+      return inner.refreshPackages(options);
+    },
     install(pins, options) {
       done++;
       forget();

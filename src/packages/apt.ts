@@ -232,6 +232,13 @@ exit $c
 `;
 }
 
+/** Fetches the package lists anew (`apt-get update`), waiting `waitSeconds` for apt's lock. */
+export function aptRefreshScript(waitSeconds: number): string {
+  return `LC_ALL=C DEBIAN_FRONTEND=noninteractive; export LC_ALL DEBIAN_FRONTEND
+apt-get update -q -o DPkg::Lock::Timeout=${waitSeconds} 2>&1
+`;
+}
+
 /** What an install said: done, or its `E:` lines, and who held apt's lock when that was why. */
 export function readAptInstall(code: number, output: string): Installed {
   if (code === 0) return { ok: true };

@@ -1,4 +1,10 @@
-import { aptInstallScript, aptSurveyScript, readAptInstall, readAptSurvey } from './apt.ts';
+import {
+  aptInstallScript,
+  aptRefreshScript,
+  aptSurveyScript,
+  readAptInstall,
+  readAptSurvey,
+} from './apt.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from './packages.ts';
 
 /**
@@ -10,7 +16,9 @@ export interface PackageManager {
   surveyScript(asks: readonly PackageAsk[]): string;
   readSurvey(asks: readonly PackageAsk[], lines: readonly string[]): PackageFacts;
   installScript(pins: readonly PackagePin[], waitSeconds: number, holdStarts: boolean): string;
+  /** Reads an install's answer, or a refresh's (the same words: done, apt's E: lines, who holds its lock). */
   readInstall(code: number, output: string): Installed;
+  refreshScript(waitSeconds: number): string;
 }
 
 /** The package managers berth knows, one entry each: apt (Debian, Ubuntu) now. */
@@ -20,6 +28,7 @@ export const PACKAGE_MANAGERS = {
     readSurvey: readAptSurvey,
     installScript: aptInstallScript,
     readInstall: readAptInstall,
+    refreshScript: aptRefreshScript,
   },
 } satisfies Record<string, PackageManager>;
 

@@ -64,7 +64,7 @@ export interface PackagePin {
   version: string;
 }
 
-/** What an install did: done, or apt's own error lines (and who held its lock, when busy). */
+/** What an install (or a refresh of the lists) did: done, or apt's own error lines (and who held its lock, when busy). */
 export type Installed =
   | { ok: true }
   | { ok: false; errors: string[]; busy?: { pid: number; command: string } };

@@ -54,6 +54,9 @@ export function memoryMachine(name = 'box'): MemoryMachine {
     async install() {
       throw new MachineError('failed', `${name} has no package manager`);
     },
+    async refreshPackages() {
+      throw new MachineError('failed', `${name} has no package manager`);
+    },
     async apply(changes: readonly Change[]) {
       if (machine.unreachable)
         return { done: 0, failure: new MachineError('unreachable', `${name} cannot be reached`) };

@@ -225,6 +225,30 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
     }
   });
 
+  it("--refresh fetches the node's lists anew before the preview, journaled as an act of its own", async () => {
+    const preview = await world.berth('--lock-timeout', '5m', 'converge', 'here', '--refresh');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(
+      preview.stdout,
+      /^refreshed here's package lists \(apt-get update\)\nconverge here\n/,
+    );
+    const refresh = (await world.journal()).filter((entry) => entry.act === 'refresh');
+    assert.deepEqual(
+      refresh.map(({ node, outcome, said }) => ({ node, outcome, said })),
+      [{ node: 'here', outcome: 'done', said: "refreshed here's package lists (apt-get update)" }],
+    );
+    const act = await world.berth(
+      'converge',
+      'here',
+      '--refresh',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(act.code, 1);
+    assert.match(act.stderr, /^--refresh refreshes here's package lists before a preview/);
+  });
+
   it('release leaves the package installed, and says so', async () => {
     assert.equal((await world.berth('unassign', 'here', 'greet')).code, 0);
     const preview = await world.berth('converge', 'here');

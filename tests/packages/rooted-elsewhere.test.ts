@@ -32,4 +32,15 @@ describe('a module with packages on a directory of this machine', () => {
     assert.equal(act.stderr, `the act is refused while a blocker stands: ${words}\n`);
     assert.deepEqual(await readdir(world.root), []);
   });
+
+  it('--refresh is refused in words, and journaled as a refresh refused', async () => {
+    const run = await world.berth('converge', 'box', '--refresh');
+    const words = `refreshing box's package lists failed: ${world.root} is a directory of this machine: it has no package lists of its own`;
+    assert.deepEqual(run, { code: 1, stdout: '', stderr: `${words}\n` });
+    const refresh = (await world.journal()).filter((entry) => entry.act === 'refresh');
+    assert.deepEqual(
+      refresh.map(({ node, outcome, error }) => ({ node, outcome, error })),
+      [{ node: 'box', outcome: 'refused', error: words }],
+    );
+  });
 });
