@@ -37,14 +37,16 @@ function pathsOf(definition: ModuleDefinition): SurveyPath[] {
 
 /**
  * Surveys a machine for every module given, in one call to the machine (one round trip
- * over ssh), and says what it holds for each. Data is "found" when it exists and is not
- * empty; a secret when its file exists and is not empty. A path berth may not read
- * fails the survey, in words: what it cannot see, it cannot plan for.
+ * over ssh), and says what it holds for each; with `packages` (a converge), the packages
+ * they name too. Data is "found" when it exists and is not empty; a secret when its file
+ * exists and is not empty. A path berth may not read fails the survey, in words: what it
+ * cannot see, it cannot plan for.
  */
 export async function surveyModules(
   machine: Machine,
   definitions: ReadonlyMap<string, ModuleDefinition>,
   key: Uint8Array,
+  { packages: withPackages = false }: { packages?: boolean } = {},
 ): Promise<Map<string, ModuleSurvey>> {
   const wanted = new Map<string, SurveyPath>();
   for (const definition of definitions.values()) {
@@ -61,7 +63,7 @@ export async function surveyModules(
     for (const name of names.groups) groups.add(name);
   }
   const asks: PackageAsk[] = [...definitions]
-    .filter(([, definition]) => definition.packages.length > 0)
+    .filter(([, definition]) => withPackages && definition.packages.length > 0)
     .map(([module, definition]) => ({ module, packages: definition.packages }));
   const answer = await machine.survey(
     [...wanted.values()],
@@ -79,7 +81,7 @@ export async function surveyModules(
       facts.set(path, fact);
     }
     const holdings = await holdingsOf(definition, facts, key);
-    const packages = definition.packages.length > 0 ? answer.packages : undefined;
+    const packages = withPackages && definition.packages.length > 0 ? answer.packages : undefined;
     surveys.set(module, { holdings, facts, accounts, ...(packages ? { packages } : {}) });
   }
   return surveys;

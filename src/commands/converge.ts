@@ -117,7 +117,7 @@ async function gatherAndPlan(
   const entries = await loadEntries(catalog, inScope);
   const key = await store.vault.fingerprintKey();
   const surveyed = modulesToSurvey(record, entries, filter);
-  const surveys = await surveyModules(machine, surveyed, key);
+  const surveys = await surveyModules(machine, surveyed, key, { packages: true });
   // A preview opens only the values its plan reads (each costs an X25519 exchange); an act
   // opens every one first, so that a value berth cannot open refuses it before it writes.
   const vault = new Map<string, Uint8Array | typeof SEALED>(
