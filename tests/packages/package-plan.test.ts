@@ -1,11 +1,15 @@
 /** A module's packages, planned from what a survey found: steps with exact versions, or blockers in words. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ModuleDefinition } from '../../src/catalog.ts';
+import * as v from 'valibot';
+import { type ModuleDefinition, ModuleDefinitionSchema } from '../../src/catalog.ts';
+import { planConverge } from '../../src/commands/converge-plan.ts';
+import { describePreview } from '../../src/commands/converge-words.ts';
 import { packageSteps } from '../../src/commands/package-plan.ts';
 import { packageBlockerWords } from '../../src/commands/package-words.ts';
 import { previewWords } from '../../src/commands/steps/words.ts';
 import type { PackageFacts } from '../../src/packages/packages.ts';
+import type { ModuleSurvey } from '../../src/survey.ts';
 
 function definition(packages: ModuleDefinition['packages']): ModuleDefinition {
   return { description: '', needs: [], packages, data: [], secrets: {}, files: {} };
@@ -130,5 +134,69 @@ describe("a module's packages, planned", () => {
     assert.deepEqual(words({ manager: 'not-a-machine', root: '/srv/web1' }), [
       'web1 is a directory of this machine (/srv/web1), not a machine with packages of its own: berth installs no packages for web there',
     ]);
+  });
+});
+
+describe('a converge of a module with packages, planned', () => {
+  const web = v.parse(ModuleDefinitionSchema, {
+    packages: ['nginx'],
+    files: { '/etc/nginx/site': { content: 'site\n' } },
+    start: 'nginx',
+  });
+  const definition = { ...web, files: { '/etc/nginx/site': { content: 'site\n' } } };
+  const survey = (packages: PackageFacts): ModuleSurvey => ({
+    holdings: { data: [], secrets: {}, files: { '/etc/nginx/site': { found: false } } },
+    facts: new Map([['/etc/nginx/site', { kind: 'missing' }]]),
+    accounts: { users: new Map(), groups: new Map() },
+    packages,
+  });
+  const plan = (packages: PackageFacts, started?: boolean) =>
+    planConverge({
+      node: 'web1',
+      record: {
+        assigned: ['web'],
+        managed:
+          started === undefined
+            ? {}
+            : { web: { since: '2026-01-01T00:00:00.000Z', via: 'converge', started } },
+      },
+      entries: new Map([['web', { name: 'web', definition }]]),
+      surveys: new Map([['web', survey(packages)]]),
+      vault: new Map(),
+    }).plan;
+
+  it('installs the packages first, no service started, then records, writes and starts', () => {
+    const planned = plan(facts({ listsAge: 3 * 86_400 + 5 }));
+    assert.equal(
+      describePreview('converge web1', 'web1', planned, {
+        nothingToDo: false,
+        digest: 'd',
+        fullDiff: false,
+      }),
+      [
+        'converge web1',
+        'install web:',
+        `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
+        '  record that berth manages it, not yet started',
+        '  write /etc/nginx/site (mode 0644)',
+        '  run start: nginx',
+        "web1's package lists are 3 days old; refresh them with berth converge web1 --refresh",
+        'digest d',
+      ].join('\n'),
+    );
+    assert.equal((planned.modules[0]?.steps[0] as { holdStarts: boolean }).holdStarts, true);
+  });
+
+  it('a package removed by hand from a running module is installed again, its service let start', () => {
+    const planned = plan(facts(), true);
+    assert.deepEqual(
+      planned.modules[0]?.steps.map((step) => [step.do, 'holdStarts' in step && step.holdStarts]),
+      [
+        ['package', false],
+        ['write', false],
+        ['reload', false],
+      ],
+    );
+    assert.equal(planned.listsDaysOld, undefined);
   });
 });
