@@ -163,7 +163,7 @@ async function gatherAndPlan(
     desired: fingerprints,
     checks: Object.fromEntries(checks),
   };
-  const packages = packagesBasis(surveys);
+  const packages = packagesBasis(surveys, surveyed);
   if (packages) basis.packages = packages;
   return { plan, basis };
 }

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../digest.ts';
-import type { PackageFacts, PackageState, Simulation } from './packages.ts';
+import type { PackageFacts, PackageSpec, PackageState, Simulation } from './packages.ts';
 
 /** What a preview's digest covers of a node's packages: each package's state, each module's simulation. */
 export interface PackagesBasis {
@@ -8,16 +8,34 @@ export interface PackagesBasis {
 }
 
 /**
- * The packages basis of a survey, when a module names packages: not the lists' age, which
- * moves by the second, but every version installed and offered and what apt would do.
+ * The packages basis of a survey, when a module names packages: of a package a module
+ * has as it wants it (installed, at its pin if it has one), only the version installed, so
+ * that lists fetched anew do not refuse an act that installs nothing; of any other, its
+ * candidate and every version offered too; and what apt would do for each module. Not the
+ * lists' age, which moves by the second.
  */
 export function packagesBasis(
   surveys: ReadonlyMap<string, { packages?: PackageFacts }>,
+  definitions: ReadonlyMap<string, { packages: readonly PackageSpec[] }>,
 ): PackagesBasis | { manager: string } | undefined {
   const facts = [...surveys.values()].find((survey) => survey.packages)?.packages;
   if (!facts) return undefined;
   if (facts.manager !== 'apt') return { manager: facts.manager };
-  return { packages: facts.packages, simulations: facts.simulations };
+  const packages: Record<string, PackageState> = {};
+  for (const [module, definition] of definitions) {
+    if (!surveys.get(module)?.packages) continue;
+    for (const spec of definition.packages) {
+      const state = facts.packages[spec.name];
+      if (!state) continue;
+      const asWanted =
+        state.installed !== undefined &&
+        (spec.version === undefined || spec.version === state.installed);
+      if (asWanted && !packages[spec.name])
+        packages[spec.name] = { installed: state.installed, offered: [] };
+      else if (!asWanted) packages[spec.name] = state;
+    }
+  }
+  return { packages, simulations: facts.simulations };
 }
 
 /**
@@ -39,12 +57,13 @@ export function describePackageChanges(node: string, then: unknown, now: unknown
             ? `package ${name} is now installed on ${node} at ${state.installed}`
             : `package ${name} on ${node} is now at ${state.installed}, not ${was.installed}`,
       );
-    else if (
-      was.candidate !== state.candidate ||
-      canonicalJson(was.offered) !== canonicalJson(state.offered)
-    )
+    else if (was.candidate !== state.candidate)
       said.push(
-        `${node}'s package lists now offer ${name} ${state.candidate ?? 'at no version'}${was.candidate === state.candidate ? ` (and ${state.offered.join(', ') || 'no other'})` : `, not ${was.candidate ?? 'none'}`}`,
+        `${node}'s package lists now offer ${name} ${state.candidate ?? 'at no version'}, not ${was.candidate ?? 'at none'}`,
+      );
+    else if (canonicalJson(was.offered) !== canonicalJson(state.offered))
+      said.push(
+        `${node}'s package lists now offer ${name} at ${state.offered.join(', ') || 'no version'}, not ${was.offered.join(', ') || 'none'}`,
       );
   }
   if (said.length > 0) return said;
