@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { CoveredCheck } from './commands/steps/step.ts';
 import { canonicalJson, digestOf } from './digest.ts';
 import { ownValue } from './own-record.ts';
+import { describePackageChanges } from './packages/packages-basis.ts';
 import type { KeptPreview, NodeStore } from './stores/stores.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface Basis {
   held?: Record<string, unknown>;
   /** Each module's check as the digest covers it, by module: `{code}`. */
   checks?: Record<string, CoveredCheck>;
+  /** The node's packages the modules name, and what installing each module's would do. */
+  packages?: unknown;
 }
 
 /** What a preview covers: the command, and its module (take) or filter (converge). */
@@ -142,6 +145,9 @@ export function describeChanges(before: Basis, after: Basis): string[] {
       said.add(`what berth writes to ${path} for ${module} changed`);
     }
   }
+  if (canonicalJson(before.packages ?? null) !== canonicalJson(after.packages ?? null))
+    for (const change of describePackageChanges(node, before.packages, after.packages))
+      said.add(change);
   // A check is news by its exit alone: a preview kept by an earlier berth also kept its words.
   for (const [module, , code] of changedKeys(codes(before.checks), codes(after.checks))) {
     said.add(

@@ -13,6 +13,7 @@ export const STEP_KINDS = [
   'restore',
   'keep',
   'write',
+  'package',
   'start',
   'reload',
   'stop',
@@ -20,12 +21,28 @@ export const STEP_KINDS = [
   'release',
 ] as const;
 
-/** One step of a node's plan: what it does, to which module, at which path. */
+/** A package a step installs, at exactly `version`; `from` the version it replaces. */
+const PackageMoveSchema = v.object({
+  package: v.string(),
+  version: v.string(),
+  from: v.optional(v.string()),
+});
+
+/**
+ * One step of a node's plan: what it does, to which module, at which path; a `package`
+ * step names the package, its exact version (`from` the one it replaces), how (`install`,
+ * `upgrade`, `downgrade`) and what is installed with it.
+ */
 export const StepReportSchema = v.object({
   kind: v.picklist(STEP_KINDS),
   module: v.string(),
   path: v.optional(v.string()),
   secret: v.optional(v.string()),
+  package: v.optional(v.string()),
+  version: v.optional(v.string()),
+  from: v.optional(v.string()),
+  how: v.optional(v.picklist(['install', 'upgrade', 'downgrade'])),
+  with: v.optional(v.array(PackageMoveSchema)),
 });
 export type StepReport = v.InferOutput<typeof StepReportSchema>;
 
@@ -34,6 +51,10 @@ export const BlockerReportSchema = v.object({
   kind: v.string(),
   module: v.optional(v.string()),
   path: v.optional(v.string()),
+  /** A package blocker's package, the version pinned, and the versions the lists offer. */
+  package: v.optional(v.string()),
+  version: v.optional(v.string()),
+  offered: v.optional(v.array(v.string())),
   words: v.string(),
 });
 export type BlockerReport = v.InferOutput<typeof BlockerReportSchema>;

@@ -1,5 +1,6 @@
 import { describePreview } from './commands/converge-words.ts';
 import type { DiffShownOnce } from './commands/fleet-diffs.ts';
+import { refreshedWords } from './commands/package-words.ts';
 import type { CommandResult } from './commands/results.ts';
 import { toldLines } from './commands/steps/words.ts';
 import { describeTakePreview } from './commands/take-words.ts';
@@ -44,7 +45,14 @@ function said(result: CommandResult, shownOnce: DiffShownOnce | undefined): stri
         const title = result.filter
           ? `converge ${node}, ${result.filter} alone`
           : `converge ${node}`;
-        return describePreview(title, node, result.preview.plan, result.preview, shownOnce);
+        const preview = describePreview(
+          title,
+          node,
+          result.preview.plan,
+          result.preview,
+          shownOnce,
+        );
+        return result.preview.refreshed ? `${refreshedWords(node)}\n${preview}` : preview;
       }
       if (result.act === 'nothing-to-do') return `${node} is as assigned: nothing to do`;
       const lines = result.act.told.flatMap((told) => toldLines(told, node));

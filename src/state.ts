@@ -57,6 +57,8 @@ export const NodeRecordSchema = v.object({
   assigned: v.array(v.string()),
   managed: ownRecord(v.string(), ManagedSchema),
   account: v.optional(AccountSchema),
+  /** The packages berth installed on the node, by name: release leaves them installed. */
+  packages: v.optional(v.array(v.string())),
 });
 export type NodeRecord = v.InferOutput<typeof NodeRecordSchema>;
 
@@ -69,7 +71,8 @@ export function isEmptyRecord(record: NodeRecord): boolean {
   return (
     record.assigned.length === 0 &&
     Object.keys(record.managed).length === 0 &&
-    record.account === undefined
+    record.account === undefined &&
+    !record.packages?.length
   );
 }
 
@@ -107,4 +110,9 @@ export function withManaged(record: NodeRecord, module: string, managed?: Manage
   if (managed) all[module] = managed;
   else delete all[module];
   return { ...record, managed: all };
+}
+
+/** A copy that names these packages among those berth installed, sorted. */
+export function withPackages(record: NodeRecord, names: readonly string[]): NodeRecord {
+  return { ...record, packages: [...new Set([...(record.packages ?? []), ...names])].sort() };
 }

@@ -8,6 +8,7 @@ import {
   type PathFacts,
   type SurveyPath,
 } from './machines/machine.ts';
+import type { PackageAsk, PackageFacts } from './packages/packages.ts';
 import type { Holdings } from './state.ts';
 
 /**
@@ -21,6 +22,8 @@ export interface ModuleSurvey {
   facts: ReadonlyMap<string, PathFacts>;
   /** The ids of the user and group names the definitions name, as the machine knows them. */
   accounts: Accounts;
+  /** The node's packages, when the module names any: as its package manager knows them. */
+  packages?: PackageFacts;
 }
 
 /** The paths a module's definition names: data to look at, secrets and files to read. */
@@ -34,14 +37,16 @@ function pathsOf(definition: ModuleDefinition): SurveyPath[] {
 
 /**
  * Surveys a machine for every module given, in one call to the machine (one round trip
- * over ssh), and says what it holds for each. Data is "found" when it exists and is not
- * empty; a secret when its file exists and is not empty. A path berth may not read
- * fails the survey, in words: what it cannot see, it cannot plan for.
+ * over ssh), and says what it holds for each; with `packages` (a converge), the packages
+ * they name too. Data is "found" when it exists and is not empty; a secret when its file
+ * exists and is not empty. A path berth may not read fails the survey, in words: what it
+ * cannot see, it cannot plan for.
  */
 export async function surveyModules(
   machine: Machine,
   definitions: ReadonlyMap<string, ModuleDefinition>,
   key: Uint8Array,
+  { packages: withPackages = false }: { packages?: boolean } = {},
 ): Promise<Map<string, ModuleSurvey>> {
   const wanted = new Map<string, SurveyPath>();
   for (const definition of definitions.values()) {
@@ -57,10 +62,14 @@ export async function surveyModules(
     for (const name of names.users) users.add(name);
     for (const name of names.groups) groups.add(name);
   }
-  const answer = await machine.survey([...wanted.values()], {
-    users: [...users].sort(),
-    groups: [...groups].sort(),
-  });
+  const asks: PackageAsk[] = [...definitions]
+    .filter(([, definition]) => withPackages && definition.packages.length > 0)
+    .map(([module, definition]) => ({ module, packages: definition.packages }));
+  const answer = await machine.survey(
+    [...wanted.values()],
+    { users: [...users].sort(), groups: [...groups].sort() },
+    ...(asks.length > 0 ? [asks] : []),
+  );
   const accounts = answer.accounts ?? { users: new Map(), groups: new Map() };
   const surveys = new Map<string, ModuleSurvey>();
   for (const [module, definition] of definitions) {
@@ -71,7 +80,9 @@ export async function surveyModules(
         throw new MachineError('denied', `${path} cannot be read: ${fact.reason}`);
       facts.set(path, fact);
     }
-    surveys.set(module, { holdings: await holdingsOf(definition, facts, key), facts, accounts });
+    const holdings = await holdingsOf(definition, facts, key);
+    const packages = withPackages && definition.packages.length > 0 ? answer.packages : undefined;
+    surveys.set(module, { holdings, facts, accounts, ...(packages ? { packages } : {}) });
   }
   return surveys;
 }

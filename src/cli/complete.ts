@@ -40,6 +40,7 @@ export const SURFACE: Record<string, Words> = {
       '--digest',
       '--filter',
       '--full-diff',
+      '--refresh',
       '--detailed-exitcode',
       '--out',
       '--parallel',

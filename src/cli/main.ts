@@ -29,6 +29,10 @@ const OPTION_HELP = {
     '--out <file>',
     'Write the preview to a plan file, to review and then act on with berth act',
   ],
+  refresh: [
+    '--refresh',
+    "Before the preview, fetch the node's package lists anew (apt-get update): an act of its own, journaled",
+  ],
 } as const;
 
 /**
@@ -59,7 +63,11 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     for (const arg of entry.args) arg.required = false;
     for (const option of command.options) {
       const [name, help] = OPTION_HELP[option];
-      const flag = option === 'yes' || option === 'detailed-exitcode' || option === 'fullDiff';
+      const flag =
+        option === 'yes' ||
+        option === 'detailed-exitcode' ||
+        option === 'fullDiff' ||
+        option === 'refresh';
       entry.option(name, help, flag ? undefined : { type: [String] });
     }
     entry.action((...given: unknown[]) => {
@@ -362,6 +370,7 @@ function runTableCommand(
   const mint = optionValues(argv, 'mint');
   const lockWaitMs = parseLockTimeout(optionValues(argv, 'lock-timeout').at(-1));
   const fullDiff = Boolean(flags.fullDiff);
+  const refresh = Boolean(flags.refresh);
   const json = Boolean(flags.json);
   const detailedExitcode = Boolean(flags.detailedExitcode);
   const out = optionValues(argv, 'out').at(-1);
@@ -373,7 +382,7 @@ function runTableCommand(
     runFromCli(
       command,
       request,
-      { location, mint, fullDiff, json, detailedExitcode, lockWaitMs, out },
+      { location, mint, fullDiff, refresh, json, detailedExitcode, lockWaitMs, out },
       io,
     ),
   );

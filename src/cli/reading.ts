@@ -78,7 +78,9 @@ export async function showStatus(
       const record = await stores.readNode(name);
       const declared = declaredFor(settings, name);
       const running = toRun(record.assigned, declared);
-      const entries = await loadEntries(catalog, running);
+      const entries = await loadEntries(catalog, [
+        ...new Set([...running, ...Object.keys(record.managed)]),
+      ]);
       const unresolved: Record<string, string> = {};
       const resolve = moduleResolver(new Set(running), entries);
       for (const module of running) {
@@ -96,6 +98,7 @@ export async function showStatus(
         unresolved[module] =
           fields.length > 0 ? `berth.json ${fields.join(', ')}: ${words}` : words;
       }
+      const unneeded = unneededPackages(record, entries);
       report.push({
         node: name,
         machine: settings.nodes[name],
@@ -105,6 +108,7 @@ export async function showStatus(
         account: record.account ? { takenAt: record.account.takenAt } : null,
         unresolved,
         lock: holders.get(name) ?? null,
+        ...(unneeded.length > 0 ? { unneededPackages: unneeded } : {}),
         ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
       });
     }
@@ -140,6 +144,10 @@ export async function showStatus(
         lines.push(
           `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
         );
+      if (item.unneededPackages)
+        lines.push(
+          `  packages berth installed that nothing it runs needs: ${item.unneededPackages.join(', ')} (still installed: remove them by hand if nothing else uses them)`,
+        );
       for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
       for (const [module, outcome] of Object.entries(item.checks ?? {})) {
         lines.push(
@@ -161,6 +169,23 @@ export async function showStatus(
 /** A hook that failed and is owed until it succeeds, as status says it beside the module. */
 function owedWords(managed: Managed): string {
   return managed.pending?.includes('reload') ? ', a reload is owed: the next converge runs it' : '';
+}
+
+/**
+ * The packages berth installed on a node that no module it manages names: a release
+ * leaves them installed, so status says which they are.
+ */
+function unneededPackages(
+  record: { managed: Record<string, unknown>; packages?: string[] },
+  entries: Awaited<ReturnType<typeof loadEntries>>,
+): string[] {
+  const needed = new Set<string>();
+  for (const module of Object.keys(record.managed)) {
+    const entry = entries.get(module);
+    if (entry && 'definition' in entry)
+      for (const spec of entry.definition.packages) needed.add(spec.name);
+  }
+  return (record.packages ?? []).filter((name) => !needed.has(name));
 }
 
 /**

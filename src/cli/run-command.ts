@@ -19,6 +19,8 @@ export interface CliOptions {
   json: boolean;
   detailedExitcode: boolean;
   lockWaitMs: number;
+  /** `--refresh` on a preview: the node's package lists fetched anew first. */
+  refresh?: boolean;
   /** `--out FILE` on a preview: the plan file to write. */
   out?: string;
 }
@@ -130,6 +132,8 @@ async function runOnce(
         via: 'cli',
         mint: options.mint,
         fullDiff: options.fullDiff,
+        lockWaitMs: options.lockWaitMs,
+        refresh: options.refresh,
         signal,
         // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json

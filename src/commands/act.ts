@@ -24,7 +24,15 @@ export interface ActDeps {
 
 export type Face = Pick<
   CommandContext,
-  'actor' | 'via' | 'mint' | 'fullDiff' | 'progress' | 'output' | 'signal'
+  | 'actor'
+  | 'via'
+  | 'mint'
+  | 'fullDiff'
+  | 'progress'
+  | 'output'
+  | 'signal'
+  | 'lockWaitMs'
+  | 'refresh'
 > & {
   now?: () => Date;
   /** Told how each node of a target is getting on: the command line shows it. */
@@ -199,6 +207,8 @@ export async function openNodeAct(
     now,
     mint: face.mint,
     fullDiff: face.fullDiff,
+    lockWaitMs: face.lockWaitMs,
+    refresh: face.refresh,
     progress: face.progress,
     output: face.output,
     signal: face.signal,

@@ -19,6 +19,13 @@ export interface CommandContext {
   now: () => Date;
   /** Secrets the caller allows a take to mint over found data: `--mint`, command line only. */
   mint: readonly string[];
+  /**
+   * How long an act waits for a lock it needs on the node (its package manager's), as for
+   * the node's own lock: `--lock-timeout`; 10 s when not given.
+   */
+  lockWaitMs?: number;
+  /** A converge preview fetches the node's package lists anew first: `--refresh`. */
+  refresh?: boolean;
   /** Previews show each file's whole diff, not its settings first and about 40 lines: `--full-diff`. */
   fullDiff?: boolean;
   /**

@@ -4,6 +4,7 @@ import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import { listsDaysOld, type PackageBlocker, packageSteps } from './package-plan.ts';
 import { compareFile, sameBytes } from './steps/file-diff.ts';
 import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
@@ -16,7 +17,8 @@ export type Blocker =
   | { because: 'secret-differs'; module: string; secret: string; path: string }
   /** A path of the module is a link another user could have placed: nothing goes through it. */
   | { because: 'link'; module: string; path: string; words: string }
-  | NoSuchAccount;
+  | NoSuchAccount
+  | PackageBlocker;
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -30,6 +32,8 @@ export interface ConvergePlan {
   /** Each module acted on, in the order the act takes them, with its steps. */
   modules: (ModuleSteps & { action: Action })[];
   blockers: Blocker[];
+  /** Whole days since the node's package lists were fetched, when a module has packages to install and it is a day or more. */
+  listsDaysOld?: number;
 }
 
 /** Everything a converge is planned from, gathered before planning: the plan needs no I/O. */
@@ -135,7 +139,7 @@ export function planConverge(input: ConvergeInput): {
       plan.modules.push({
         module,
         action: 'release',
-        steps: [...steps, { do: 'release', module }],
+        steps: [...steps, releaseStep(module, definition)],
       });
       continue;
     }
@@ -184,6 +188,12 @@ export function planConverge(input: ConvergeInput): {
       plan.modules.push({ module, action: 'update', steps: update.steps });
   }
   plan.modules = orderForAct(plan.modules, definitions);
+  const installing = plan.modules.some(({ steps }) => steps.some((step) => step.do === 'package'));
+  const listsOld = listsDaysOld(
+    [...input.surveys.values()].find((survey) => survey.packages)?.packages,
+  );
+  if (listsOld !== undefined && (installing || plan.blockers.some(isPackageBlocker)))
+    plan.listsDaysOld = listsOld;
   return { plan, desired };
 }
 
@@ -199,7 +209,9 @@ function installSteps(
   survey: ModuleSurvey,
 ) {
   const owners = new Owners(module, survey);
-  const steps: Step[] = [{ do: 'manage', module, started: !definition.start }];
+  // Installed first, no service started: the module's files are written before its start.
+  const packages = packageSteps(module, definition, survey.packages, true);
+  const steps: Step[] = [...packages.steps, { do: 'manage', module, started: !definition.start }];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     if (spec.match !== undefined) {
@@ -224,7 +236,7 @@ function installSteps(
     });
   }
   if (definition.start) steps.push({ do: 'start', module, script: definition.start });
-  return { steps, blockers: owners.blockers };
+  return { steps, blockers: [...packages.blockers, ...owners.blockers] };
 }
 
 function updateSteps(
@@ -235,8 +247,11 @@ function updateSteps(
   managed: Managed,
 ) {
   const { started } = managed;
-  const steps: Step[] = [];
-  const blockers: Blocker[] = [];
+  // A package missing or not at its pinned version is installed first; a running module's
+  // service is restarted by its package as the package does, its files being berth's.
+  const packages = packageSteps(module, definition, survey.packages, !started);
+  const steps: Step[] = [...packages.steps];
+  const blockers: Blocker[] = [...packages.blockers];
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
@@ -413,4 +428,14 @@ function mintInside(module: string, secret: string, spec: { path: string; bytes:
     mode: SECRET_FILE_MODE,
     inside: true,
   };
+}
+
+function isPackageBlocker(blocker: Blocker): blocker is PackageBlocker {
+  return blocker.because.startsWith('package') || blocker.because === 'no-package-manager';
+}
+
+/** Stops managing a module; the packages it names stay installed, and the step says so. */
+function releaseStep(module: string, definition: ModuleDefinition | undefined): Step {
+  const packages = definition?.packages.map((spec) => spec.name) ?? [];
+  return packages.length > 0 ? { do: 'release', module, packages } : { do: 'release', module };
 }

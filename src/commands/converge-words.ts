@@ -1,6 +1,7 @@
 import { doesNotResolve } from '../resolve.ts';
 import type { Blocker, ConvergePlan } from './converge-plan.ts';
 import type { DiffShownOnce } from './fleet-diffs.ts';
+import { listsOldWords, packageBlockerWords } from './package-words.ts';
 import { noSuchAccountWords } from './steps/owners.ts';
 import { previewWords } from './steps/words.ts';
 
@@ -17,6 +18,7 @@ export function describePreview(
     lines.push(`${action} ${module}:`);
     for (const step of steps) lines.push(`  ${previewWords(step, node, fullDiff, shownOnce)}`);
   }
+  if (plan.listsDaysOld !== undefined) lines.push(listsOldWords(node, plan.listsDaysOld));
   for (const blocker of plan.blockers) lines.push(`blocked: ${describeBlocker(blocker, node)}`);
   if (plan.blockers.length > 0) lines.push('the act will be refused while a blocker stands');
   if (nothingToDo) lines.push(`${node} is as assigned: nothing to do, so yes alone is enough`);
@@ -47,6 +49,11 @@ export function describeBlocker(blocker: Blocker, node: string): string {
       return blocker.words;
     case 'no-such-account':
       return noSuchAccountWords(blocker, node);
+    case 'package-unavailable':
+    case 'no-package-manager':
+    case 'packages-not-here':
+    case 'package-refused':
+      return packageBlockerWords(blocker, node);
   }
 }
 

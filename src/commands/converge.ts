@@ -2,6 +2,7 @@ import type { ModuleDefinition } from '../catalog.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
+import { packagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { loadEntries } from '../resolve.ts';
@@ -18,6 +19,7 @@ import {
   SEALED,
 } from './converge-plan.ts';
 import { describeBlocker } from './converge-words.ts';
+import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { gate } from './steps/gate.ts';
@@ -34,6 +36,14 @@ export const converge: CommandFunction = async (request, context) => {
   const filter = request.filter === '' ? undefined : request.filter;
   const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse(refusal);
+  if (context.refresh) {
+    if (request.yes)
+      return refuse(
+        `--refresh refreshes ${node}'s package lists before a preview: preview with it (berth converge ${node} --refresh), then act on that preview's digest`,
+      );
+    const refused = await refreshLists(node, context);
+    if (refused) return refused;
+  }
 
   const { plan, basis } = await gatherAndPlan(node, filter, context, request.yes);
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
@@ -50,7 +60,13 @@ export const converge: CommandFunction = async (request, context) => {
   };
   if (gated.to === 'preview') {
     const fullDiff = context.fullDiff ?? false;
-    const preview = { plan, digest: gated.digest, nothingToDo, fullDiff };
+    const preview = {
+      plan,
+      digest: gated.digest,
+      nothingToDo,
+      fullDiff,
+      ...(context.refresh ? { refreshed: true as const } : {}),
+    };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
   if (gated.to === 'refused') return { said: '', error: gated.error, report };
@@ -113,7 +129,7 @@ async function gatherAndPlan(
   const entries = await loadEntries(catalog, inScope);
   const key = await store.vault.fingerprintKey();
   const surveyed = modulesToSurvey(record, entries, filter);
-  const surveys = await surveyModules(machine, surveyed, key);
+  const surveys = await surveyModules(machine, surveyed, key, { packages: true });
   // A preview opens only the values its plan reads (each costs an X25519 exchange); an act
   // opens every one first, so that a value berth cannot open refuses it before it writes.
   const vault = new Map<string, Uint8Array | typeof SEALED>(
@@ -161,6 +177,8 @@ async function gatherAndPlan(
     desired: fingerprints,
     checks: Object.fromEntries([...checks].map(([module, check]) => [module, checkCovered(check)])),
   };
+  const packages = packagesBasis(surveys, surveyed);
+  if (packages) basis.packages = packages;
   return { plan, basis };
 }
 
@@ -195,5 +213,8 @@ function blockerReport(blocker: Blocker, node: string): BlockerReport {
     words: describeBlocker(blocker, node),
   };
   if ('path' in blocker) report.path = blocker.path;
+  if ('package' in blocker) report.package = blocker.package;
+  if ('version' in blocker && blocker.version !== undefined) report.version = blocker.version;
+  if ('offered' in blocker) report.offered = blocker.offered;
   return report;
 }

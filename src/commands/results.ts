@@ -23,7 +23,14 @@ export type CommandResult =
       command: 'converge';
       node: string;
       filter?: string;
-      preview: { plan: ConvergePlan; digest: string; nothingToDo: boolean; fullDiff: boolean };
+      preview: {
+        plan: ConvergePlan;
+        digest: string;
+        nothingToDo: boolean;
+        fullDiff: boolean;
+        /** `--refresh`: the node's package lists were fetched anew first. */
+        refreshed?: true;
+      };
     }
   /** A converge act: the steps done, in order (`stopped` at a failure or when told to). */
   | {

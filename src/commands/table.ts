@@ -1,8 +1,9 @@
 import type { CommandFunction } from './context.ts';
 
 /**
- * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, `out` (a preview's plan
- * file), and how a target's act runs (`parallel`, `batch`) are the command line's alone.
+ * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, `refresh`, `out` (a
+ * preview's plan file), and how a target's act runs (`parallel`, `batch`) are the command
+ * line's alone.
  */
 export type Option =
   | 'yes'
@@ -12,6 +13,7 @@ export type Option =
   | 'detailed-exitcode'
   | 'fullDiff'
   | 'out'
+  | 'refresh'
   | 'parallel'
   | 'batch';
 
@@ -71,6 +73,7 @@ export const commands: readonly Command[] = [
       'digest',
       'filter',
       'fullDiff',
+      'refresh',
       'detailed-exitcode',
       'out',
       'parallel',

@@ -1,3 +1,10 @@
+import type { Installed, PackageAsk, PackageFacts, PackagePin } from '../packages/packages.ts';
+
+export interface InstallOptions {
+  waitMs: number;
+  holdStarts: boolean;
+}
+
 /** How long a hook may run before the machine stops it, whatever the machine. */
 export const HOOK_TIMEOUT_MS = 10 * 60_000;
 
@@ -107,8 +114,14 @@ export interface Accounts {
   actor?: { uid: number; gid: number };
 }
 
-/** A survey's answer, path by path; `accounts` when names were asked for. */
-export type Survey = ReadonlyMap<string, PathFacts> & { accounts?: Accounts };
+/**
+ * A survey's answer, path by path; `accounts` when names were asked for, `packages` when
+ * packages were.
+ */
+export type Survey = ReadonlyMap<string, PathFacts> & {
+  accounts?: Accounts;
+  packages?: PackageFacts;
+};
 
 /** A directory's owner and mode, set when given (whether it was just made or not). */
 export interface DirectoryOptions {
@@ -178,9 +191,15 @@ export interface Machine {
   /**
    * Reaches the machine and answers for every path at once: what an ssh machine does
    * in one round trip. An empty list only checks that the machine can be reached.
-   * `names` are resolved in the same round trip (the machine's own passwd and group).
+   * `names` are resolved in the same round trip (the machine's own passwd and group), and
+   * `packages` looked up in its package manager's database and lists, with a simulation
+   * of each module's install, which changes nothing.
    */
-  survey(paths: readonly SurveyPath[], names?: AccountNames): Promise<Survey>;
+  survey(
+    paths: readonly SurveyPath[],
+    names?: AccountNames,
+    packages?: readonly PackageAsk[],
+  ): Promise<Survey>;
   /**
    * Makes the changes in order, stopping at the first that fails: what an ssh machine
    * does in one round trip. It answers rather than rejects: how many were done, and the
@@ -192,6 +211,14 @@ export interface Machine {
    * by `env` and `BERTH_ROOT`. It is done when its shell exits.
    */
   run(script: string, env: Record<string, string>, options?: RunOptions): Promise<RunResult>;
+  /**
+   * Installs exactly these versions with the machine's package manager, as root, waiting
+   * at most `waitMs` for its lock; with `holdStarts`, no service starts meanwhile. Answers
+   * rather than rejects when the package manager refuses; a machine with none it knows fails.
+   */
+  install(pins: readonly PackagePin[], options: InstallOptions): Promise<Installed>;
+  /** Fetches the package manager's lists anew (`apt-get update`), as `install` waits and answers. */
+  refreshPackages(options: { waitMs: number }): Promise<Installed>;
   /** Lets go of whatever the machine holds open (an ssh connection). */
   close(): Promise<void>;
 }

@@ -49,6 +49,8 @@ function unreachable(why: string): Machine {
     survey: fail,
     apply: async () => ({ done: 0, failure: new MachineError('unreachable', why) }),
     run: fail,
+    install: fail,
+    refreshPackages: fail,
     close: async () => {},
   };
 }

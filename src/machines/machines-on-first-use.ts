@@ -16,8 +16,10 @@ export function machinesOnFirstUse(settings: Settings): ReachMachine {
       return machine;
     };
     return {
-      survey: async (paths, names) => (await made()).survey(paths, names),
+      survey: async (paths, names, packages) => (await made()).survey(paths, names, packages),
       apply: async (changes) => (await made()).apply(changes),
+      install: async (pins, options) => (await made()).install(pins, options),
+      refreshPackages: async (options) => (await made()).refreshPackages(options),
       run: async (script, env, options) => (await made()).run(script, env, options),
       // A machine never used holds nothing to let go of.
       close: async () => {

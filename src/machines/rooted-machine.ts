@@ -22,6 +22,7 @@ import {
 } from '../fs/held-directory.ts';
 import { onlyRootWrites, type Reached, type Walker, walker } from '../fs/safe-walk.ts';
 import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
+import { localPackages } from './local-packages.ts';
 import {
   type AccountNames,
   type Accounts,
@@ -78,8 +79,9 @@ export function rootedMachine(root: string): Machine {
     return held;
   };
 
+  const packages = localPackages(top);
   return {
-    async survey(paths, names) {
+    async survey(paths, names, asks) {
       const held = reach();
       const walking = walker(held);
       try {
@@ -94,12 +96,23 @@ export function rootedMachine(root: string): Machine {
             if (owner !== undefined) link.owner = owner;
           }
         }
-        if (!names) return facts;
-        return Object.assign(facts, { accounts: accountsUnder(walking, names) });
+        const survey = names
+          ? Object.assign(facts, { accounts: accountsUnder(walking, names) })
+          : facts;
+        if (!asks || asks.length === 0) return survey;
+        return Object.assign(survey, { packages: await packages.survey(asks) });
       } finally {
         walking.close();
         release(held);
       }
+    },
+    async refreshPackages({ waitMs }) {
+      release(reach());
+      return packages.refresh(waitMs);
+    },
+    async install(pins, { waitMs, holdStarts }) {
+      release(reach());
+      return packages.install(pins, waitMs, holdStarts);
     },
     async apply(changes) {
       // One change after another, as the ssh machine's batch does them in one script.

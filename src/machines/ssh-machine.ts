@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
+import { packageManager, waitSeconds } from '../packages/managers.ts';
 import {
   type Change,
   type Machine,
@@ -17,6 +18,7 @@ import {
   NO_SETSID,
   parseSurvey,
   printfFormat,
+  REACHED,
   reached,
   refusal,
   runScript,
@@ -210,11 +212,22 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     return answer;
   };
 
+  /** A package manager's script, run as root: its exit and output read as the manager says. */
+  const packageCall = async (script: string) => {
+    const answer = await call(`printf '${REACHED}\\n'\n${script}`, 'in the command');
+    if (!reached(answer.stdout)) throw await notReached(answer);
+    const said = answer.stdout.subarray(REACHED.length + 1).toString('utf8');
+    return packageManager.readInstall(answer.code, `${said}\n${answer.stderr}`);
+  };
+
   return {
-    async survey(paths, names) {
-      const answer = await act('survey', surveyScript(paths, names));
-      return parseSurvey(paths, answer.stdout, names);
+    async survey(paths, names, packages) {
+      const answer = await act('survey', surveyScript(paths, names, packages));
+      return parseSurvey(paths, answer.stdout, names, packages);
     },
+    install: (pins, { waitMs, holdStarts }) =>
+      packageCall(packageManager.installScript(pins, waitSeconds(waitMs), holdStarts)),
+    refreshPackages: ({ waitMs }) => packageCall(packageManager.refreshScript(waitSeconds(waitMs))),
     async apply(changes) {
       // A change berth cannot ship (a path not normalised, an id not a number) ends the
       // batch where it stands: those before it are made, and it is the failure.

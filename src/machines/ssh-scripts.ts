@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
+import { packageManager } from '../packages/managers.ts';
+import type { PackageAsk } from '../packages/packages.ts';
 import {
   type AccountNames,
   type Change,
@@ -335,7 +337,11 @@ k() {
  * read only from a descriptor whose file is the one lstat-ed. One `getent` a database
  * resolves the names, unless it does not know them all.
  */
-export function surveyScript(paths: readonly SurveyPath[], names?: AccountNames): string {
+export function surveyScript(
+  paths: readonly SurveyPath[],
+  names?: AccountNames,
+  packages?: readonly PackageAsk[],
+): string {
   const prefixes = new Map<string, number>();
   const indexOf = (path: string) => {
     let index = prefixes.get(path);
@@ -396,7 +402,7 @@ A() {
   while [ $j -le $k ]; do eval "a \\"\\$b\\" \\"\\\${$j}\\" \\"\\$n\\""; j=$((j + 1)); done
 }
 ${accountAsks(names).join('\n')}
-printf 'berth end\\n'
+${packages && packages.length > 0 ? packageManager.surveyScript(packages) : ''}printf 'berth end\\n'
 `;
 }
 
@@ -424,6 +430,7 @@ export function parseSurvey(
   paths: readonly SurveyPath[],
   stdout: Buffer,
   names?: AccountNames,
+  packages?: readonly PackageAsk[],
 ): Survey {
   const text = stdout.toString('latin1').split('\n');
   const broken = (why: string) =>
@@ -494,10 +501,23 @@ export function parseSurvey(
       facts.set(asked.path, bytes.length > READ_LIMIT ? file : { ...file, bytes });
     }
   }
-  if (!names) {
-    if (text[at] !== 'berth end') throw broken('it ended early');
-    return facts;
-  }
+  /** The packages' lines, up to the end: read by the package manager's entry. */
+  const withPackages = (survey: Survey): Survey => {
+    if (!packages || packages.length === 0) {
+      if (text[at] !== 'berth end') throw broken('it ended early');
+      return survey;
+    }
+    const end = text.indexOf('berth end', at);
+    if (end === -1) throw broken('it ended early');
+    try {
+      return Object.assign(survey, {
+        packages: packageManager.readSurvey(packages, text.slice(at, end)),
+      });
+    } catch (error) {
+      throw new MachineError('failed', (error as Error).message);
+    }
+  };
+  if (!names) return withPackages(facts);
   const accounts = { users: new Map<string, number>(), groups: new Map<string, number>() };
   const asked = [
     ...names.users.map((name) => ['user', name] as const),
@@ -513,8 +533,9 @@ export function parseSurvey(
   const ran = /^s ([0-9]+) ([0-9]+)$/.exec(text[at] ?? '');
   const actor = ran ? { uid: Number(ran[1]), gid: Number(ran[2]) } : undefined;
   if (ran) at++;
-  if (text[at] !== 'berth end') throw broken('it ended early');
-  return Object.assign(facts, { accounts: actor ? { ...accounts, actor } : accounts });
+  return withPackages(
+    Object.assign(facts, { accounts: actor ? { ...accounts, actor } : accounts }),
+  );
 }
 
 /** Whether the far side ran berth's script: its answer starts with REACHED. */

@@ -1,3 +1,4 @@
+import type { PackageAsk } from '../packages/packages.ts';
 import type { AccountNames, Machine, Survey, SurveyPath } from './machine.ts';
 
 /** A machine whose last survey may be answered once more, when armed to. */
@@ -29,13 +30,17 @@ export function surveyAgain(inner: Machine): SurveyAgain {
     armed = false;
   };
   const machine: Machine = {
-    async survey(paths: readonly SurveyPath[], names?: AccountNames) {
-      const asked = JSON.stringify([paths, names ?? null]);
+    async survey(
+      paths: readonly SurveyPath[],
+      names?: AccountNames,
+      packages?: readonly PackageAsk[],
+    ) {
+      const asked = JSON.stringify([paths, names ?? null, packages ?? null]);
       const reuse = armed && last?.asked === asked ? last.answer : undefined;
       forget();
       if (reuse) return reuse;
       const before = done;
-      const answer = await inner.survey(paths, names);
+      const answer = await inner.survey(paths, names, packages);
       if (done === before) last = { asked, answer };
       return answer;
     },
@@ -43,6 +48,16 @@ export function surveyAgain(inner: Machine): SurveyAgain {
       done++;
       forget();
       return inner.apply(changes);
+    },
+    refreshPackages(options) {
+      done++;
+      forget();
+      return inner.refreshPackages(options);
+    },
+    install(pins, options) {
+      done++;
+      forget();
+      return inner.install(pins, options);
     },
     run(script, env, options) {
       done++;

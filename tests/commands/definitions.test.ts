@@ -68,6 +68,26 @@ describe('a module definition', () => {
       { ...POSTGRES, files: { [PG_CONF]: { mode: '640x', content: 'x\n' } } },
       `files.${PG_CONF}.mode: a mode is octal, like "0640"`,
     ],
+    [
+      'a package that is no package name',
+      { ...POSTGRES, packages: ['Postgres SQL'] },
+      'packages.0: a package is a Debian package name, like "nginx" (a-z, 0-9, +, . and -)',
+    ],
+    [
+      'an unknown field in a package',
+      { ...POSTGRES, packages: [{ name: 'postgresql', versoin: '15+248' }] },
+      'unknown field packages.0.versoin; did you mean version?',
+    ],
+    [
+      'a version no package manager spells',
+      { ...POSTGRES, packages: [{ name: 'postgresql', version: '15; rm -rf /' }] },
+      'packages.0.version: a version is as the package manager spells it, like "1.22.1-9+deb12u1"',
+    ],
+    [
+      'a package named twice',
+      { ...POSTGRES, packages: ['postgresql', { name: 'postgresql', version: '15+248' }] },
+      'packages: a package is named once in packages',
+    ],
   ];
   for (const [what, definition, words] of refusals) {
     it(`${what} is refused by assign, naming the file and the field`, async () => {

@@ -38,11 +38,24 @@ export function memoryMachine(name = 'box'): MemoryMachine {
     ran: [],
     hookResult: { code: 0, output: '' },
     unreachable: false,
-    async survey(paths: readonly SurveyPath[]): Promise<Survey> {
+    async survey(
+      paths: readonly SurveyPath[],
+      _names?: unknown,
+      packages?: readonly unknown[],
+    ): Promise<Survey> {
       reach();
       const answer = new Map<string, PathFacts>();
       for (const { path, read } of paths) answer.set(path, facts(path, read === true));
-      return answer;
+      // A machine in memory has no package manager.
+      return packages?.length
+        ? Object.assign(answer, { packages: { manager: 'none' as const } })
+        : answer;
+    },
+    async install() {
+      throw new MachineError('failed', `${name} has no package manager`);
+    },
+    async refreshPackages() {
+      throw new MachineError('failed', `${name} has no package manager`);
     },
     async apply(changes: readonly Change[]) {
       if (machine.unreachable)

@@ -2,8 +2,9 @@ import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
 import type { Change, WriteOptions } from '../../machines/machine.ts';
 import { ownValue } from '../../own-record.ts';
+import { waitSeconds } from '../../packages/managers.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
-import { type Managed, withAssigned, withManaged } from '../../state.ts';
+import { type Managed, withAssigned, withManaged, withPackages } from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
 import type { CommandContext } from '../context.ts';
@@ -24,6 +25,9 @@ export interface Carried {
   told: Told[];
   failure?: StepFailure;
 }
+
+/** How long an install waits for the package manager's lock unless told (`--lock-timeout`). */
+const PACKAGE_LOCK_WAIT_MS = 10_000;
 
 /** A step's own failure, in words (a store's failure is not one: it ends the act as such). */
 class StepFailed extends Error {}
@@ -53,6 +57,7 @@ export async function carryOut(
         return { told, failure: { module, how: 'stopped', why: stopReason(context.signal) } };
       try {
         if (turn.kind === 'files') await doChanges(turn.steps, context, tell);
+        else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell);
         else if (turn.kind === 'keeps') await doKeeps(turn.steps, node, context, tell);
         else await doStep(turn.step, node, context, tell);
       } catch (error) {
@@ -65,10 +70,12 @@ export async function carryOut(
 }
 
 type KeepStep = Step & { do: 'keep' };
+type PackageStep = Step & { do: 'package' };
 type Turn =
   | { kind: 'files'; steps: FileStep[] }
   | { kind: 'keeps'; steps: KeepStep[] }
-  | { kind: 'one'; step: Exclude<Step, FileStep | KeepStep> };
+  | { kind: 'packages'; steps: PackageStep[] }
+  | { kind: 'one'; step: Exclude<Step, FileStep | KeepStep | PackageStep> };
 
 /** A module's steps in turns: a run of steps that change files, a run of keeps, or one step. */
 function turnsOf(steps: readonly Step[]): Turn[] {
@@ -81,6 +88,9 @@ function turnsOf(steps: readonly Step[]): Turn[] {
     } else if (step.do === 'keep') {
       if (last?.kind === 'keeps') last.steps.push(step);
       else turns.push({ kind: 'keeps', steps: [step] });
+    } else if (step.do === 'package') {
+      if (last?.kind === 'packages') last.steps.push(step);
+      else turns.push({ kind: 'packages', steps: [step] });
     } else turns.push({ kind: 'one', step });
   }
   return turns;
@@ -119,6 +129,40 @@ async function doKeeps(
     });
   }
   await store.vault.put(...toKeep);
+  for (const step of steps) tell({ step });
+}
+
+/**
+ * A module's packages, installed at once at exactly the versions planned; each is then
+ * named among those berth installed on the node. A package manager that refuses is said in
+ * its own words; one whose lock stayed held, with who holds it.
+ */
+async function doPackages(
+  steps: readonly PackageStep[],
+  node: string,
+  context: CommandContext,
+  tell: (done: Omit<Told, 'voice'>) => void,
+): Promise<void> {
+  const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
+  const installed = await context.machine.install(
+    steps.map((step) => ({ name: step.package, version: step.version })),
+    { waitMs, holdStarts: steps.some((step) => step.holdStarts) },
+  );
+  if (!installed.ok) {
+    const names = steps.map((step) => step.package).join(', ');
+    if (installed.busy)
+      throw new StepFailed(
+        `apt on ${node} is busy (held by ${installed.busy.command}, pid ${installed.busy.pid}); berth waited ${waitSeconds(waitMs)}s for it to install ${names}`,
+      );
+    throw new StepFailed(`installing ${names} on ${node} failed: ${installed.errors.join(' ')}`);
+  }
+  const { store } = context;
+  await store.saveRecord(
+    withPackages(
+      await store.record(),
+      steps.map((step) => step.package),
+    ),
+  );
   for (const step of steps) tell({ step });
 }
 

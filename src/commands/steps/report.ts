@@ -6,5 +6,12 @@ export function stepReport(step: Step): StepReport {
   const report: StepReport = { kind: step.do, module: step.module };
   if ('path' in step) report.path = step.path;
   if ('secret' in step) report.secret = step.secret;
+  if (step.do === 'package') {
+    report.package = step.package;
+    report.version = step.version;
+    report.how = step.how;
+    if (step.from !== undefined) report.from = step.from;
+    if (step.with) report.with = step.with;
+  }
   return report;
 }

@@ -1,3 +1,5 @@
+import type { PackageMove } from '../../packages/packages.ts';
+
 /**
  * The typed steps every plan is made of, take's and converge's alike: the planners make
  * them, the engine (engine.ts) carries them out, words.ts says them, report.ts lists them.
@@ -74,13 +76,30 @@ export type Step =
       fingerprint?: string;
     }
   | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
+  /**
+   * A package installed at exactly `version` (upgraded or downgraded from `from`), with
+   * what the package manager installs beside it; no service starts meanwhile while
+   * `holdStarts` (the module's own start starts it, once its files are written).
+   */
+  | {
+      do: 'package';
+      module: string;
+      package: string;
+      version: string;
+      how: 'install' | 'upgrade' | 'downgrade';
+      from?: string;
+      /** What the package manager installs beside this module's packages (on its last one). */
+      with?: PackageMove[];
+      holdStarts: boolean;
+    }
   | { do: 'start'; module: string; script: string; check?: CheckOutcome }
   /** After writes to a module berth runs; without `script`, there is none to run. */
   | { do: 'reload'; module: string; script?: string; pending?: true }
   | { do: 'stop'; module: string; script: string }
   /** Records that berth manages the module; a take also records that the node is to run it. */
   | { do: 'manage'; module: string; started: boolean; via?: 'take' }
-  | { do: 'release'; module: string };
+  /** `packages`: those the module names, which release leaves installed. */
+  | { do: 'release'; module: string; packages?: string[] };
 
 export type StepKind = Step['do'];
 

@@ -54,6 +54,8 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
         : `read ${step.secret} into the vault from ${step.path}`;
     case 'write':
       return `wrote ${step.path}`;
+    case 'package':
+      return `${step.how === 'install' ? 'installed' : `${step.how}d`} ${packageWords(step)}`;
     case 'reload':
       if (step.script === undefined)
         return `no reload for ${module}: the change is live at its next start`;
@@ -67,7 +69,9 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
         ? `berth manages ${module} on ${node} now, and ${node} is to run it`
         : `berth manages ${module} on ${node} now, not yet started, and ${node} is to run it: converge ${node} to start it`;
     case 'release':
-      return `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
+      return step.packages
+        ? `released ${module}: berth no longer manages it on ${node}; its data, secrets, files and packages (${step.packages.join(', ')}) stay`
+        : `released ${module}: berth no longer manages it on ${node}; its data, secrets and files stay`;
   }
 }
 
@@ -120,6 +124,8 @@ export function previewWords(
         ...(once ? [once] : shownDiff(diff, fullDiff)).map((line) => `    ${line}`),
       ].join('\n');
     }
+    case 'package':
+      return `${step.how} ${packageWords(step)}`;
     case 'start':
       return step.check
         ? `start ${step.module}: its check ${describeCheck(step.check)}; run start: ${step.script}`
@@ -132,8 +138,26 @@ export function previewWords(
     case 'stop':
       return `run stop: ${step.script}`;
     case 'release':
-      return `stop managing it; its data, secrets and files stay on ${node}`;
+      return step.packages
+        ? `stop managing it; its data, secrets, files and packages (${step.packages.join(', ')}) stay on ${node}`
+        : `stop managing it; its data, secrets and files stay on ${node}`;
   }
+}
+
+/**
+ * "package nginx 1.22.1-9+deb12u1 (with 2 it depends on: libnginx-mod-a 1.22.1-9, …)";
+ * an upgrade or downgrade names the version it replaces.
+ */
+function packageWords(step: Step & { do: 'package' }): string {
+  const from = step.from === undefined ? '' : ` from ${step.from}`;
+  const beside = step.with ?? [];
+  const shown = beside.map(
+    (move) =>
+      `${move.package} ${move.version}${move.from === undefined ? '' : ` (from ${move.from})`}`,
+  );
+  const withWords =
+    beside.length === 0 ? '' : ` (with ${beside.length} it depends on: ${shown.join(', ')})`;
+  return `package ${step.package} ${step.version}${from}${withWords}`;
 }
 
 /** The mode a file is written with; an owner that drifted is named by describeDrift. */

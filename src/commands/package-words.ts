@@ -1,0 +1,39 @@
+import type { PackageBlocker } from './package-plan.ts';
+
+/** What the operator does when a node's package lists are old or lack a version. */
+export function refreshWords(node: string): string {
+  return `refresh them with berth converge ${node} --refresh`;
+}
+
+/** A package blocker in words, as the preview lists it and the act is refused with it. */
+export function packageBlockerWords(blocker: PackageBlocker, node: string): string {
+  switch (blocker.because) {
+    case 'package-unavailable': {
+      const what =
+        blocker.version === undefined ? blocker.package : `${blocker.package} ${blocker.version}`;
+      const offer =
+        blocker.offered.length === 0
+          ? 'they offer no version of it'
+          : `they offer ${blocker.offered.join(', ')}`;
+      return `${what} is not in ${node}'s package lists (${offer}); ${refreshWords(node)}`;
+    }
+    case 'no-package-manager':
+      return blocker.found === undefined
+        ? `${node} has no apt, nor another package manager berth knows: berth cannot install ${blocker.module}'s packages there`
+        : `${node} has no apt (it has ${blocker.found}): berth installs ${blocker.module}'s packages with apt only`;
+    case 'packages-not-here':
+      return `${node} is a directory of this machine (${blocker.root}), not a machine with packages of its own: berth installs no packages for ${blocker.module} there`;
+    case 'package-refused':
+      return `apt on ${node} would not install ${blocker.module}'s packages: ${blocker.errors.join(' ')}`;
+  }
+}
+
+/** The line a preview begins with after a refresh, and the journal's. */
+export function refreshedWords(node: string): string {
+  return `refreshed ${node}'s package lists (apt-get update)`;
+}
+
+/** The preview's line about package lists a day or more old. */
+export function listsOldWords(node: string, days: number): string {
+  return `${node}'s package lists are ${days} day${days === 1 ? '' : 's'} old; ${refreshWords(node)}`;
+}

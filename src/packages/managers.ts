@@ -1,0 +1,41 @@
+import {
+  aptInstallScript,
+  aptRefreshScript,
+  aptSurveyScript,
+  readAptInstall,
+  readAptSurvey,
+} from './apt.ts';
+import type { Installed, PackageAsk, PackageFacts, PackagePin } from './packages.ts';
+
+/**
+ * A package manager as berth drives it: the sh a survey runs for packages (which answers
+ * `none` when the node has not this manager) and how its lines are read, and the sh an
+ * install runs as root and how its exit and output are read.
+ */
+export interface PackageManager {
+  surveyScript(asks: readonly PackageAsk[]): string;
+  readSurvey(asks: readonly PackageAsk[], lines: readonly string[]): PackageFacts;
+  installScript(pins: readonly PackagePin[], waitSeconds: number, holdStarts: boolean): string;
+  /** Reads an install's answer, or a refresh's (the same words: done, apt's E: lines, who holds its lock). */
+  readInstall(code: number, output: string): Installed;
+  refreshScript(waitSeconds: number): string;
+}
+
+/** The package managers berth knows, one entry each: apt (Debian, Ubuntu) now. */
+export const PACKAGE_MANAGERS = {
+  apt: {
+    surveyScript: aptSurveyScript,
+    readSurvey: readAptSurvey,
+    installScript: aptInstallScript,
+    readInstall: readAptInstall,
+    refreshScript: aptRefreshScript,
+  },
+} satisfies Record<string, PackageManager>;
+
+/** The manager a machine drives: the table's one entry, until it has another. */
+export const packageManager: PackageManager = PACKAGE_MANAGERS.apt;
+
+/** apt waits for its lock in whole seconds: a wait of 500ms is a second at most, never none. */
+export function waitSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}

@@ -1,0 +1,76 @@
+import { canonicalJson } from '../digest.ts';
+import type { PackageFacts, PackageSpec, PackageState, Simulation } from './packages.ts';
+
+/** What a preview's digest covers of a node's packages: each package's state, each module's simulation. */
+export interface PackagesBasis {
+  packages: Record<string, PackageState>;
+  simulations: Record<string, Simulation>;
+}
+
+/**
+ * The packages basis of a survey, when a module names packages: of a package a module
+ * has as it wants it (installed, at its pin if it has one), only the version installed, so
+ * that lists fetched anew do not refuse an act that installs nothing; of any other, its
+ * candidate and every version offered too; and what apt would do for each module. Not the
+ * lists' age, which moves by the second.
+ */
+export function packagesBasis(
+  surveys: ReadonlyMap<string, { packages?: PackageFacts }>,
+  definitions: ReadonlyMap<string, { packages: readonly PackageSpec[] }>,
+): PackagesBasis | { manager: string } | undefined {
+  const facts = [...surveys.values()].find((survey) => survey.packages)?.packages;
+  if (!facts) return undefined;
+  if (facts.manager !== 'apt') return { manager: facts.manager };
+  const packages: Record<string, PackageState> = {};
+  for (const [module, definition] of definitions) {
+    if (!surveys.get(module)?.packages) continue;
+    for (const spec of definition.packages) {
+      const state = facts.packages[spec.name];
+      if (!state) continue;
+      const asWanted =
+        state.installed !== undefined &&
+        (spec.version === undefined || spec.version === state.installed);
+      if (asWanted && !packages[spec.name])
+        packages[spec.name] = { installed: state.installed, offered: [] };
+      else if (!asWanted) packages[spec.name] = state;
+    }
+  }
+  return { packages, simulations: facts.simulations };
+}
+
+/**
+ * What changed in a node's packages between a preview and its act, in the operator's
+ * words: a package installed, upgraded or removed by hand, or lists (a mirror) that moved.
+ */
+export function describePackageChanges(node: string, then: unknown, now: unknown): string[] {
+  const before = (then ?? { packages: {}, simulations: {} }) as PackagesBasis;
+  const after = (now ?? { packages: {}, simulations: {} }) as PackagesBasis;
+  const said: string[] = [];
+  for (const [name, state] of Object.entries(after.packages ?? {})) {
+    const was = before.packages?.[name];
+    if (!was) continue;
+    if (was.installed !== state.installed)
+      said.push(
+        state.installed === undefined
+          ? `package ${name} is no longer installed on ${node} (it was ${was.installed})`
+          : was.installed === undefined
+            ? `package ${name} is now installed on ${node} at ${state.installed}`
+            : `package ${name} on ${node} is now at ${state.installed}, not ${was.installed}`,
+      );
+    else if (was.candidate !== state.candidate)
+      said.push(
+        `${node}'s package lists now offer ${name} ${state.candidate ?? 'at no version'}, not ${was.candidate ?? 'at none'}`,
+      );
+    else if (canonicalJson(was.offered) !== canonicalJson(state.offered))
+      said.push(
+        `${node}'s package lists now offer ${name} at ${state.offered.join(', ') || 'no version'}, not ${was.offered.join(', ') || 'none'}`,
+      );
+  }
+  if (said.length > 0) return said;
+  for (const [module, simulation] of Object.entries(after.simulations ?? {})) {
+    const was = before.simulations?.[module];
+    if (was && canonicalJson(was) !== canonicalJson(simulation))
+      said.push(`what apt would install with ${module}'s packages on ${node} changed`);
+  }
+  return said;
+}

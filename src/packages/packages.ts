@@ -1,0 +1,74 @@
+/**
+ * Packages as berth sees them on a node, whatever the package manager: what a module asks
+ * for, what a survey answers, and what an install answers. The managers themselves are a
+ * table (managers.ts); apt is its entry (apt.ts).
+ */
+
+/** A package a module names: any version (the candidate), or `version` exactly. */
+export interface PackageSpec {
+  name: string;
+  version?: string;
+}
+
+/** The packages one module names, asked about in a survey (one simulation a module). */
+export interface PackageAsk {
+  module: string;
+  packages: readonly PackageSpec[];
+}
+
+/** A package as the node's package database and lists know it. */
+export interface PackageState {
+  /** The version installed, when it is. */
+  installed?: string;
+  /** The version the lists would install, when they offer one. */
+  candidate?: string;
+  /** Every version the lists offer (not the one only the package database knows). */
+  offered: string[];
+}
+
+/** A package apt would install (or upgrade, or downgrade) beside those asked for. */
+export interface PackageMove {
+  package: string;
+  version: string;
+  /** The version installed before, when one is. */
+  from?: string;
+}
+
+/**
+ * What a simulated install of one module's packages would do: the set, or apt's refusal
+ * (one that would remove a package is one: berth never removes).
+ */
+export type Simulation = { ok: true; installs: PackageMove[] } | { ok: false; errors: string[] };
+
+/**
+ * What a survey found of a node's packages: a package manager berth knows, with each
+ * package asked about, the age of its lists and a simulation a module; none berth knows
+ * (`found` names one it does not know); or a directory of this machine that has none of
+ * its own (a rooted node whose root is not `/`).
+ */
+export type PackageFacts =
+  | {
+      manager: 'apt';
+      packages: Record<string, PackageState>;
+      /** How old the package lists are, in seconds, by the node's own clock; none when never fetched. */
+      listsAge?: number;
+      /** By module: what installing its packages would do. */
+      simulations: Record<string, Simulation>;
+    }
+  | { manager: 'none'; found?: string }
+  | { manager: 'not-a-machine'; root: string };
+
+/** A package to install at exactly this version. */
+export interface PackagePin {
+  name: string;
+  version: string;
+}
+
+/** What an install (or a refresh of the lists) did: done, or apt's own error lines (and who held its lock, when busy). */
+export type Installed =
+  | { ok: true }
+  | { ok: false; errors: string[]; busy?: { pid: number; command: string } };
+
+/** A Debian package name, and a version as dpkg spells one: nothing a shell would read. */
+export const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]{1,}$/;
+export const PACKAGE_VERSION = /^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;

@@ -1,0 +1,98 @@
+/** How berth reads apt's answers: the survey's lines and an install's output. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { readAptInstall, readAptSurvey } from '../../src/packages/apt.ts';
+
+const ASKS = [
+  { module: 'web', packages: [{ name: 'nginx' }, { name: 'hello', version: '2.10-2' }] },
+  { module: 'cache', packages: [{ name: 'redis-server' }] },
+];
+
+const ANSWER = `P apt 1764000000 1763900000
+P status hello installed 2.10-3
+P status nginx not-installed 
+P status redis-server unknown -
+| hello:
+|   Installed: 2.10-3
+|   Candidate: 2.10-3
+|   Version table:
+|  *** 2.10-3 500
+|         500 http://deb.debian.org/debian bookworm/main amd64 Packages
+|         100 /var/lib/dpkg/status
+|      2.10-2 500
+|         500 http://deb.debian.org/debian bullseye/main amd64 Packages
+| nginx:
+|   Installed: (none)
+|   Candidate: 1.22.1-9+deb12u1
+|   Version table:
+|      1.22.1-9+deb12u1 500
+|         500 http://deb.debian.org/debian bookworm/main amd64 Packages
+P policy-end
+P sim web
+| NOTE: This is only a simulation!
+| Inst hello [2.10-3] (2.10-2 Debian:11 [amd64])
+| Inst libnginx-mod-stream (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
+| Inst nginx (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
+| Conf nginx (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
+P sim-end 0
+P sim cache
+| Reading package lists...
+| E: Unable to locate package redis-server
+P sim-end 100`;
+
+describe("apt's answers", () => {
+  it('a survey: installed versions, candidates, what the lists offer, their age, and each simulation', () => {
+    assert.deepEqual(readAptSurvey(ASKS, ANSWER.split('\n')), {
+      manager: 'apt',
+      packages: {
+        hello: { installed: '2.10-3', candidate: '2.10-3', offered: ['2.10-3', '2.10-2'] },
+        nginx: { candidate: '1.22.1-9+deb12u1', offered: ['1.22.1-9+deb12u1'] },
+        'redis-server': { offered: [] },
+      },
+      listsAge: 100000,
+      simulations: {
+        web: {
+          ok: true,
+          installs: [
+            { package: 'hello', version: '2.10-2', from: '2.10-3' },
+            { package: 'libnginx-mod-stream', version: '1.22.1-9+deb12u1' },
+            { package: 'nginx', version: '1.22.1-9+deb12u1' },
+          ],
+        },
+        cache: { ok: false, errors: ['E: Unable to locate package redis-server'] },
+      },
+    });
+  });
+
+  it('a node without apt names the package manager it has', () => {
+    assert.deepEqual(readAptSurvey(ASKS, ['P none dnf']), { manager: 'none', found: 'dnf' });
+    assert.deepEqual(readAptSurvey(ASKS, ['P none -']), { manager: 'none' });
+  });
+
+  it('an answer cut short is said, not guessed at', () => {
+    assert.throws(
+      () => readAptSurvey(ASKS, ANSWER.split('\n').slice(0, 12)),
+      /the survey's packages could not be read: apt-cache policy was cut off/,
+    );
+  });
+
+  it("an install that failed: apt's E: lines, and who held its lock", () => {
+    const busy = `Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)...
+E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?`;
+    assert.deepEqual(readAptInstall(100, busy), {
+      ok: false,
+      errors: [
+        'E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?',
+      ],
+      busy: { pid: 812, command: 'unattended-upgr' },
+    });
+    assert.deepEqual(
+      readAptInstall(100, "Reading package lists...\nE: Version '9' for 'hello' was not found\n"),
+      {
+        ok: false,
+        errors: ["E: Version '9' for 'hello' was not found"],
+      },
+    );
+    assert.deepEqual(readAptInstall(0, 'Setting up hello (2.10-3) ...\n'), { ok: true });
+  });
+});
