@@ -1,4 +1,4 @@
 import type { Plugin } from 'esbuild';
 
-/** Builds the binary at `outfile` (dist/berth.mjs), with `plugins` before berth's own. */
-export function buildBerth(options?: { outfile?: string; plugins?: Plugin[] }): Promise<void>;
+/** Builds the binary into `outdir` (dist/: berth.mjs and its chunks), with `plugins` first. */
+export function buildBerth(options?: { outdir?: string; plugins?: Plugin[] }): Promise<void>;

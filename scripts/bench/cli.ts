@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { countingCopy, readEvaluated } from '../../tests/helpers/evaluated.ts';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { BERTH, cleanEnv, fmt, log, median, ratio, table, timeNode } from './stats.ts';
 import { makeBenchWorld } from './world.ts';
 
@@ -43,7 +43,7 @@ export async function benchColdStart(runs: number): Promise<string> {
     return [
       `Cold start, wall time spawn → exit, median of ${runs} interleaved runs (NODE_EXTRA_CA_CERTS unset)`,
       '',
-      table(['command', 'ms', '÷ node -e 0', 'what it evaluates'], rows),
+      table(['command', 'ms', '÷ node -e 0', 'what it loads'], rows),
     ].join('\n');
   } finally {
     await world.cleanup();
@@ -51,21 +51,45 @@ export async function benchColdStart(runs: number): Promise<string> {
 }
 
 /**
- * Which of the bundle's lazily wrapped modules each command evaluates, and whether
- * it loads Node's HTTP stack: a copy of dist/berth.mjs counts them (tests/helpers/evaluated.ts).
+ * Which files of dist/ each command loads (a loader hook records them), and whether it loads
+ * Node's HTTP stack and node:crypto (a preload records Node's modules as it exits).
  */
 async function whatEachCommandLoads(state: string): Promise<Map<string, string>> {
   const found = new Map<string, string>();
-  const dir = await mkdtemp(join(tmpdir(), 'berth-bench-count-'));
+  const dir = await mkdtemp(join(tmpdir(), 'berth-bench-loads-'));
   try {
-    const copy = await countingCopy(BERTH, dir);
-    const out = join(dir, 'evaluated.json');
-    const env = cleanEnv({ BERTH_EVALUATED: out });
+    const files = join(dir, 'files.txt');
+    const builtins = join(dir, 'builtins.json');
+    await writeFile(
+      join(dir, 'hooks.mjs'),
+      [
+        "import { appendFileSync } from 'node:fs';",
+        'export async function load(url, context, next) {',
+        `  if (url.startsWith(${JSON.stringify(pathToFileURL(dirname(BERTH)).href)}))`,
+        `    appendFileSync(${JSON.stringify(files)}, url + '\\n');`,
+        '  return next(url, context);',
+        '}',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'record.mjs'),
+      [
+        "import { writeFileSync } from 'node:fs';",
+        "import { register } from 'node:module';",
+        "register('./hooks.mjs', import.meta.url);",
+        `process.on('exit', () => writeFileSync(${JSON.stringify(builtins)}, JSON.stringify(process.moduleLoadList)));`,
+      ].join('\n'),
+    );
+    const total = (await readdir(dirname(BERTH), { recursive: true })).filter((name) =>
+      name.endsWith('.mjs'),
+    ).length;
+    const env = cleanEnv({ NODE_OPTIONS: `--import ${join(dir, 'record.mjs')}` });
     const describe = async () => {
-      const { modules, total, builtins } = await readEvaluated(out);
-      const has = (name: string) => builtins.includes(`NativeModule ${name}`);
-      const http = modules.some((key) => key.includes('hono')) || has('http');
-      return `${modules.length} of ${total} wrapped modules; HTTP stack ${http ? 'loaded' : 'not loaded'}; node:crypto ${has('crypto') ? 'loaded' : 'not loaded'}`;
+      const loaded = (await readFile(files, 'utf8')).trim().split('\n').length;
+      const list = JSON.parse(await readFile(builtins, 'utf8')) as string[];
+      const has = (name: string) => list.includes(`NativeModule ${name}`);
+      await rm(files, { force: true });
+      return `${loaded} of ${total} files; HTTP stack ${has('http') ? 'loaded' : 'not loaded'}; node:crypto ${has('crypto') ? 'loaded' : 'not loaded'}`;
     };
     const args: [string, string[]][] = [
       ['berth --version', ['--version']],
@@ -73,14 +97,14 @@ async function whatEachCommandLoads(state: string): Promise<Map<string, string>>
       ['berth assign n0 m0 (already; journaled, fsync)', ['--state', state, 'assign', 'n0', 'm0']],
     ];
     for (const [name, rest] of args) {
-      await timeNode([copy, ...rest], { env });
+      await timeNode([BERTH, ...rest], { env });
       found.set(name, await describe());
     }
     await new Promise<void>((done) => {
       const child = spawn(
         process.execPath,
         [
-          copy,
+          BERTH,
           'api',
           '--state',
           state,

@@ -189,9 +189,9 @@ const bypassSealing: Plugin = {
 
 /** Worlds run by two binaries built from this tree into `dir`: sealing, and bypassed. */
 async function binaries(dir: string): Promise<MakeWorld> {
-  const binary = { age: join(dir, 'berth.mjs'), none: join(dir, 'berth-bypassed.mjs') };
-  await buildBerth({ outfile: binary.age });
-  await buildBerth({ outfile: binary.none, plugins: [bypassSealing] });
+  const binary = { age: join(dir, 'age/berth.mjs'), none: join(dir, 'bypassed/berth.mjs') };
+  await buildBerth({ outdir: join(dir, 'age') });
+  await buildBerth({ outdir: join(dir, 'bypassed'), plugins: [bypassSealing] });
   const identity = join(dir, 'identity.txt');
   await writeFile(identity, `${newIdentity()}\n`, { mode: 0o600 });
   return async (world, mode) => {

@@ -9,9 +9,9 @@
  * (age-primitives.ts). The reference `age` opens what this seals and the other way round
  * (tests/vault/age-file.test.ts, tests/vault/primitives.test.ts).
  */
+import { base64nopad } from '@scure/base';
 import type { X25519Identity, X25519Recipient } from './age-keys.ts';
 import type { AgePrimitives } from './age-primitives.ts';
-import { decode64, encode64 } from './base64.ts';
 
 const ENCODER = new TextEncoder();
 /** A header's bytes as text: any byte past ASCII makes a header line invalid anyway. */
@@ -145,8 +145,14 @@ function parseHeader(file: Uint8Array): Header | { broken: string } {
 }
 
 /** A header's base64: canonical, unpadded. */
-const unpadded = (bytes: Uint8Array) => encode64(bytes, { padded: false });
-const fromUnpadded = (text: string) => decode64(text, { padded: false });
+const unpadded = (bytes: Uint8Array) => base64nopad.encode(bytes);
+function fromUnpadded(text: string) {
+  try {
+    return base64nopad.decode(text);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The file key, unwrapped by the first identity one of the X25519 stanzas was sealed to. */
 async function unwrap(

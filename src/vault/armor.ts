@@ -2,7 +2,7 @@
  * age's ASCII armor (a strict subset of PEM): the binary file as base64 in lines of 64
  * characters between BEGIN and END lines, as `age -a` writes it and `age -d` reads it.
  */
-import { decode64, encode64 } from './base64.ts';
+import { base64 } from '@scure/base';
 
 const BEGIN = '-----BEGIN AGE ENCRYPTED FILE-----';
 const END = '-----END AGE ENCRYPTED FILE-----';
@@ -10,7 +10,7 @@ const LINE = 64;
 
 /** The armored file, with a final newline. */
 export function armor(file: Uint8Array): string {
-  const text = encode64(file, { padded: true });
+  const text = base64.encode(file);
   const lines = [BEGIN];
   for (let at = 0; at < text.length; at += LINE) lines.push(text.slice(at, at + LINE));
   lines.push(END, '');
@@ -32,5 +32,9 @@ export function unarmor(text: string): Uint8Array | { broken: string } {
       : line.length === LINE,
   );
   if (!lengthsRight) return { broken: 'a line of its armor has a wrong length' };
-  return decode64(lines.join(''), { padded: true }) ?? { broken: 'its armor is not base64' };
+  try {
+    return base64.decode(lines.join(''));
+  } catch {
+    return { broken: 'its armor is not base64' };
+  }
 }

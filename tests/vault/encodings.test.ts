@@ -1,38 +1,51 @@
 /**
- * The text of age's keys and files, berth's own: bech32 (BIP 173) and base64 (RFC 4648)
- * give the standards' answers, refuse what they refuse, and agree with @scure/base (the
- * library berth used before) on every value tried.
+ * The text of age's keys and files as berth's vault spells and reads it: bech32 (BIP 173)
+ * in the keys, base64 (RFC 4648) in the armor. The standards' answers, and what they
+ * refuse refused: a key whose checksum fails, a key in mixed case, base64 spelt otherwise
+ * than canonically. (tests/vault/age-file.test.ts holds the files against the reference age.)
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { base64, base64nopad, bech32 } from '@scure/base';
-import { decode64, encode64 } from '../../src/vault/base64.ts';
-import { decodeBech32, encodeBech32 } from '../../src/vault/bech32.ts';
+import {
+  importIdentity,
+  newIdentity,
+  recipientBytes,
+  recipientOf,
+} from '../../src/vault/age-keys.ts';
+import { armor, unarmor } from '../../src/vault/armor.ts';
+import { nodePrimitives } from '../../src/vault/node-primitives.ts';
 
-describe('bech32', () => {
-  it("reads BIP 173's valid strings, in either case, and spells them again in lower case", () => {
-    for (const text of [
-      'A12UEL5L',
-      'a12uel5l',
-      'an83characterlonghumanreadablepartthatcontainsthenumber1andtheexcludedcharactersbio1tt5tgs',
-      'abcdef1qpzry9x8gf2tvdw0s3jn54khce6mua7lmqqqxw',
-      '11qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqc8247j',
-      'split1checkupstagehandshakeupstreamerranterredcaperred2y9e3w',
-      '?1ezyfcl',
-    ]) {
-      // Only those whose data is whole bytes have bytes; the rest are refused as such.
-      const decoded = decodeBech32(text);
-      const words = bech32.decode(text as `${string}1${string}`, false).words;
-      const whole = bech32.fromWordsUnsafe(words);
-      assert.equal(decoded === undefined, whole === undefined, text);
-      if (decoded) {
-        assert.equal(encodeBech32(decoded.prefix, decoded.bytes), text.toLowerCase());
-      }
+/** A pair age-keygen made: the identity, and the recipient `age-keygen -y` says for it. */
+const IDENTITY = 'AGE-SECRET-KEY-1F5EVLUPY5J8DLL33MFV3QT22Z2NRRX5XV9QCQS8CQWFRHNKJ68WQGSF00W';
+const RECIPIENT = 'age1nurzc2qlqwalyvdnqqeep9g67ffpr689rt4grgfl0j4tewjn55gqsqx29m';
+const CHARSET = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+
+describe("age's keys (bech32, BIP 173)", () => {
+  it("spells an identity's recipient as age-keygen does, and reads the identity in either case", async () => {
+    const primitives = nodePrimitives;
+    assert.equal(await recipientOf(IDENTITY, primitives), RECIPIENT);
+    assert.equal(await recipientOf(IDENTITY.toLowerCase(), primitives), RECIPIENT);
+    assert.equal(recipientBytes(RECIPIENT)?.length, 32);
+    assert.equal(recipientBytes(RECIPIENT.toUpperCase())?.length, 32);
+  });
+
+  it('refuses a recipient with any one character changed: its checksum fails', () => {
+    for (let at = 'age1'.length; at < RECIPIENT.length; at++) {
+      const was = RECIPIENT[at] as string;
+      const other = CHARSET[(CHARSET.indexOf(was) + 1) % CHARSET.length];
+      const changed = `${RECIPIENT.slice(0, at)}${other}${RECIPIENT.slice(at + 1)}`;
+      assert.equal(recipientBytes(changed), undefined, changed);
     }
   });
 
-  it("refuses BIP 173's invalid strings", () => {
+  it("refuses mixed case, another key's prefix, and BIP 173's invalid strings", async () => {
+    const primitives = nodePrimitives;
+    assert.equal(recipientBytes(`AGE1${RECIPIENT.slice(4)}`), undefined);
+    assert.equal(recipientBytes(IDENTITY), undefined);
+    await assert.rejects(
+      async () => importIdentity(RECIPIENT, primitives),
+      /not an AGE-SECRET-KEY-1… identity/,
+    );
     for (const text of [
       ' 1nwldj5',
       '\x7f1axkwrx',
@@ -46,95 +59,57 @@ describe('bech32', () => {
       '10a06t8',
       '1qzzfhee',
     ])
-      assert.equal(decodeBech32(text), undefined, JSON.stringify(text));
+      assert.equal(recipientBytes(text), undefined, JSON.stringify(text));
   });
 
-  it('refuses mixed case, a changed character and bits left over past the last byte', () => {
-    const text = encodeBech32('age', new Uint8Array(32).fill(7));
-    assert.ok(decodeBech32(text));
-    assert.equal(decodeBech32(`AGE${text.slice(3)}`), undefined);
-    const changed = `${text.slice(0, 10)}${text[10] === 'q' ? 'p' : 'q'}${text.slice(11)}`;
-    assert.equal(decodeBech32(changed), undefined);
-    // One byte is two words of five bits, two of them padding: a third word, or a padding
-    // bit set, is refused (as @scure/base refuses it).
-    assert.deepEqual(bech32.toWords(Uint8Array.of(0xff)), [31, 28]);
-    for (const words of [
-      [31, 28, 0],
-      [31, 29],
-    ]) {
-      assert.equal(bech32.fromWordsUnsafe(words), undefined);
-      assert.equal(decodeBech32(bech32.encode('age', words)), undefined, String(words));
-    }
-  });
-
-  it("reads keys longer than BIP 173's 90 characters, as age does", () => {
-    const long = encodeBech32('age1pq', new Uint8Array(1200).fill(1));
-    assert.ok(long.length > 90);
-    assert.deepEqual(decodeBech32(long)?.bytes, new Uint8Array(1200).fill(1));
-  });
-
-  it('agrees with @scure/base on random keys, both ways', () => {
-    for (let round = 0; round < 300; round++) {
-      const bytes = new Uint8Array(randomBytes(1 + (round % 40)));
-      const prefix = round % 2 ? 'age' : 'AGE-SECRET-KEY-';
-      const ours = encodeBech32(prefix, bytes);
-      assert.equal(ours, bech32.encodeFromBytes(prefix, bytes).toLowerCase());
-      const theirs = bech32.decodeToBytes(ours);
-      assert.deepEqual(decodeBech32(ours), { prefix: theirs.prefix, bytes: theirs.bytes });
-      assert.deepEqual(decodeBech32(ours.toUpperCase())?.bytes, bytes);
-    }
+  it('makes identities that read back, upper case as age-keygen writes them', async () => {
+    const primitives = nodePrimitives;
+    const made = newIdentity();
+    assert.match(made, /^AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}$/);
+    assert.match(await recipientOf(made, primitives), /^age1[02-9ac-hj-np-z]{58}$/);
   });
 });
 
-describe('base64', () => {
-  const RFC_4648 = ['', 'f', 'fo', 'foo', 'foob', 'fooba', 'foobar'];
-  const SPELT = ['', 'Zg==', 'Zm8=', 'Zm9v', 'Zm9vYg==', 'Zm9vYmE=', 'Zm9vYmFy'];
+describe("age's armor (base64, RFC 4648)", () => {
+  const BEGIN = '-----BEGIN AGE ENCRYPTED FILE-----';
+  const END = '-----END AGE ENCRYPTED FILE-----';
+  const armored = (...lines: string[]) => [BEGIN, ...lines, END, ''].join('\n');
   const ascii = (text: string) => new TextEncoder().encode(text);
 
-  it("gives RFC 4648's answers, padded and not, and reads them back", () => {
-    RFC_4648.forEach((plain, index) => {
-      const padded = SPELT[index] as string;
-      const bare = padded.replace(/=+$/, '');
-      assert.equal(encode64(ascii(plain), { padded: true }), padded);
-      assert.equal(encode64(ascii(plain), { padded: false }), bare);
-      assert.deepEqual(decode64(padded, { padded: true }), ascii(plain));
-      assert.deepEqual(decode64(bare, { padded: false }), ascii(plain));
-    });
+  it("gives RFC 4648's answers and reads them back", () => {
+    for (const [plain, spelt] of [
+      ['f', 'Zg=='],
+      ['fo', 'Zm8='],
+      ['foo', 'Zm9v'],
+      ['foob', 'Zm9vYg=='],
+      ['fooba', 'Zm9vYmE='],
+      ['foobar', 'Zm9vYmFy'],
+    ] as const) {
+      assert.equal(armor(ascii(plain)), armored(spelt));
+      assert.deepEqual(unarmor(armored(spelt)), ascii(plain));
+    }
+  });
+
+  it('writes lines of 64 characters and reads them back, whatever the length', () => {
+    for (const length of [47, 48, 49, 96, 1000]) {
+      const bytes = Uint8Array.from({ length }, (_, i) => (i * 151) % 256);
+      const text = armor(bytes);
+      const lines = text.trim().split('\n').slice(1, -1);
+      assert.ok(lines.slice(0, -1).every((line) => line.length === 64));
+      assert.deepEqual(unarmor(text), bytes);
+    }
   });
 
   it('refuses every spelling but the canonical one', () => {
-    const refused: [string, boolean][] = [
-      ['Zh==', true], // bits set past the last byte
-      ['Zm9=', true],
-      ['Zh', false],
-      ['Zg', true], // padding missing
-      ['Zg==', false], // padding where none belongs
-      ['Zg=', true],
-      ['Zm9v=', true],
-      ['Z', false],
-      ['Z===', true],
-      ['Zm9v\n', true],
-      ['Zm 9v', false],
-      ['Zm-v', false], // the URL alphabet
-      ['Zm_v', false],
-      ['Zg==Zg==', true],
-      ['=Zg=', true],
-    ];
-    for (const [text, padded] of refused)
-      assert.equal(
-        decode64(text, { padded }),
-        undefined,
-        `${JSON.stringify(text)}, padded ${padded}`,
-      );
-  });
-
-  it('agrees with @scure/base on random values, small and large, both ways', () => {
-    for (const length of [0, 1, 2, 3, 31, 32, 33, 48, 200, 0x2000, 0x2001, 100_000]) {
-      const bytes = new Uint8Array(randomBytes(length));
-      assert.equal(encode64(bytes, { padded: true }), base64.encode(bytes));
-      assert.equal(encode64(bytes, { padded: false }), base64nopad.encode(bytes));
-      assert.deepEqual(decode64(base64.encode(bytes), { padded: true }), bytes);
-      assert.deepEqual(decode64(base64nopad.encode(bytes), { padded: false }), bytes);
-    }
+    for (const line of [
+      'Zh==', // bits set past the last byte
+      'Zm9=',
+      'Zm-v', // the URL alphabet
+      'Zm_v',
+      'Zg==Zg==',
+      '=Zg=',
+      'Z===',
+    ])
+      assert.deepEqual(unarmor(armored(line)), { broken: 'its armor is not base64' }, line);
   });
 });
