@@ -232,7 +232,7 @@ function closingState() {
   return state;
 }
 
-/** A header's name, in any case: the usual spellings first, so that they make no string. */
+/** Whether a header's name is Host, in any case: the usual spellings first, making no string. */
 function isHost(name: string): boolean {
   return name === 'Host' || name === 'host' || (name.length === 4 && name.toLowerCase() === 'host');
 }
