@@ -76,7 +76,7 @@ const lazyBuiltins = {
 
 /** The groups kept as text, each the bare specifiers berth imports from it. */
 const LAZY_GROUPS = {
-  http: ['hono/hono-base', 'hono/factory', 'hono/router', '@hono/node-server'],
+  http: ['hono/hono-base', 'hono/factory', 'hono/router/reg-exp-router', '@hono/node-server'],
   jose: ['jose'],
   pg: ['pg'],
   // Only `berth openapi` converts schemas to JSON Schema.
