@@ -14,6 +14,7 @@ import {
   runApiExpectingEnd,
   startApi,
 } from './helpers/api-process.ts';
+import { rawExchange } from './helpers/reliability.ts';
 import { digestOf, makeWorld, type World } from './helpers/world.ts';
 
 /** Nothing listens on port 9 (discard): no identity provider is running there. */
@@ -118,6 +119,117 @@ describe('berth api, the real process over a real socket', () => {
       assert.equal(answer.status, 404, `${method} ${path}`);
       assert.equal(answer.headers['content-type'], 'application/json');
       assert.deepEqual(answer.body, { refused: noRoute(method, path) });
+    }
+  });
+
+  it('answers every odd request the app is handed in full, as the app says it: the seed 401 or its 404', async () => {
+    const body = '{"node":"box","module":"m"}';
+    const send = (line: string, headers: string[] = [], host = 'Host: 127.0.0.1') =>
+      [line, ...(host ? [host] : []), ...headers, `Content-Length: ${body.length}`, '', body].join(
+        '\r\n',
+      );
+    const answerOf = (status: string, headers: string[], json: string) =>
+      [
+        `HTTP/1.1 ${status}`,
+        ...headers,
+        'Date: -',
+        'Connection: keep-alive',
+        'Keep-Alive: timeout=5',
+        `Content-Length: ${Buffer.byteLength(json)}`,
+        '',
+        json,
+      ].join('\r\n');
+    const refused = JSON.stringify({ refused: NO_IDENTITY_PROVIDER });
+    const seed = (challenge: string) =>
+      answerOf(
+        '401 Unauthorized',
+        ['Content-Type: application/json', `WWW-Authenticate: ${challenge}`],
+        refused,
+      );
+    const withToken = seed(
+      `Bearer realm="berth", error="invalid_token", error_description="${NO_IDENTITY_PROVIDER}"`,
+    );
+    const withoutToken = seed('Bearer realm="berth"');
+    const notFound = (method: string, path: string) =>
+      answerOf(
+        '404 Not Found',
+        ['Content-Type: application/json'],
+        JSON.stringify({ refused: noRoute(method, path) }),
+      );
+    const token = 'Authorization: Bearer not.a.token';
+    const cases: [bytes: string, answer: string][] = [];
+    for (const route of ['/assign', '/unassign', '/take', '/converge', '/adopt'])
+      cases.push(
+        [send(`POST ${route} HTTP/1.1`, [token]), withToken],
+        [send(`POST ${route} HTTP/1.1`), withoutToken],
+        [send(`POST ${route} HTTP/1.1`, ['Authorization: Basic YTpi']), withoutToken],
+        [send(`POST ${route} HTTP/1.1`, ['Authorization: \t Bearer not.a.token \t ']), withToken],
+        [send(`POST ${route} HTTP/1.1`, ['authorization: bearer x']), withToken],
+        // A Request joins two Authorization headers: "Bearer a, Bearer b" carries no token.
+        [send(`POST ${route} HTTP/1.1`, [token, 'Authorization: Bearer b']), withoutToken],
+      );
+    // What the URL parser makes of a target is the route asked for.
+    for (const target of [
+      '/assign?x=1',
+      '/assign?access_token=a',
+      '/assign?',
+      '/assign#x',
+      '/%61ssign',
+      '/a/../assign',
+      '/%2e%2e/assign',
+      'http://127.0.0.1/assign',
+      'http://other.example:9/take?q',
+    ])
+      cases.push([send(`POST ${target} HTTP/1.1`, [token]), withToken]);
+    for (const host of ['Example.com', 'localhost:8081', '[::1]:80', 'a:1'])
+      cases.push(
+        [send('POST /assign HTTP/1.1', [token], `Host: ${host}`), withToken],
+        [send('POST /nope HTTP/1.1', [token], `Host: ${host}`), notFound('POST', '/nope')],
+      );
+    for (const [method, target, named] of [
+      ['POST', '/nope', '/nope'],
+      ['GET', '/', '/'],
+      ['GET', '/assign', '/assign'],
+      ['POST', '/assign/', '/assign/'],
+      ['POST', '/Assign', '/Assign'],
+      ['POST', '//assign', '//assign'],
+      ['POST', '/assign%2F', '/assign%2F'],
+      ['POST', '/a"b', '/a%22b'],
+      ['POST', '/{x}', '/%7Bx%7D'],
+      ['GET', '/%zz', '/%zz'],
+      ['PUT', "/A-Z_a.z~!$&'()*+,;=:@[]/0-9//x", "/A-Z_a.z~!$&'()*+,;=:@[]/0-9//x"],
+      ['DELETE', '/a/.b/..c', '/a/.b/..c'],
+      ['DELETE', '/nodes/web1', '/nodes/web1'],
+      ['PATCH', '/x', '/x'],
+      ['OPTIONS', '/x', '/x'],
+      ['OPTIONS', '/a%20b', '/a%20b'],
+      ['TRACE', '/nope', '/nope'],
+    ] as const)
+      for (const headers of [[token], []])
+        cases.push([send(`${method} ${target} HTTP/1.1`, headers), notFound(method, named)]);
+    for (const [bytes, expected] of cases) {
+      const answer = await rawExchange(api.port, bytes);
+      const undated = answer.raw.replace(/\r\nDate: [^\r]*/, '\r\nDate: -');
+      assert.equal(undated, expected, bytes.split('\r\n').slice(0, 3).join(' | '));
+    }
+    // A HEAD is answered as a GET is, without the body: no route answers GET.
+    for (const target of ['/assign', '/nope']) {
+      const head = await rawExchange(api.port, send(`HEAD ${target} HTTP/1.1`, [token]), {
+        head: true,
+      });
+      assert.equal(head.status, 404, head.raw);
+      assert.equal(head.headers['content-type'], 'application/json');
+      assert.equal(head.body, '');
+    }
+    // HTTP/1.0 came before Host: its request is the app's, and its connection closes.
+    for (const [line, status, json] of [
+      ['POST /assign HTTP/1.0', 401, refused],
+      ['GET /nope HTTP/1.0', 404, JSON.stringify({ refused: noRoute('GET', '/nope') })],
+    ] as const) {
+      const old = await rawExchange(api.port, send(line, [token], ''));
+      assert.equal(old.status, status, old.raw);
+      assert.equal(old.headers.connection, 'close');
+      assert.equal(old.body, json);
     }
   });
 

@@ -17,7 +17,7 @@ export interface HttpOptions {
   connections: readonly number[];
 }
 
-type Server = 'node:http' | 'Fastify' | 'berth' | 'berth before';
+type Server = 'node:http' | 'Fastify' | 'Hono' | 'berth' | 'berth before';
 
 interface Target {
   path: string;
@@ -114,12 +114,14 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
     const noProvider = await capture(idle.url, '/assign', someToken, ASSIGN);
     const env = { BENCH_ANSWERS: JSON.stringify(answers) };
     const idleEnv = { BENCH_ANSWERS: JSON.stringify({ ...answers, unauthorized: noProvider }) };
-    const [plain, fastify, plainIdle, fastifyIdle] = (await started(
+    const [plain, fastify, hono, plainIdle, fastifyIdle, honoIdle] = (await started(
       () => startScript('node:http', 'plain.ts', env),
       () => startScript('Fastify', 'fastify.ts', env),
+      () => startScript('Hono', 'hono.ts', env),
       () => startScript('node:http', 'plain.ts', idleEnv),
       () => startScript('Fastify', 'fastify.ts', idleEnv),
-    )) as [Running, Running, Running, Running];
+      () => startScript('Hono', 'hono.ts', idleEnv),
+    )) as [Running, Running, Running, Running, Running, Running];
 
     const targets: Target[] = [];
     const add = (target: Omit<Target, 'method'>) => targets.push({ ...target, method: 'POST' });
@@ -132,6 +134,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
       [
         ['node:http', plain],
         ['Fastify', fastify],
+        ['Hono', hono],
         ['berth', berth],
       ],
       before,
@@ -161,6 +164,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
       [
         ['node:http', plainIdle],
         ['Fastify', fastifyIdle],
+        ['Hono', honoIdle],
         ['berth', idle],
       ],
       idleBefore,
@@ -179,6 +183,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
     for (const [server, running] of [
       ['node:http', plain],
       ['Fastify', fastify],
+      ['Hono', hono],
       ['berth', accept],
     ] as const)
       add({
@@ -282,12 +287,16 @@ function tableOf(targets: Target[], samples: Map<Target, Sample[]>, [title, ...n
       fmt(median(mine.map((sample) => sample.cpuUs)), 1),
       ratioSpread(sameRound('node:http')),
       ratioSpread(sameRound('Fastify')),
+      ratioSpread(sameRound('Hono')),
     ]);
   }
   return [
     title,
     '',
-    table(['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify'], rows),
+    table(
+      ['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify', '÷ Hono'],
+      rows,
+    ),
     ...notes.map((note) => `\nnote: ${note}`),
   ].join('\n');
 }

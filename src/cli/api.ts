@@ -2,7 +2,6 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { accessLog } from '../http/access-log.ts';
 import { createApp } from '../http/app.ts';
 import type { Authenticator } from '../http/authenticator.ts';
-import { frontDoor } from '../http/front-door.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
@@ -76,10 +75,7 @@ export async function serveApi(options: ServeOptions): Promise<number> {
     // Lines wait for the end of the event loop's turn; an exit (the deadline's, or any
     // other) writes them first.
     process.once('exit', log.flush);
-    const served = await listen(app.fetch, options.address, stop.signal, {
-      log,
-      frontDoor: frontDoor(options.authenticator),
-    });
+    const served = await listen(app.fetch, options.address, stop.signal, { log });
     served.cut.addEventListener('abort', () => cutting.abort(served.cut.reason));
     io.out(`serving ${served.url}`);
     io.out(`accepting tokens from ${options.issuer}`);

@@ -1,10 +1,9 @@
 import { HonoBase } from 'hono/hono-base';
+import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { ActDeps } from '../commands/act.ts';
 import { commands } from '../commands/table.ts';
 import { type ApiEnv, answer } from './answer.ts';
 import type { Authenticator } from './authenticator.ts';
-import { chain } from './chain.ts';
-import { ExactRouter } from './exact-router.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { openStores } from './middleware/open-stores.ts';
 import { runCommand } from './middleware/run-command.ts';
@@ -20,22 +19,23 @@ export interface AppOptions extends ActDeps {
 
 /**
  * The Command API: five POST routes made from the command table, each the seed's
- * processing order as a middleware chain, and 404 for anything else, without
- * authentication. Standards only: it serves Web Requests with Web Responses.
+ * processing order as Hono middleware (authenticate, validate, open the stores, run the
+ * command), and Hono's not-found, without authentication, for anything else. Standards
+ * only: it serves Web Requests with Web Responses.
  */
 export function createApp(options: AppOptions): HonoBase<ApiEnv> {
-  const app = new HonoBase<ApiEnv>({ router: new ExactRouter() });
+  // RegExpRouter alone: the five routes are static paths, which it matches with one map
+  // lookup, and the routers Hono's default (SmartRouter) would try beside it are not loaded.
+  const app = new HonoBase<ApiEnv>({ router: new RegExpRouter() });
   for (const command of commands)
     app.post(
       command.route,
-      chain(
-        authenticate(options.authenticator),
-        validateRequest(command),
-        openStores(command, options, options),
-        runCommand(command),
-      ),
+      authenticate(options.authenticator),
+      validateRequest(command),
+      openStores(command, options, options),
+      runCommand(command),
     );
-  app.all('*', (c) => answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)) }));
+  app.notFound((c) => answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)) }));
   app.onError((error, c) => {
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);
     return c.json(

@@ -20,9 +20,8 @@ export interface Presented {
 }
 
 /**
- * Decides who a request on the five routes acts as, from what the request presents. The
- * routes ask it as a Request comes in; Node's server asks it before any Request is made,
- * and answers a refusal decided at once itself (the front door), so both give one answer.
+ * Decides who a request on the five routes acts as, from what the request presents; the
+ * routes' first middleware (middleware/authenticate.ts) is the one that asks.
  */
 export interface Authenticator {
   authenticate(presented: Presented): Decision;

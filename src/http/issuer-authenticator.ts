@@ -185,7 +185,7 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
       // Keys in hand are used at once; only a discovery is waited for.
       if (keys) return checkToken(keys, token, url);
       // While the issuer is known to be down, until the next try, the answer is known at
-      // once: Node's server answers it at its front door, as a 401 without a token.
+      // once, with nothing awaited.
       if (!discovering && Date.now() - failedAt < timing.retryMs) return unavailable(token);
       return () =>
         currentKeys().then((found) => {

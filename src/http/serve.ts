@@ -3,10 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import type { AccessLog } from './access-log.ts';
-import type { FrontDoor } from './front-door.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
-import type { PlainAnswer } from './unauthorized.ts';
 
 /** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -54,16 +52,14 @@ export interface Listening {
  * without Host or any with two (400), an Upgrade (400), and CONNECT, `OPTIONS *` or a
  * method Node does not know (404).
  *
- * `frontDoor` is the app's own first decision (src/http/front-door.ts), asked before the
- * adapter makes a Request: the 401s the authenticator decides at once are answered here,
- * in the bytes the app would answer them with, at the cost of plain node:http. `log`
- * has a line for every request, these too.
+ * Every request that is one reaches the app: its routes, authentication and 404 are the
+ * app's alone. `log` has a line for every request.
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   address: { hostname: string; port: number },
   signal: AbortSignal,
-  { log, frontDoor }: { log?: AccessLog; frontDoor?: FrontDoor } = {},
+  { log }: { log?: AccessLog } = {},
 ): Promise<Listening> {
   const handler = getRequestListener(fetch, {
     hostname: address.hostname,
@@ -81,22 +77,8 @@ export function listen(
     log?.record(response);
     if (closing.begun) return refuseWhileClosing(response);
     latestOn(request.socket, response);
-    const asked = readHeaders(request);
-    const early = answerBeforeRoutes(request, asked);
-    if (early) return answerDirectly(response, ...early);
-    // The app's own answer where it needs no Request made (see front-door.ts). Node trims
-    // a header's value as a Request does, but keeps only the first of two Authorization
-    // headers, where a Request joins them: those are left to the app. So is a Host the
-    // adapter must parse to make the Request's URL (it refuses one that is no host: 400),
-    // and an HTTP/1.0 request without one, whose URL is made of the address listened on.
-    const plain =
-      frontDoor &&
-      asked.authorizations < 2 &&
-      asked.host !== undefined &&
-      PLAIN_HOST.test(asked.host)
-        ? frontDoor(request.method as string, request.url as string, asked.authorization)
-        : undefined;
-    if (plain) return answerPlainly(response, plain);
+    const unmade = noRequestOf(request);
+    if (unmade) return answerDirectly(response, ...unmade);
     handler(request, response);
   };
   const server = createServer(
@@ -250,61 +232,27 @@ function closingState() {
   return state;
 }
 
-/**
- * A Host the Node adapter puts into the Request's URL as it is: a lower-case name or
- * address, and a port of four or five digits (@hono/node-server's own test).
- */
-const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
-
-/** What the edge reads of a request's headers, in one pass over them. */
-interface HeadersRead {
-  hosts: number;
-  /** The Host header's value, when there is one. */
-  host: string | undefined;
-  authorizations: number;
-  /** The first Authorization header's value, as Node's `headers.authorization` is. */
-  authorization: string | undefined;
-}
-
-/** A header's name, in any case: the usual spellings first, so that they make no string. */
-function isHeader(name: string, usual: string, lower: string): boolean {
-  return (
-    name === usual ||
-    name === lower ||
-    (name.length === lower.length && name.toLowerCase() === lower)
-  );
-}
-
-function readHeaders(request: IncomingMessage): HeadersRead {
-  const raw = request.rawHeaders;
-  const read: HeadersRead = {
-    hosts: 0,
-    host: undefined,
-    authorizations: 0,
-    authorization: undefined,
-  };
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (isHeader(name, 'Host', 'host')) {
-      if (read.hosts++ === 0) read.host = raw[i + 1];
-    } else if (isHeader(name, 'Authorization', 'authorization')) {
-      if (read.authorizations++ === 0) read.authorization = raw[i + 1];
-    }
-  }
-  return read;
+/** Whether a header's name is Host, in any case: the usual spellings first, making no string. */
+function isHost(name: string): boolean {
+  return name === 'Host' || name === 'host' || (name.length === 4 && name.toLowerCase() === 'host');
 }
 
 /**
- * What is answered before the routes see a request, or undefined for the rest: a
- * request without its Host (HTTP/1.1) or with more than one is 400, as RFC 9112 §3.2
- * has it, and its connection is closed (HTTP/1.0 came before Host, so a request without
- * one is served); a request-target of `*` (`OPTIONS * HTTP/1.1`), which no route matches
- * but which is no URL, is 404 as any other.
+ * The answer to what the app cannot be handed as a Request, or undefined for every
+ * request that can (all of them that are well framed). As Node's parser refuses bytes
+ * that are not HTTP (clientError), this refuses a message RFC 9112 §3.2 does not frame:
+ * an HTTP/1.1 request without its Host, or any with more than one, is 400 and its
+ * connection closed (a Request keeps no HTTP version, and the adapter would make its URL
+ * of the first Host); HTTP/1.0 came before Host, so a request without one is served. A
+ * request-target of `*` (`OPTIONS * HTTP/1.1`) is no URL, so no Request can be made of
+ * it: it is the 404 any other path is, as CONNECT's is.
  */
-function answerBeforeRoutes(
+function noRequestOf(
   request: IncomingMessage,
-  { hosts }: HeadersRead,
 ): [status: number, refused: string, close: boolean] | undefined {
+  const raw = request.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) if (isHost(raw[i] as string)) hosts++;
   if (hosts > 1)
     return [400, 'this is not a request berth understands: it names its Host more than once', true];
   if (hosts === 0 && request.httpVersion === '1.1')
@@ -315,16 +263,6 @@ function answerBeforeRoutes(
     ];
   if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
   return undefined;
-}
-
-/**
- * Sends an answer as the Node adapter sends a Response made of it: its headers in order,
- * then Node's own (Date, Connection, Keep-Alive), and Content-Length, which `end` sets.
- */
-function answerPlainly(response: ServerResponse, { status, headers, body }: PlainAnswer) {
-  response.statusCode = status;
-  for (const name in headers) response.setHeader(name, headers[name] as string);
-  response.end(body);
 }
 
 function answerDirectly(response: ServerResponse, status: number, refused: string, close: boolean) {

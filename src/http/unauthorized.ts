@@ -1,6 +1,6 @@
 import type { Authentication } from './authenticator.ts';
 
-/** An answer as plain values, which a Response or Node's own answer is made from alike. */
+/** An answer as plain values, kept to make a Response of on every request. */
 export interface PlainAnswer {
   status: number;
   headers: Readonly<Record<string, string>>;
@@ -13,10 +13,7 @@ type Refusal = Extract<Authentication, { ok: false }>;
 // words once, and answered from them on every request after.
 const answers = new WeakMap<Refusal, PlainAnswer>();
 
-/**
- * The 401 for an authenticator's refusal: its words in JSON, and its RFC 6750 challenge.
- * The routes and Node's front door both answer with it, so their bytes are the same.
- */
+/** The 401 for an authenticator's refusal: its words in JSON, and its RFC 6750 challenge. */
 export function unauthorized(refusal: Refusal): PlainAnswer {
   let made = answers.get(refusal);
   if (!made) {

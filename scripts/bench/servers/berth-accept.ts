@@ -6,7 +6,6 @@ import { processIo } from '../../../src/cli/io.ts';
 import { accessLog } from '../../../src/http/access-log.ts';
 import { createApp } from '../../../src/http/app.ts';
 import type { Authenticator } from '../../../src/http/authenticator.ts';
-import { frontDoor } from '../../../src/http/front-door.ts';
 import { listen } from '../../../src/http/serve.ts';
 import { ACCEPT_TOKEN, announce } from './answers.ts';
 
@@ -25,6 +24,6 @@ const served = await listen(
   app.fetch,
   { hostname: '127.0.0.1', port: 0 },
   new AbortController().signal,
-  { log: accessLog(processIo.err), frontDoor: frontDoor(acceptBench) },
+  { log: accessLog(processIo.err) },
 );
 announce(Number(new URL(served.url).port));
