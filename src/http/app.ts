@@ -19,8 +19,8 @@ export interface AppOptions extends ActDeps {
 }
 
 /**
- * The Command API: five POST routes made from the command table, each the seed's
- * processing order as a middleware chain, and 404 for anything else, without
+ * The Command API: five POST routes made from the command table, each the processing
+ * order of docs/api.md as a middleware chain, and 404 for anything else, without
  * authentication. Standards only: it serves Web Requests with Web Responses.
  */
 export function createApp(options: AppOptions): HonoBase<ApiEnv> {

@@ -6,7 +6,7 @@ import type { Step } from '../chain.ts';
 import { unauthorized } from '../unauthorized.ts';
 
 /**
- * Step 1 of the seed's order: who is asking. A refusal is a 401 with its RFC 6750
+ * Step 1 of the processing order (docs/api.md): who is asking. A refusal is a 401 with its RFC 6750
  * challenge, before anything else of the request is read; one the authenticator decides
  * at once (no token at all) is answered at once.
  */
