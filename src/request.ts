@@ -15,7 +15,7 @@ export const NodeCountSchema = v.pipe(
 );
 
 /**
- * The command request, as the seed gives it: one shape for every route and every
+ * The command request (docs/api.md): one shape for every route and every
  * command. Omitted strings decode to empty so that "node is needed" is said by the
  * required-field check, not by the decoder. Unknown fields are dropped, not refused.
  * `parallel` and `batch` are berth's own, for a target of several nodes.

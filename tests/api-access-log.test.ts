@@ -167,7 +167,7 @@ describe('the access log while no identity provider answers', () => {
     await world.cleanup();
   });
 
-  it("logs the seed's 401 for each request, with no subject", async () => {
+  it('logs the 401 while no identity provider answers for each request, with no subject', async () => {
     for (let i = 0; i < 3; i++) {
       const answer = await httpAsk(api.url, {
         path: '/assign',

@@ -72,7 +72,7 @@ describe('berth api, the real process over a real socket', () => {
     ]);
   });
 
-  it('answers a route without a token 401 in the seed words, with a Bearer challenge', async () => {
+  it('answers a route without a token 401 in words, with a Bearer challenge', async () => {
     const answer = await httpAsk(api.url, {
       path: '/assign',
       body: JSON.stringify({ node: 'box', module: 'postgres' }),

@@ -324,7 +324,7 @@ describe('when the issuer cannot be had', () => {
   });
   after(() => world.cleanup());
 
-  it('answers the seed words while the issuer is down, and notices it coming up without a restart', async () => {
+  it('answers that it cannot yet verify a token while the issuer is down, and notices it coming up without a restart', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const said: string[] = [];
@@ -364,7 +364,7 @@ describe('when the issuer cannot be had', () => {
   });
 
   for (const behaviour of ['hang', 'not-json', 'wrong-issuer'] as const) {
-    it(`answers the seed words when the issuer answers ${behaviour}, and a flood asks it once`, async () => {
+    it(`answers that it cannot yet verify a token when the issuer answers ${behaviour}, and a flood asks it once`, async () => {
       const issuer = await startIssuer();
       issuer.behaviour = behaviour;
       const said: string[] = [];

@@ -85,7 +85,7 @@ describe('berth openapi', () => {
     assert.equal(result.valid, true);
   });
 
-  it("names the five routes alone, each with the seed's statuses and words", () => {
+  it('names the five routes alone, each with its statuses and words', () => {
     const paths = document.paths as Record<
       string,
       { post: { responses: Record<string, { description: string }> } }

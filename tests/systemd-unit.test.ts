@@ -18,7 +18,7 @@ function systemdAnalyze(args: string[]) {
 }
 
 describe('examples/systemd/berth-api.service', () => {
-  it('is what PRODUCT.md asks: the identity as a credential, SIGTERM, a stop timeout above the 5 s close', async () => {
+  it('takes the identity as a credential, stops with SIGTERM, and waits longer than the 5 s close', async () => {
     const unit = await readFile(UNIT, 'utf8');
     assert.match(unit, /^LoadCredential=berth-identity:\S+$/m);
     assert.match(unit, /^KillSignal=SIGTERM$/m);

@@ -79,7 +79,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
     // Another build's dist/berth.mjs (BENCH_BERTH_BEFORE), measured beside this one in the
     // same rounds on the goals' paths: what a change cost, in one run.
     const beforeBinary = process.env.BENCH_BERTH_BEFORE;
-    // The seed's own case: no identity provider answers (a port nobody listens on), and
+    // No identity provider answers (a port nobody listens on), and
     // every request, with a token, gets the 401 that says so. The baselines answer its bytes.
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const [berth, idle, accept, before, idleBefore] = await started(
@@ -171,7 +171,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
     );
     for (const [server, running] of idling)
       add({
-        path: '401 (no identity provider: the seed)',
+        path: '401 (no identity provider)',
         server,
         running,
         route: '/assign',

@@ -2,7 +2,7 @@ import { parseDuration } from '../duration.ts';
 import type { Stores } from '../stores/stores.ts';
 import { UsageError } from './io.ts';
 
-/** How long a command waits for its node's lock unless told otherwise (PRODUCT.md). */
+/** How long a command waits for its node's lock unless told otherwise (--lock-timeout). */
 export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
 /** After this long waiting for a lock, berth says whose it is: silence reads as a hang. */

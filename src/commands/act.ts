@@ -62,7 +62,7 @@ export function missingFields(command: Command, request: CommandRequest): string
 }
 
 /**
- * The act runner, one for both faces, in the seed's order after authentication and
+ * The act runner, one for both faces, in docs/api.md's order after authentication and
  * decoding: required fields → open the stores → the context → run → journal → close.
  * A node name that breaks the rule or is not in the inventory is the command's refusal,
  * journaled apart from every node.
@@ -292,7 +292,7 @@ export async function journaled(
 
 /**
  * A command's typed result, as `--json` prints it and the API answers a command that ran
- * (200 or 409): `said` and `refused` as the seed has them, the preview's digest, and the
+ * (200 or 409): `said` and `refused` as docs/api.md has them, the preview's digest, and the
  * node's digest, steps, blockers and outcome. A command refused before it reached its node
  * (a node not in the inventory, berth.json not valid) has no node in `nodes`.
  */

@@ -18,10 +18,10 @@ export interface AppOptions extends ActDeps {
 }
 
 /**
- * The Command API: five POST routes made from the command table, each the seed's
- * processing order as Hono middleware (authenticate, validate, open the stores, run the
- * command), and Hono's not-found, without authentication, for anything else. Standards
- * only: it serves Web Requests with Web Responses.
+ * The Command API: five POST routes made from the command table, each the processing
+ * order of docs/api.md as Hono middleware (authenticate, validate, open the stores, run
+ * the command), and Hono's not-found, without authentication, for anything else.
+ * Standards only: it serves Web Requests with Web Responses.
  */
 export function createApp(options: AppOptions): HonoBase<ApiEnv> {
   // RegExpRouter alone: the five routes are static paths, which it matches with one map

@@ -32,7 +32,7 @@ export function presentedBy(request: Request): Presented {
   return { authorization: request.headers.get('authorization') ?? undefined, url: request.url };
 }
 
-/** The seed's words for the case it describes: no identity provider is running. */
+/** The 401's words while no identity provider is running (docs/api.md). */
 export function noIdentityProvider(issuer: string): string {
   return `berth cannot yet verify a token from ${issuer}: the identity provider is a module, and none is running; use the berth command line instead`;
 }

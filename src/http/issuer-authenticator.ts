@@ -47,7 +47,7 @@ export interface IssuerOptions {
   issuer: string;
   /** `--audience`: every token's `aud` must hold it. */
   audience: string;
-  /** Where the operator learns why the issuer cannot be used; callers only get the seed's words. */
+  /** Where the operator learns why the issuer cannot be used; callers only get the words of docs/api.md. */
   log?: (line: string) => void;
   /** The defaults are TIMING; tests shorten them rather than wait 30 s. */
   timing?: Partial<Timing>;
@@ -99,7 +99,7 @@ type Keys = ReturnType<typeof createRemoteJWKSet>;
 /**
  * Accepts OAuth 2.0 bearer tokens (JWTs) signed by the issuer's published keys and
  * meant for berth; the subject a request acts as is the token's `sub`. While the
- * issuer's metadata or keys cannot be had, every request gets the seed's words.
+ * issuer's metadata or keys cannot be had, every request gets the 401 that says so.
  * Standards only: Web fetch, URL and jose.
  */
 export function issuerAuthenticator(options: IssuerOptions): Authenticator {
@@ -149,7 +149,7 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     tell(`berth api: the issuer ${issuer} cannot be used: ${reason}`);
   }
 
-  // The seed's 401 while no identity provider answers: made once, with a token and without,
+  // The 401 while no identity provider answers: made once, with a token and without,
   // so that its body is put into words once too (see the authenticate middleware).
   const noProvider = noIdentityProvider(issuer);
   const unavailableWithToken: Authentication = {

@@ -9,7 +9,7 @@ type Json = Record<string, unknown>;
 const schemaOf = (schema: GenericSchema) =>
   toJsonSchema(schema, { target: 'draft-2020-12', errorMode: 'ignore' }) as Json;
 
-/** A JSON answer of the given shape, described in the seed's words. */
+/** A JSON answer of the given shape, described in docs/api.md's words. */
 function answerOf(description: string, schema: string, headers?: Json): Json {
   return {
     description,
@@ -21,8 +21,8 @@ function answerOf(description: string, schema: string, headers?: Json): Json {
 /**
  * The Command API as OpenAPI 3.1: the request and answer shapes are the valibot schemas
  * the API validates and answers with, converted; each route's required fields come from
- * the command table, as the API's own check does; the statuses and their words are the
- * seed's. Made when asked for (`berth openapi`), never by `berth api`.
+ * the command table, as the API's own check does; the statuses and their words are
+ * docs/api.md's. Made when asked for (`berth openapi`), never by `berth api`.
  */
 export function openApiDocument(version = '0.1.0'): Json {
   const { $schema: _, ...request } = schemaOf(CommandRequestSchema);

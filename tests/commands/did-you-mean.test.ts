@@ -59,7 +59,7 @@ describe('a mistyped word is answered with what was likely meant, in berth’s w
     assert.equal(far.stderr, 'berth does not know node web9; add it under nodes in berth.json\n');
   });
 
-  it('a module: assign keeps "gite" as PRODUCT.md says, and says gitea was likely meant', async () => {
+  it('a module: assign keeps "gite" (an assignment that does not resolve is kept), and says gitea was likely meant', async () => {
     const run = await world.berth('assign', 'box', 'gite');
     assert.equal(run.code, 1);
     assert.equal(run.stdout, 'box is to run gite\n');

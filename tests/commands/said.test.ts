@@ -35,7 +35,7 @@ describe('typed results, said at the edge', () => {
   });
   const request = { node: 'box', module: 'redis', yes: false };
 
-  it('assign returns what it did, and the renderer says it in the seed words', async () => {
+  it('assign returns what it did, and the renderer says it in words', async () => {
     const first = await assign(request, context);
     assert.deepEqual(first, {
       result: { command: 'assign', node: 'box', module: 'redis', already: false },

@@ -1,6 +1,6 @@
 /**
  * The typed result of every command, on both faces: `--json` through the real binary and
- * the Command API's answer are the same object — the seed's `said` and `refused` with
+ * the Command API's answer are the same object — `said` and `refused` (docs/api.md) with
  * `format_version`, a preview's `digest`, and the node's digest, steps, blockers and
  * outcome — so that a script reads what happened without parsing `said`.
  */
@@ -68,7 +68,7 @@ for (const [faceName, makeFace] of [
     });
     afterEach(() => world.cleanup());
 
-    it('assign, unassign and adopt: the seed words, and the node reached with its outcome', async () => {
+    it('assign, unassign and adopt: their words, and the node reached with its outcome', async () => {
       const assigned = await berth('assign', { node: 'box', module: 'postgres' });
       assert.deepEqual(assigned, {
         ok: true,

@@ -12,7 +12,7 @@ import { issuerAuthenticator } from '../../src/http/issuer-authenticator.ts';
 const CLOSED = 'http://127.0.0.1:2';
 
 describe('an issuer that cannot be reached, on every runtime', () => {
-  it('is the seed\'s words to the caller, and "the connection was refused" to the operator', async () => {
+  it('is the 401\'s words to the caller, and "the connection was refused" to the operator', async () => {
     const said: string[] = [];
     const authenticator = issuerAuthenticator({
       issuer: CLOSED,

@@ -1,6 +1,5 @@
 /**
- * The Machine contract with a hostile party in it (issue 21, PRODUCT.md "Safety on the
- * node"): a user who owns a directory on the node, as a service's user owns its data
+ * The Machine contract with a hostile party in it (docs/safety.md): a user who owns a directory on the node, as a service's user owns its data
  * directory, places links there and races berth. Whatever the machine, berth never reads,
  * writes, chowns or chmods through a link that user could have placed; links only root
  * could have placed are still followed; hooks see none of berth's own environment.

@@ -3,7 +3,7 @@
  * malformed and huge JSON, wrong types, nulls, arrays, deep nesting, unicode and
  * control characters in names, path-like names, odd methods and paths, duplicate
  * and oversized headers, sent over real loopback sockets to a server that lets every
- * request past authentication. Every answer is one the seed allows (or 413/431), JSON
+ * request past authentication. Every answer is one docs/api.md allows, JSON
  * with `refused`, never a 500 or a stack trace; the server is still up at the end and
  * its state is as it was: the journal grew by refusals only.
  */

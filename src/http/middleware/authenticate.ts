@@ -5,9 +5,9 @@ import { type Authenticator, presentedBy } from '../authenticator.ts';
 import { unauthorized } from '../unauthorized.ts';
 
 /**
- * Step 1 of the seed's order, and the one place a request's identity is decided: who is
- * asking. A refusal is a 401 with its RFC 6750 challenge, before anything else of the
- * request is read.
+ * Step 1 of the processing order (docs/api.md), and the one place a request's identity is
+ * decided: who is asking. A refusal is a 401 with its RFC 6750 challenge, before anything
+ * else of the request is read.
  */
 export function authenticate(authenticator: Authenticator): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {

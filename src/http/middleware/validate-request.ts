@@ -8,7 +8,7 @@ import { readBody } from '../read-body.ts';
 
 /**
  * Steps 2 and 3: the body decoded as JSON into the request (valibot), then the fields
- * the command needs, each refused with a 400 in the seed's words. A body over 64 KiB
+ * the command needs, each refused with a 400 in docs/api.md's words. A body over 64 KiB
  * is a 413.
  */
 export function validateRequest(command: Command) {
