@@ -5,9 +5,31 @@
 // HTTP stack, the PostgreSQL store and the vault's sealing are chunks loaded at their first
 // use, so a start loads only the chunks its command needs.
 
-import { rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+
+/**
+ * The ssh machine's sh, read from src/machines/*.sh by shell-text.ts when run from source,
+ * is carried in the bundle as text: that module is replaced by one holding the files.
+ * @type {import('esbuild').Plugin}
+ */
+const shellTexts = {
+  name: 'shell-texts',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/ }, async () => {
+      const dir = new URL('../src/machines/', import.meta.url);
+      const names = (await readdir(dir)).filter((name) => name.endsWith('.sh'));
+      const texts = {};
+      for (const name of names) texts[name] = await readFile(new URL(name, dir), 'utf8');
+      return {
+        contents: `const texts = ${JSON.stringify(texts)};
+export function shellText(name) { return texts[name]; }`,
+        loader: 'js',
+      };
+    });
+  },
+};
 
 /**
  * Builds the binary into `outdir`, emptied first (chunks are named by their hash). `plugins`
@@ -36,7 +58,7 @@ export async function buildBerth({ outdir = 'dist', plugins = [] } = {}) {
     },
     // pg requires its optional native binding only through `pg.native`, which berth never reads.
     external: ['pg-native'],
-    plugins,
+    plugins: [shellTexts, ...plugins],
     logLevel: 'warning',
   });
 }

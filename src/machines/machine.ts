@@ -45,9 +45,6 @@ export function whenToStop(
  */
 export const RAW_OUTPUT_KEPT = 64 * 1024;
 
-/** The largest file whose bytes a survey brings back: berth's files are configuration. */
-export const READ_LIMIT = 4 * 1024 * 1024;
-
 /** One path a survey asks about; `read` asks for the bytes of a file too. */
 export interface SurveyPath {
   path: string;
@@ -64,7 +61,7 @@ export type PathFacts =
       mode: string;
       uid: number;
       gid: number;
-      /** The file's bytes, when asked for and no larger than READ_LIMIT. */
+      /** The file's bytes, when asked for and no larger than READ_LIMIT (limits.ts). */
       bytes?: Uint8Array;
     }
   | { kind: 'directory'; empty: boolean; mode: string; uid: number; gid: number }

@@ -22,6 +22,7 @@ import {
 } from '../fs/held-directory.ts';
 import { onlyRootWrites, type Reached, type Walker, walker } from '../fs/safe-walk.ts';
 import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
+import { HOOK_PATH, PATH_MAX, READ_LIMIT } from './limits.ts';
 import { localPackages } from './local-packages.ts';
 import {
   type AccountNames,
@@ -32,19 +33,12 @@ import {
   MachineError,
   type PathFacts,
   RAW_OUTPUT_KEPT,
-  READ_LIMIT,
   type RunOptions,
   type RunResult,
   STOP_GRACE_MS,
   type SurveyPath,
   whenToStop,
 } from './machine.ts';
-
-/** Linux's PATH_MAX: a longer path is refused by every call that takes one. */
-const PATH_MAX = 4096;
-
-/** What a hook finds on PATH, whoever runs it: the system's own directories. */
-const HOOK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * This machine, with every machine path taken under `root` (`/` is the machine itself;

@@ -4,12 +4,13 @@
  * so that they run on any runtime; machines/contract.ts holds the real machines to the
  * same interface.
  */
+
+import { READ_LIMIT } from '../../src/machines/limits.ts';
 import {
   type Change,
   type Machine,
   MachineError,
   type PathFacts,
-  READ_LIMIT,
   type RunResult,
   type Survey,
   type SurveyPath,

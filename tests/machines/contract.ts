@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { PATH_MAX, READ_LIMIT } from '../../src/machines/limits.ts';
 import {
   type Change,
   type DirectoryOptions,
@@ -17,7 +18,6 @@ import {
   MachineError,
   type PathFacts,
   RAW_OUTPUT_KEPT,
-  READ_LIMIT,
   type RunResult,
   type WriteOptions,
 } from '../../src/machines/machine.ts';
@@ -340,6 +340,38 @@ export function machineContract(
         const file = survey.get(`${dir}/file`);
         assert.ok(file?.kind === 'file');
         assert.equal(text(file.bytes), 'x\n');
+      });
+
+      it('a path of PATH_MAX bytes is too long, one byte less is answered: bytes, not characters', {
+        skip,
+      }, async () => {
+        const dir = fresh();
+        const bytes = (path: string) => bytesOf(path).length;
+        // Names of two-byte characters: in UTF-16 units the path is far shorter than in bytes.
+        const name = 'é'.repeat(100);
+        const names: string[] = [];
+        while (bytes(`${dir}/${names.join('/')}`) + 1 + bytes(name) + 1 + 50 < PATH_MAX - 1)
+          names.push(name);
+        const above = `${dir}/${names.join('/')}`;
+        const last = 'x'.repeat(PATH_MAX - 1 - bytes(above) - 1);
+        const atLimit = `${above}/${last}`;
+        const over = `${atLimit}x`;
+        assert.equal(bytes(atLimit), PATH_MAX - 1);
+        // Made a name at a time: on the rooted machine, root and path together are longer
+        // than one call may take.
+        await exec(
+          `cd ${at('/')} && mkdir -p ${q(dir.slice(1))} && cd ${q(dir.slice(1))} && ${names.map((one) => `mkdir ${q(one)} && cd ${q(one)}`).join(' && ')} && echo x > ${q(last)} && echo x > ${q(`${last}x`)}`,
+        );
+        const survey = await machine.survey([
+          { path: atLimit, read: true },
+          { path: over, read: true },
+        ]);
+        const file = survey.get(atLimit);
+        assert.ok(file?.kind === 'file', `${file?.kind}: the path at the limit is a file`);
+        assert.equal(text(file.bytes), 'x\n');
+        const tooLong = survey.get(over);
+        assert.ok(tooLong?.kind === 'unreadable');
+        assert.match(tooLong.reason, /too long/);
       });
 
       it('a path under a directory berth may not search is unreadable however it is reached', {
