@@ -122,7 +122,7 @@ describe('berth api, the real process over a real socket', () => {
     }
   });
 
-  it('answers every odd request the app is handed in full, as the app says it: the seed 401 or its 404', async () => {
+  it('answers every odd request the app is handed in full, as the app says it: the 401 while no identity provider answers, or its 404', async () => {
     const body = '{"node":"box","module":"m"}';
     const send = (line: string, headers: string[] = [], host = 'Host: 127.0.0.1') =>
       [line, ...(host ? [host] : []), ...headers, `Content-Length: ${body.length}`, '', body].join(

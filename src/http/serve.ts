@@ -6,7 +6,7 @@ import type { AccessLog } from './access-log.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
 
-/** The seed's limits: headers within 10 s, a graceful close of at most 5 s. */
+/** The Command API's limits (docs/api.md): headers within 10 s, a graceful close of at most 5 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const SHUTDOWN_GRACE_MS = 5_000;
 /**
@@ -44,7 +44,7 @@ export interface Listening {
  * gracefully: no new connections, and no new request on a connection already open
  * (503, `Connection: close`); idle connections closed at once; every answer in flight
  * says `Connection: close`; requests in flight given until 4 s (then `cut`), and every
- * connection closed at 4.75 s, so that the close is over within the seed's 5 s.
+ * connection closed at 4.75 s, so that the close is over within the 5 s docs/api.md allows.
  *
  * Whatever never reaches the handler is still answered in JSON with `refused`:
  * a request Node cannot parse (400), headers too large (431), a request not in
@@ -96,7 +96,7 @@ export function listen(
   server.on('connection', closing.track);
   server.on('clientError', answerClientError);
   // An Expect that is not 100-continue: Node would answer 417 with no body; berth
-  // ignores the expectation and answers the request as the seed says.
+  // ignores the expectation and answers the request as docs/api.md says.
   server.on('checkExpectation', serve);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});

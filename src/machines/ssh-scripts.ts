@@ -65,7 +65,7 @@ function pathRefusal(path: string): MachineError | undefined {
  * The walk both scripts share (walk.sh): a path's names taken one at a time, as systemd's
  * `chase()` takes them, with the shell's working directory for the directory handle, so
  * that berth never reads, writes, chowns or chmods through a link, or a directory swapped
- * in, that a user other than root could have placed (PRODUCT.md, "Safety on the node").
+ * in, that a user other than root could have placed (docs/safety.md).
  */
 const WALK = shellText('walk.sh');
 
