@@ -25,18 +25,19 @@ export interface RawAnswer {
 
 /**
  * Sends bytes over a fresh loopback connection and reads one answer: until it is
- * whole, or the server closes. `status` is 0 when the server closed without one.
+ * whole, or the server closes (or, against a hang, `SAFETY_MS` passes). `status` is 0
+ * when the server closed without one.
  * The client does not half-close: Node's server drops a request whose client did.
  */
 export function rawExchange(
   port: number,
   request: string | Uint8Array,
-  { timeoutMs = 40_000, head = false } = {},
+  { head = false } = {},
 ): Promise<RawAnswer> {
   return new Promise((done) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
-    const give = setTimeout(() => socket.destroy(), timeoutMs);
+    const give = setTimeout(() => socket.destroy(), SAFETY_MS);
     socket.on('data', (chunk) => {
       chunks.push(chunk);
       if (isWhole(Buffer.concat(chunks), head)) socket.destroy();
