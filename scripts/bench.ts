@@ -9,7 +9,8 @@
 //                                 # vault (a converge of 100 secrets, sealed and not),
 //                                 # targets (a group in one process), targets-ssh (50 hosts,
 //                                 # and Ansible beside), previews (12 rounds of a group
-//                                 # preview and act, 200 KB files)
+//                                 # preview and act, 200 KB files), hooks (a chatty
+//                                 # hook's output cleared of 50 secrets)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -65,6 +66,9 @@ await run('nodes', async () => (await import('./bench/seams.ts')).fleet(quick));
 await run('bigstate', async () => (await import('./bench/seams.ts')).bigState(quick));
 await run('acts', async () => (await import('./bench/seams.ts')).apiActs(quick));
 await run('diff', async () => (await import('./bench/diff.ts')).benchDiff(quick ? 3 : 11));
+await run('hooks', async () =>
+  (await import('./bench/hook-output.ts')).benchHookOutput(quick ? 3 : 11),
+);
 // 41 rounds in one process, about 40 s: a converge's CPU is mostly the kernel's (fsync,
 // rename), which drifts by a third from round to round here, against the vault's tenth.
 // Then 15 with the binary, about 45 s.

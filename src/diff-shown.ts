@@ -5,7 +5,7 @@
  * for (`--full-diff`). A 2,277-line redis.conf whose admin set `maxmemory` differs from
  * berth's comment-free one mostly in comments: the `maxmemory` lines are what to see.
  */
-import { range } from './diff.ts';
+import { range } from './hunk-range.ts';
 
 /** The most lines a preview shows of one file's diff, unless the whole is asked for. */
 export const DIFF_LINES = 40;

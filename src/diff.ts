@@ -10,6 +10,7 @@
  * on its first call (scripts/build.mjs): commands that show no diff never parse it.
  */
 import { diffArrays } from 'diff';
+import { range } from './hunk-range.ts';
 
 /**
  * Past this many edits among the lines both sides have, berth does not work the diff
@@ -209,15 +210,6 @@ function hunks(
     }
   }
   return out;
-}
-
-/**
- * A hunk's range as GNU writes it: the count left out when it is 1, and an empty side
- * named by the line before it (`-0,0` for an empty file).
- */
-export function range(start: number, count: number): string {
-  if (count === 1) return `${start}`;
-  return `${count === 0 ? start - 1 : start},${count}`;
 }
 
 /** Text with each secret value in it replaced by `[secret NAME]`, for showing. */

@@ -112,7 +112,7 @@ describe("berth api's access log: a JSON line a request, never a token, body or 
     );
     for (const line of lines) {
       assert.ok(!Number.isNaN(Date.parse(line.time)), line.time);
-      assert.ok(line.ms >= 0 && line.ms < 10_000, String(line.ms));
+      assert.ok(Number.isFinite(line.ms) && line.ms >= 0, String(line.ms));
       assert.deepEqual(Object.keys(line), [
         'time',
         'method',

@@ -458,10 +458,9 @@ describe('the Command API through app.request()', () => {
         (await post(broken, '/assign', { node: 'box', module: 'postgres' })).status,
         500,
       );
-      const started = Date.now();
+      // A lock still held would end this one in a refusal at its deadline.
       const next = await post(app, '/assign', { node: 'box', module: 'postgres' });
       assert.equal(next.status, 200, JSON.stringify(next.body));
-      assert.ok(Date.now() - started < 5_000);
     });
   });
 

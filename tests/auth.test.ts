@@ -27,6 +27,7 @@ import {
   startIssuer,
   unsignedToken,
 } from './helpers/issuer.ts';
+import { SAFETY_MS } from './helpers/safety.ts';
 import { BERTH, makeWorld, POSTGRES, runBerth, type World } from './helpers/world.ts';
 
 const SUBJECT = 'alice@example.org';
@@ -726,14 +727,14 @@ describe('berth api, the real process', () => {
       assert.deepEqual([down.status, down.body], [401, { refused: noIdentityProvider(url) }]);
       issuer = await startIssuer({ port });
       const token = await issuer.token();
-      const upAt = Date.now();
+      // Asked again until it notices; the bound is against a hang, not a measurement.
+      const until = Date.now() + SAFETY_MS;
       let status = 401;
-      while (status === 401 && Date.now() - upAt < 10_000) {
+      while (status === 401 && Date.now() < until) {
         status = (await postTo(api.url, '/adopt', { node: 'box' }, token)).status;
         if (status === 401) await sleep(250);
       }
-      assert.equal(status, 200);
-      assert.ok(Date.now() - upAt < 6_000, `noticed after ${Date.now() - upAt} ms`);
+      assert.equal(status, 200, `not noticed within ${SAFETY_MS} ms`);
       assert.match(api.stderr(), /the issuer .* cannot be used: .*cannot be fetched/);
       assert.match(api.stderr(), /verifying tokens from .* with the keys at /);
     } finally {

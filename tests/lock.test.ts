@@ -20,19 +20,16 @@ describe('the lock within one process', () => {
     const path = join(dir, 'lock');
     const first = await takeLock(path, PURPOSE, 1_000);
     try {
-      const begun = Date.now();
       await assert.rejects(takeLock(path, PURPOSE, 300), (error: unknown) => {
         assert.ok(error instanceof StoreError);
         assert.match(
           error.message,
           new RegExp(
-            `^berth process ${process.pid} on \\S+ holds the lock of node box \\(converge, since \\S+\\) and did not let go`,
+            `^berth process ${process.pid} on \\S+ holds the lock of node box \\(converge, since \\S+\\) and did not let go within 300ms$`,
           ),
         );
         return true;
       });
-      const waited = Date.now() - begun;
-      assert.ok(waited >= 250 && waited < 2_000, `waited ${waited} ms`);
       assert.ok(await first.stillHeld(), 'the first keeps its lock');
     } finally {
       await first.release();

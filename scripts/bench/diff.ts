@@ -25,6 +25,14 @@ const CASES: [string, string][] = [
       .join('\n'),
   ],
   ['every setting differs', config(() => 'admin')],
+  // Myers's search up to its bound, then words that say the order is too different.
+  [
+    'the same lines in the reverse order',
+    config(() => 'berth')
+      .split('\n')
+      .reverse()
+      .join('\n'),
+  ],
 ];
 
 /**

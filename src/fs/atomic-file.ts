@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   fchmodSync,
@@ -27,9 +26,12 @@ export function syncToDisk(fd: number): Promise<void> {
   return new Promise((done, fail) => fsync(fd, (error) => (error ? fail(error) : done())));
 }
 
-/** A fresh name for the temporary file of a write of `name`, beside it. */
+/**
+ * A fresh name for the temporary file of a write of `name`, beside it. Web Crypto's global,
+ * as node:crypto would load at every start.
+ */
 export function temporaryName(name: string): string {
-  return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
+  return `.${name}.${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex')}.tmp`;
 }
 
 /** Files by name: a list, or a test of a name. */

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -93,7 +92,7 @@ export function fileVault(
     if (file) return file;
     const found = await readVaultFile(path);
     if (found === undefined) {
-      key = new Uint8Array(randomBytes(32));
+      key = crypto.getRandomValues(new Uint8Array(32));
       const [sealedKey = ''] = await seal.seal([key], fresh);
       file = { sealed: 'age', key: sealedKey, secrets: {} };
     } else if (found.sealed !== 'age') {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   type BigIntStats,
   closeSync,
@@ -89,7 +88,8 @@ async function takeFileLock(
     act: purpose.act,
     node: purpose.node,
     since: new Date().toISOString(),
-    nonce: randomBytes(8).toString('hex'),
+    // Web Crypto's global, as node:crypto would load at every start.
+    nonce: Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex'),
   };
   const mine = JSON.stringify(me);
   let holder: Owner | undefined;

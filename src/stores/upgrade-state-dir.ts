@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { syncDirectory, writeFileAtomic } from '../fs/atomic-file.ts';
+import { syncDirectory, temporaryName, writeFileAtomic } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
 import { ownRecord } from '../own-record.ts';
 import { AccountSchema, emptyRecord, ManagedSchema, type NodeRecord } from '../state.ts';
@@ -94,7 +93,7 @@ async function writeNewLayout(dir: string) {
     secrets.set(node, { ...secrets.get(node), [`${module}/${secret}`]: entry });
   }
 
-  const staging = join(dir, `.nodes.${randomBytes(6).toString('hex')}.tmp`); // see STAGING
+  const staging = join(dir, temporaryName('nodes')); // see STAGING
   await mkdir(staging, { mode: 0o700 });
   try {
     for (const [node, record] of records) {

@@ -472,13 +472,12 @@ describe('berth converge', () => {
       start: 'sleep 30 & echo $! > "$BERTH_ROOT/daemon.pid"',
     });
     await world.berth('assign', 'box', 'postgres');
-    const began = Date.now();
     const run = await convergeBox(world);
     const daemon = Number(await readFile(join(world.root, 'daemon.pid'), 'utf8'));
     try {
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /ran start of postgres\nbox is as assigned\n$/);
-      assert.ok(Date.now() - began < 15_000, 'converge did not wait for the daemon');
+      // Done while the daemon still runs: it did not wait for the daemon's end.
       assert.doesNotThrow(() => process.kill(daemon, 0), 'the daemon is left running');
     } finally {
       process.kill(daemon, 'SIGTERM');

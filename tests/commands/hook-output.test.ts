@@ -126,8 +126,8 @@ describe('the clearing, on its own', () => {
     }
   });
 
-  it('keeps up with a chatty hook on a node with many secrets', () => {
-    // A guard against work that grows with the square of the output, not a benchmark.
+  it('tells every line of a chatty hook on a node with many secrets', () => {
+    // How fast is `npm run bench -- hooks`.
     const many = Array.from({ length: 50 }, (_, n) => ({
       module: `m${n}`,
       secret: 'k',
@@ -135,12 +135,9 @@ describe('the clearing, on its own', () => {
     }));
     let told = 0;
     const lines = clearingLines(many, () => told++);
-    const began = performance.now();
     for (let n = 0; n < 20_000; n++) lines.write(`progress ${n}: copied files to /var/lib/app\n`);
     lines.end();
     assert.equal(told, 20_000);
-    const ms = Math.round(performance.now() - began);
-    assert.ok(ms < 5_000, `${ms} ms`);
   });
 
   it('clears the tail of a secret at the start of a kept text that was cut, and only then', () => {

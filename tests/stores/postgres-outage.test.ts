@@ -56,14 +56,12 @@ describe('a PostgreSQL store that cannot be reached', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     try {
-      const started = Date.now();
       await assert.rejects(
         openPostgresStores(`postgresql://berth@127.0.0.1:${port}/berth`, {
           connectTimeoutMs: 1_000,
         }),
         isStoreError(`PostgreSQL at 127.0.0.1:${port} did not answer within 1s`),
       );
-      assert.ok(Date.now() - started < 3_000);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));

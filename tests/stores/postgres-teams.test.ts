@@ -17,6 +17,7 @@ import {
   startPostgres,
 } from '../helpers/postgres-server.ts';
 import { prng, sleep, startBerth } from '../helpers/reliability.ts';
+import { SAFETY_MS } from '../helpers/safety.ts';
 import { digestOf, makeWorld, runBerth, type World } from '../helpers/world.ts';
 
 const NODES = ['n1', 'n2', 'n3', 'n4'];
@@ -63,12 +64,12 @@ async function logOf(world: World) {
 }
 
 /** Waits until `path` exists; its text. */
-async function waitForFile(path: string, withinMs = 20_000): Promise<string> {
-  const deadline = Date.now() + withinMs;
+async function waitForFile(path: string): Promise<string> {
+  const deadline = Date.now() + SAFETY_MS;
   for (;;) {
     const text = await readFile(path, 'utf8').catch(() => undefined);
     if (text !== undefined) return text;
-    if (Date.now() > deadline) throw new Error(`${path} did not appear within ${withinMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${path} did not appear within ${SAFETY_MS} ms`);
     await sleep(50);
   }
 }
@@ -229,6 +230,7 @@ describe('a team on one PostgreSQL database, through real processes', () => {
       assert.equal(assigned.code, 0, assigned.stderr);
       const preview = await world.berth('converge', 'slow');
       assert.equal(preview.code, 0, preview.stderr);
+      const before = new Date().toISOString();
       const victim = startBerth([
         '--state',
         world.state,
@@ -246,7 +248,10 @@ describe('a team on one PostgreSQL database, through real processes', () => {
       assert.equal(holder.host, hostname());
       assert.equal(holder.pid, victim.child.pid);
       assert.equal(holder.act, 'converge');
-      assert.ok(Date.now() - Date.parse(holder.since) < 30_000, holder.since);
+      assert.ok(
+        holder.since >= before && holder.since <= new Date().toISOString(),
+        `since ${holder.since}: not since the act began`,
+      );
       const words = await world.berth('status', 'slow');
       assert.match(
         words.stdout,
@@ -257,12 +262,10 @@ describe('a team on one PostgreSQL database, through real processes', () => {
 
       victim.child.kill('SIGKILL');
       await victim.exited;
-      const began = Date.now();
+      // Its lock went with its connection: the next act on that node has it, where a lock
+      // still held would end it in an error at its deadline.
       const next = await world.berth('unassign', 'slow', 'slowstart');
-      const took = Date.now() - began;
-      // Its lock went with its connection: the next act on that node has it at once.
       assert.equal(next.code, 0, next.stderr);
-      assert.ok(took < 5_000, `the next act waited ${took} ms`);
       assert.equal((await statusOf(world)).find((item) => item.node === 'slow')?.lock, null);
       // Every acknowledged act there is journaled.
       const acts = (await logOf(world))
