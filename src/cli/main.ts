@@ -2,7 +2,7 @@ import { type CAC, cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
 import { locateState } from '../config/state-dir.ts';
 import { asTyped, markedAsText } from './as-text.ts';
-import { LINE_COMMANDS } from './command-line.ts';
+import { GLOBAL_OPTIONS, LINE_COMMANDS } from './command-line.ts';
 import { EXAMPLES } from './examples.ts';
 import { type Flags, textOf } from './flags.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
@@ -51,15 +51,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
 /** cac with berth's global options, help and version. */
 function berthCli(): CAC {
   const cli = cac('berth');
-  cli.option(
-    '--state <dir>',
-    'The state directory (default: $BERTH_STATE, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
-  );
-  cli.option('--json', 'Print what the API would answer, as JSON');
-  cli.option(
-    '--lock-timeout <duration>',
-    "How long to wait for a node's lock before giving up: 500ms, 10s, 2m (default: 10s)",
-  );
+  for (const [usage, help] of GLOBAL_OPTIONS) cli.option(usage, help);
   cli.help((sections) =>
     sections.map((section) =>
       section.title?.startsWith('For more info')
