@@ -78,6 +78,9 @@ function fromTable(command: CommandShape): LineCommand {
   };
 }
 
+/** A command's name: the first word of its usage. */
+export const nameOf = (command: LineCommand) => command.usage.split(' ')[0] as string;
+
 const json = (flags: Flags) => Boolean(flags.json);
 
 /** Every command but `help` (which shows these), in the order help lists them. */

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { locateState } from '../config/state-dir.ts';
 import { isName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
-import { GLOBAL_OPTIONS, LINE_COMMANDS, type WordKind } from './command-line.ts';
+import { GLOBAL_OPTIONS, LINE_COMMANDS, nameOf, type WordKind } from './command-line.ts';
 import { EXIT, type Io } from './io.ts';
 
 interface Words {
@@ -19,7 +19,7 @@ const firstWord = (usage: string) => usage.split(' ')[0] as string;
  */
 export const SURFACE: Record<string, Words> = Object.fromEntries([
   ...LINE_COMMANDS.map((command) => [
-    firstWord(command.usage),
+    nameOf(command),
     { args: command.words, flags: (command.options ?? []).map(([usage]) => firstWord(usage)) },
   ]),
   ['help', { args: ['command'], flags: [] }],

@@ -1,9 +1,7 @@
 import type { CAC } from 'cac';
-import { commandLineOnly, commands } from '../commands/table.ts';
+import { LINE_COMMANDS, nameOf } from './command-line.ts';
 import { type HabitCommand, habitAnswer } from './habits.ts';
 import type { UsageRefusal } from './usage-refusal.ts';
-
-type CacCommand = CAC['commands'][number];
 
 /**
  * berth's checks of what cac parsed, made before cac runs the command (whose own checks
@@ -23,7 +21,7 @@ export function refusalOf(cli: CAC, argv: readonly string[]): UsageRefusal | und
     .filter((name) => name !== '--' && !declared.some((option) => option.names.includes(name)))
     .map((name) => typedFlag(name, argv));
   if (unknown.length > 0) {
-    const described = command && habitCommand(command);
+    const described = command && habitCommand(command.name);
     const known = declared.flatMap((option) =>
       option.rawName.split(/[\s,]+/).filter((word) => word.startsWith('--')),
     );
@@ -57,13 +55,13 @@ function isHabit(refusal: UsageRefusal): boolean {
 }
 
 /** What a habit's answer may point to: the command's target, module, preview. */
-function habitCommand(command: CacCommand): HabitCommand {
-  const table = [...commands, ...commandLineOnly].find((entry) => entry.name === command.name);
+function habitCommand(name: string): HabitCommand {
+  const line = LINE_COMMANDS.find((command) => nameOf(command) === name);
   return {
-    name: command.name,
-    takesTarget: table !== undefined || command.name === 'status' || command.name === 'nodes',
-    takesModule: table?.needs.includes('module') ?? false,
-    previews: table?.options.includes('yes') ?? false,
+    name,
+    takesTarget: line?.words[0] === 'target',
+    takesModule: line?.words[1] === 'module',
+    previews: line?.options?.some(([usage]) => usage === '--yes') ?? false,
   };
 }
 
