@@ -12,16 +12,15 @@ const MARK = '\0';
 /** mri's own test of a word it reads as a number. */
 const numberLike = (text: string) => Number(text) * 0 === 0;
 
-/** The command line with each number-like word (or `--flag=` value) marked as text. */
+/** The command line with each number-like word (or `--flag=` value, empty too) marked as text. */
 export function markedAsText(argv: readonly string[]): string[] {
   const end = argv.indexOf('--');
   return argv.map((word, index) => {
     if (end !== -1 && index >= end) return word;
     if (!word.startsWith('-')) return numberLike(word) ? MARK + word : word;
-    // `--flag=` with nothing after it mri reads as the flag alone, as cac does.
+    // `--issuer=` is an empty value, as typed (mri would read it as the flag alone).
     const equals = word.indexOf('=');
-    const value = equals === -1 ? '' : word.slice(equals + 1);
-    if (value === '' || !numberLike(value)) return word;
+    if (equals === -1 || !numberLike(word.slice(equals + 1))) return word;
     return `${word.slice(0, equals + 1)}${MARK}${word.slice(equals + 1)}`;
   });
 }
