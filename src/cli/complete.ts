@@ -3,84 +3,40 @@ import { resolve } from 'node:path';
 import { locateState } from '../config/state-dir.ts';
 import { isName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
+import { GLOBAL_OPTIONS, LINE_COMMANDS, nameOf, type WordKind } from './command-line.ts';
 import { EXIT, type Io } from './io.ts';
 
-/** What a word on the command line stands for, so that its candidates can be listed. */
-type Kind = 'node' | 'target' | 'module' | 'shell' | 'command' | 'file';
-
 interface Words {
-  args: readonly Kind[];
+  args: readonly WordKind[];
   flags: readonly string[];
 }
 
-/**
- * The command line as completion sees it: each command's words and flags. Kept apart from
- * the option parser so that a Tab costs a start without it; a test holds the two equal.
- */
-export const SURFACE: Record<string, Words> = {
-  assign: { args: ['target', 'module'], flags: [] },
-  unassign: { args: ['target', 'module'], flags: [] },
-  take: {
-    args: ['target', 'module'],
-    flags: [
-      '--yes',
-      '--digest',
-      '--mint',
-      '--full-diff',
-      '--detailed-exitcode',
-      '--out',
-      '--parallel',
-      '--batch',
-    ],
-  },
-  converge: {
-    args: ['target'],
-    flags: [
-      '--yes',
-      '--digest',
-      '--filter',
-      '--full-diff',
-      '--refresh',
-      '--detailed-exitcode',
-      '--out',
-      '--parallel',
-      '--batch',
-    ],
-  },
-  act: { args: ['file'], flags: ['--parallel', '--batch'] },
-  adopt: { args: ['target'], flags: [] },
-  forget: { args: ['target', 'module'], flags: [] },
-  api: { args: [], flags: ['--listen', '--issuer', '--audience'] },
-  status: { args: ['target'], flags: ['--check'] },
-  log: { args: [], flags: [] },
-  'copy-state': { args: [], flags: ['--to'] },
-  nodes: { args: ['target'], flags: [] },
-  modules: { args: ['module'], flags: [] },
-  validate: { args: [], flags: [] },
-  completion: { args: ['shell'], flags: [] },
-  openapi: { args: [], flags: [] },
-  help: { args: ['command'], flags: [] },
-  rekey: { args: ['node'], flags: [] },
-  secret: { args: ['node', 'module'], flags: [] },
-};
+const firstWord = (usage: string) => usage.split(' ')[0] as string;
 
-export const GLOBAL_FLAGS = ['--state', '--json', '--lock-timeout', '--help', '--version'];
+/**
+ * The command line as completion sees it: each command's words and flags, from the list
+ * cac is given, without cac itself, so that a Tab costs a start without the option parser.
+ */
+export const SURFACE: Record<string, Words> = Object.fromEntries([
+  ...LINE_COMMANDS.map((command) => [
+    nameOf(command),
+    { args: command.words, flags: (command.options ?? []).map(([usage]) => firstWord(usage)) },
+  ]),
+  ['help', { args: ['command'], flags: [] }],
+]);
+
+export const GLOBAL_FLAGS = [
+  ...GLOBAL_OPTIONS.map(([usage]) => firstWord(usage)),
+  '--help',
+  '--version',
+];
 
 /** Flags followed by a value: the word after one is its value, not a command's word. */
-const TAKES_VALUE = new Set([
-  '--state',
-  '--lock-timeout',
-  '--digest',
-  '--filter',
-  '--mint',
-  '--listen',
-  '--issuer',
-  '--audience',
-  '--to',
-  '--parallel',
-  '--batch',
-  '--out',
-]);
+const TAKES_VALUE = new Set(
+  [...GLOBAL_OPTIONS, ...LINE_COMMANDS.flatMap((command) => command.options ?? [])]
+    .filter(([usage]) => usage.includes('<'))
+    .map(([usage]) => firstWord(usage)),
+);
 
 export const SHELLS = ['bash', 'zsh', 'fish'];
 
@@ -146,7 +102,7 @@ function files(current: string): string[] {
 }
 
 function names(
-  kind: Exclude<Kind, 'file'>,
+  kind: Exclude<WordKind, 'file'>,
   stateFlag: string | undefined,
   env: Record<string, string | undefined>,
 ): string[] {

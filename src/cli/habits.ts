@@ -49,21 +49,7 @@ const HABITS: Record<string, Answer> = {
   '--auto-approve': approved,
 };
 
-/**
- * The answer to the first habit among the words before `--` that the command does not
- * itself have (`berth status --check` is berth's own), or undefined.
- */
-export function habitAnswer(
-  command: HabitCommand,
-  argv: readonly string[],
-  has: (flag: string) => boolean,
-): string | undefined {
-  const end = argv.indexOf('--');
-  for (const word of end === -1 ? argv : argv.slice(0, end)) {
-    const typed = word.split('=')[0] as string;
-    const answer =
-      Object.hasOwn(HABITS, typed) && !has(typed) ? HABITS[typed]?.(command) : undefined;
-    if (answer) return `berth ${command.name} has no option ${typed}: ${answer}`;
-  }
-  return undefined;
+/** The answer to a flag the command does not have, if users of another tool type it, or undefined. */
+export function habitAnswer(command: HabitCommand, typed: string): string | undefined {
+  return Object.hasOwn(HABITS, typed) ? HABITS[typed]?.(command) : undefined;
 }
