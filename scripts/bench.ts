@@ -9,7 +9,8 @@
 //                                 # vault (a converge of 100 secrets, sealed and not),
 //                                 # targets (a group in one process), targets-ssh (50 hosts,
 //                                 # and Ansible beside), previews (12 rounds of a group
-//                                 # preview and act, 200 KB files)
+//                                 # preview and act, 200 KB files), packages (nginx and
+//                                 # redis-server on a fresh ssh host, and bare apt-get)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -77,6 +78,9 @@ await run('previews', async () =>
 );
 await run('targets-ssh', async () =>
   (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 50, quick ? 1 : 3),
+);
+await run('packages', async () =>
+  (await import('./bench/packages.ts')).benchPackages(quick ? 1 : 3),
 );
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
