@@ -10,7 +10,8 @@
 //                                 # targets (a group in one process), targets-ssh (50 hosts,
 //                                 # and Ansible beside), previews (12 rounds of a group
 //                                 # preview and act, 200 KB files), hooks (a chatty
-//                                 # hook's output cleared of 50 secrets)
+//                                 # hook's output cleared of 50 secrets), packages (nginx
+//                                 # and redis-server on a fresh ssh host, and bare apt-get)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -81,6 +82,9 @@ await run('previews', async () =>
 );
 await run('targets-ssh', async () =>
   (await import('./bench/targets-ssh.ts')).benchTargetsOverSsh(quick ? 10 : 50, quick ? 1 : 3),
+);
+await run('packages', async () =>
+  (await import('./bench/packages.ts')).benchPackages(quick ? 1 : 3),
 );
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';

@@ -46,6 +46,11 @@ export const ManagedSchema = v.object({
   started: v.boolean(),
   /** Hooks that failed and are owed: the next converge runs them until one succeeds. */
   pending: v.optional(v.array(v.picklist(['reload']))),
+  /**
+   * A taken module's packages found installed when it was taken, by name: version. berth
+   * did not install them, so status does not count them among its own.
+   */
+  packages: v.optional(ownRecord(v.string(), v.string())),
 });
 export type Managed = v.InferOutput<typeof ManagedSchema>;
 

@@ -2,8 +2,9 @@ import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
 import type { DiffShownOnce } from './fleet-diffs.ts';
+import { packageBlockerWords } from './package-words.ts';
 import { describeCheck, describeTaken } from './steps/words.ts';
-import type { TakePlan } from './take.ts';
+import { foundAsWanted, type TakePlan } from './take.ts';
 
 /** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
 export interface TakePreview {
@@ -45,6 +46,18 @@ export function describeTakePreview(
         ? `check: passes, so ${module} is taken as running`
         : `check: ${describeCheck(plan.check)}, so ${module} is taken as not started: the next converge runs its start`,
     );
+  for (const item of plan.packages ?? []) {
+    const wanted = item.pinned === undefined ? '' : ` ${item.pinned}`;
+    lines.push(
+      foundAsWanted(item)
+        ? `package ${item.name}: found at ${item.installed}`
+        : item.installed === undefined
+          ? `package ${item.name}: not installed on ${node}; the next converge installs it${wanted}`
+          : `package ${item.name}: found at ${item.installed}, not at its pin ${item.pinned}; the next converge installs${wanted}`,
+    );
+  }
+  if (plan.packagesBlocker)
+    lines.push(`packages: ${packageBlockerWords(plan.packagesBlocker, node)}`);
   for (const file of plan.files ?? []) {
     if (file.why.because === 'missing') {
       lines.push(`file ${file.path}: missing on ${node}; the next converge writes it`);

@@ -4,6 +4,8 @@ import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
+import type { PackageFacts } from '../packages/packages.ts';
+import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
 import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
@@ -13,6 +15,7 @@ import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { type PackageBlocker, packageSteps } from './package-plan.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { compareFile } from './steps/file-diff.ts';
@@ -61,6 +64,64 @@ export interface TakePlan {
   check?: CheckOutcome;
   /** The files that differ from what berth would write (the next converge rewrites them). */
   files?: { path: string; why: WriteReason & { because: 'missing' | 'differs' } }[];
+  /**
+   * The packages the module names, as the node has them: `installed` when it is (at its
+   * pin or not); one missing, or not at its pin, the next converge installs.
+   */
+  packages?: TakenPackage[];
+  /** Why the node's packages could not be looked at: the next converge is blocked on it. */
+  packagesBlocker?: PackageBlocker;
+}
+
+/** A package a taken module names, as the take found it. */
+export interface TakenPackage {
+  name: string;
+  /** The version the definition pins, when it pins one. */
+  pinned?: string;
+  /** The version installed, when it is. */
+  installed?: string;
+}
+
+/** Whether a package the take found is as the module wants it: installed, at its pin if it has one. */
+export function foundAsWanted(item: TakenPackage): boolean {
+  return (
+    item.installed !== undefined && (item.pinned === undefined || item.pinned === item.installed)
+  );
+}
+
+/**
+ * The module's packages as the survey found them, or what stands in the way of looking
+ * (no apt; a directory of this machine), by the converge's own blocker.
+ */
+function packagesFound(
+  module: string,
+  definition: ModuleDefinition,
+  facts: PackageFacts | undefined,
+): Pick<TakePlan, 'packages' | 'packagesBlocker'> {
+  if (definition.packages.length === 0 || !facts) return {};
+  if (facts.manager !== 'apt') {
+    const [blocker] = packageSteps(module, definition, facts, false).blockers;
+    return blocker ? { packagesBlocker: blocker } : {};
+  }
+  return {
+    packages: definition.packages.map((spec) => {
+      const installed = facts.packages[spec.name]?.installed;
+      return {
+        name: spec.name,
+        ...(spec.version === undefined ? {} : { pinned: spec.version }),
+        ...(installed === undefined ? {} : { installed }),
+      };
+    }),
+  };
+}
+
+/** The packages found as the module wants them, by name: version, as the record keeps them. */
+function packagesRecorded(plan: TakePlan): Record<string, string> | undefined {
+  if (!plan.packages) return undefined;
+  const found: Record<string, string> = {};
+  for (const item of plan.packages)
+    if (foundAsWanted(item)) found[item.name] = item.installed as string;
+  return Object.keys(found).length > 0 ? found : undefined;
 }
 
 /**
@@ -93,10 +154,14 @@ function filesThatDiffer(
   return differ;
 }
 
-/** What a take reads of the machine, in one survey: its secret and file paths, and the accounts the definition names. */
-type TakeSurvey = Pick<ModuleSurvey, 'facts' | 'accounts'>;
+/**
+ * What a take reads of the machine, in one survey: its secret and file paths, the accounts
+ * the definition names, and the packages it names.
+ */
+type TakeSurvey = Pick<ModuleSurvey, 'facts' | 'accounts' | 'packages'>;
 
 async function surveyForTake(
+  module: string,
   definition: ModuleDefinition,
   context: CommandContext,
 ): Promise<TakeSurvey> {
@@ -104,11 +169,14 @@ async function surveyForTake(
     ...Object.values(definition.secrets).map((spec) => spec.path),
     ...Object.keys(definition.files),
   ]);
+  const asks = definition.packages.length > 0 ? [[{ module, packages: definition.packages }]] : [];
   const facts = await context.machine.survey(
     [...paths].map((path) => ({ path, read: true })),
     accountNames(definition),
+    ...asks,
   );
-  return { facts, accounts: facts.accounts ?? { users: new Map(), groups: new Map() } };
+  const accounts = facts.accounts ?? { users: new Map(), groups: new Map() };
+  return { facts, accounts, ...(facts.packages ? { packages: facts.packages } : {}) };
 }
 
 /**
@@ -146,8 +214,9 @@ export const take: CommandFunction = async (request, context) => {
     if (value) kept.set(name, value);
   }
   // One survey for the preview and the act alike: what differs, who owns, what is held now.
-  const surveyed = await surveyForTake(entry.definition, context);
+  const surveyed = await surveyForTake(module, entry.definition, context);
   const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
+  Object.assign(plan, packagesFound(module, entry.definition, surveyed.packages));
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
@@ -166,6 +235,8 @@ export const take: CommandFunction = async (request, context) => {
     // can then say which of them changed since the preview.
     held: { [module]: { files: await filesHeld(plan.files ?? []) } },
     ...(check ? { checks: { [module]: checkCovered(check) } } : {}),
+    // A package installed or removed by hand after the preview refuses the act, naming it.
+    ...(plan.packages ? { packages: takenBasis(plan.packages) } : {}),
   };
   const nothingHeld = holdsNothing(holdings);
   const covered = check ? { ...plan, check: checkCovered(check) } : plan;
@@ -206,6 +277,17 @@ export const take: CommandFunction = async (request, context) => {
   const act = { ...outcome.result.act, blocksConverge: resolution.unresolved };
   return { ...outcome, result: { ...outcome.result, act } };
 };
+
+/** The packages found, as a preview's basis has them: installed versions, nothing offered. */
+function takenBasis(packages: readonly TakenPackage[]): PackagesBasis {
+  const states: PackagesBasis['packages'] = {};
+  for (const item of packages)
+    states[item.name] = {
+      ...(item.installed === undefined ? {} : { installed: item.installed }),
+      offered: [],
+    };
+  return { packages: states, simulations: {} };
+}
 
 /** Each file that differs, by path: why, its diff told by a digest (a diff may be long). */
 async function filesHeld(files: NonNullable<TakePlan['files']>): Promise<Record<string, string>> {
@@ -281,7 +363,12 @@ function takeSteps(
         : { do: 'mint', module, secret: name, path, bytes: secret.bytes, ...attributes },
     );
   }
-  return [...keeps, ...writes, { do: 'manage', module, started, via: 'take' }];
+  const packages = packagesRecorded(plan);
+  return [
+    ...keeps,
+    ...writes,
+    { do: 'manage', module, started, via: 'take', ...(packages ? { packages } : {}) },
+  ];
 }
 
 /**

@@ -137,6 +137,18 @@ export interface FleetOptions {
   hosts?: number;
   /** Lines added to every host's sshd_config (e.g. `MaxSessions 20`). */
   sshdOptions?: string[];
+  /**
+   * Gives every host a /usr of its own too (an overlay like PRIVATE_PATHS'), so the
+   * packages a host installs or removes are its own (dpkg's database is in its own /var).
+   */
+  ownUsr?: boolean;
+  /**
+   * A directory of .deb files with a `Packages` index (tests/fleet/apt-repository.ts), not
+   * under FRESH_PATHS: every host's apt is pointed at it alone (`deb [trusted=yes] file:…
+   * ./`, the machine's own sources hidden) and its lists fetched from it. Hosts reach no
+   * network.
+   */
+  aptRepository?: string;
 }
 
 /* ------------------------------------------------------------------ availability */
@@ -401,15 +413,17 @@ function sshdConfig(state: HostState, extra: string[]): string {
 }
 
 /** The shell that becomes the host's pid 1: makes its file system, then waits on stdin. */
-function anchorScript(state: HostState): string {
+function anchorScript(state: HostState, options: FleetOptions): string {
   const { name, user } = state.host;
   const q = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+  // /usr before /usr/local: an overlay's lower layer is the directory without what is mounted in it.
+  const privatePaths = options.ownUsr ? ['/usr', ...PRIVATE_PATHS] : PRIVATE_PATHS;
   const lines = [
     'set -eu',
     `H=${q(state.dir)}`,
     'S="$H/state"',
     'mount -t tmpfs -o mode=0700 berth-fleet "$S"',
-    `for p in ${PRIVATE_PATHS.join(' ')}; do`,
+    `for p in ${privatePaths.join(' ')}; do`,
     '  d="$S/$(printf %s "$p" | tr / _)"',
     '  mkdir -p "$d/upper" "$d/work"',
     '  mount -t overlay berth-fleet -o "lowerdir=$p,upperdir=$d/upper,workdir=$d/work" "$p"',
@@ -442,8 +456,19 @@ function anchorScript(state: HostState): string {
       'chmod 0440 /etc/sudoers.d/berth-fleet',
     );
   }
+  if (options.aptRepository !== undefined) lines.push(...aptSources(options.aptRepository));
   lines.push('echo ready', 'read -r _ || true');
   return lines.join('\n');
+}
+
+/** The lines that point a host's apt at `repository` alone and fetch its lists from it. */
+function aptSources(repository: string): string[] {
+  return [
+    'rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*',
+    `printf 'deb [trusted=yes] file:%s ./\\n' '${repository}' > /etc/apt/sources.list.d/berth-test.list`,
+    'rm -rf /var/lib/apt/lists/*',
+    'apt-get update -qq -o APT::Update::Error-Mode=any >/dev/null',
+  ];
 }
 
 function sudoRule(user: string, password: boolean): string {
@@ -467,12 +492,12 @@ async function countLines(file: string, pattern: RegExp): Promise<number> {
 }
 
 /** Starts the anchor and waits for its "ready": the host's namespaces and files exist. */
-async function startAnchor(state: HostState): Promise<void> {
+async function startAnchor(state: HostState, options: FleetOptions): Promise<void> {
   const anchor = spawn(
     'unshare',
     [
       ...['--net', '--mount', '--uts', '--ipc', '--pid', '--fork', '--kill-child', '--mount-proc'],
-      ...['--propagation', 'private', 'sh', '-c', anchorScript(state)],
+      ...['--propagation', 'private', 'sh', '-c', anchorScript(state, options)],
     ],
     { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: HOST_PATH, LANG: 'C' } },
   );
@@ -730,7 +755,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     let next = 0;
     const starter = async () => {
       for (let state = fleet.states[next++]; state; state = fleet.states[next++]) {
-        await startAnchor(state);
+        await startAnchor(state, options);
         await wire(state);
         await startSshd(state);
       }

@@ -4,7 +4,8 @@
  * is written (docs/decisions.md).
  */
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
@@ -31,6 +32,27 @@ describe('a module with packages on a directory of this machine', () => {
     assert.equal(act.code, 1);
     assert.equal(act.stderr, `the act is refused while a blocker stands: ${words}\n`);
     assert.deepEqual(await readdir(world.root), []);
+  });
+
+  it('a take says so, as what the next converge is blocked on', async () => {
+    const world = await makeWorld({
+      greet: { packages: ['hello'], files: { '/etc/greet/greeting': { content: 'hi\n' } } },
+    });
+    try {
+      await mkdir(join(world.root, 'etc/greet'), { recursive: true });
+      await writeFile(join(world.root, 'etc/greet/greeting'), 'hi\n');
+      assert.equal((await world.berth('adopt', 'box')).code, 0);
+      const preview = await world.berth('take', 'box', 'greet');
+      assert.equal(preview.code, 0, preview.stderr);
+      assert.match(
+        preview.stdout,
+        new RegExp(
+          `\npackages: box is a directory of this machine \\(${world.root}\\), not a machine with packages of its own: berth installs no packages for greet there\n`,
+        ),
+      );
+    } finally {
+      await world.cleanup();
+    }
   });
 
   it('--refresh is refused in words, and journaled as a refresh refused', async () => {

@@ -289,7 +289,12 @@ async function doStep(
   switch (step.do) {
     case 'manage':
       await record(
-        (managed) => ({ ...managed, via: step.via ?? managed.via, started: step.started }),
+        (managed) => ({
+          ...managed,
+          via: step.via ?? managed.via,
+          started: step.started,
+          ...(step.packages ? { packages: step.packages } : {}),
+        }),
         step.via === 'take',
       );
       return tell({ step });

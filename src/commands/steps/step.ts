@@ -96,8 +96,17 @@ export type Step =
   /** After writes to a module berth runs; without `script`, there is none to run. */
   | { do: 'reload'; module: string; script?: string; pending?: true }
   | { do: 'stop'; module: string; script: string }
-  /** Records that berth manages the module; a take also records that the node is to run it. */
-  | { do: 'manage'; module: string; started: boolean; via?: 'take' }
+  /**
+   * Records that berth manages the module; a take also records that the node is to run it,
+   * and the module's packages it found installed (`packages`, by name: version).
+   */
+  | {
+      do: 'manage';
+      module: string;
+      started: boolean;
+      via?: 'take';
+      packages?: Record<string, string>;
+    }
   /** `packages`: those the module names, which release leaves installed. */
   | { do: 'release'; module: string; packages?: string[] };
 
