@@ -178,13 +178,18 @@ async function runOnce(
 }
 
 /**
- * `--detailed-exitcode` on a preview: 0 nothing to do, 2 something to do and nothing
- * blocks it, 1 a blocker stands (a refusal is 1 already, and the stores 3).
+ * `--detailed-exitcode` on a preview, for one node and a target alike: 0 nothing to do,
+ * 2 something to do and nothing blocks it, 1 a blocker stands on any node (a refusal is
+ * 1 already, and the stores 3).
  */
 function previewExit(outcome: Outcome): number {
-  const report = outcome.report;
-  if (report && report.blockers.length > 0) return EXIT.refused;
-  if (report && report.steps.length > 0) return EXIT.somethingToDo;
+  const reports = outcome.fleet
+    ? Object.values(outcome.fleet.nodes)
+    : outcome.report
+      ? [outcome.report]
+      : [];
+  if (reports.some((report) => report.blockers.length > 0)) return EXIT.refused;
+  if (reports.some((report) => report.steps.length > 0)) return EXIT.somethingToDo;
   return EXIT.done;
 }
 
