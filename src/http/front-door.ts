@@ -52,7 +52,7 @@ export function frontDoor(authenticator: Authenticator): FrontDoor {
     return {
       status: 404,
       headers: NOT_FOUND_HEADERS,
-      body: JSON.stringify({ refused: noRoute(method, target) }),
+      body: JSON.stringify({ refused: noRoute(method, target), code: 'no_route' }),
     };
   };
 }
