@@ -114,11 +114,12 @@ describe('berth openapi', () => {
   it('describes the codes beside refused as the one closed list, in every answer', () => {
     const schemas = (document.components as { schemas: Record<string, Json> }).schemas;
     const codesOf = (schema: Json | undefined) => (schema?.properties as Json)?.code as Json;
-    const answer = schemas.CommandAnswer;
+    const answer = schemas.CommandAnswer as Json;
+    const refusal = schemas.Refusal as Json;
     assert.deepEqual(codesOf(answer)?.enum, [...CODES]);
-    assert.deepEqual(codesOf(schemas.Refusal)?.enum, [...CODES]);
-    assert.deepEqual((schemas.Refusal?.required as string[]).sort(), ['code', 'refused']);
-    const node = ((answer?.properties as Json).nodes as Json).additionalProperties as Json;
+    assert.deepEqual(codesOf(refusal)?.enum, [...CODES]);
+    assert.deepEqual((refusal.required as string[]).sort(), ['code', 'refused']);
+    const node = ((answer.properties as Json).nodes as Json).additionalProperties as Json;
     assert.deepEqual(codesOf(node)?.enum, [...CODES]);
     const blocker = ((node.properties as Json).blockers as Json).items as Json;
     assert.deepEqual(codesOf(blocker)?.enum, [...CODES]);
