@@ -8,6 +8,13 @@ import { BlockerKindSchema, CodeSchema } from './codes.ts';
  */
 export const FORMAT_VERSION = 1;
 
+/** A command's own `--json` fields in the one envelope every command prints: `format_version` first. */
+export function enveloped<T extends object>(
+  fields: T,
+): { format_version: typeof FORMAT_VERSION } & T {
+  return { format_version: FORMAT_VERSION, ...fields };
+}
+
 export const STEP_KINDS = [
   'mkdir',
   'mint',

@@ -79,7 +79,7 @@ describe('berth api, the real process over a real socket', () => {
     });
     assert.equal(answer.status, 401);
     assert.equal(answer.headers['content-type'], 'application/json');
-    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
     assert.equal(answer.headers['www-authenticate'], 'Bearer realm="berth"');
   });
 
@@ -90,7 +90,7 @@ describe('berth api, the real process over a real socket', () => {
       headers: { Authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln' },
     });
     assert.equal(answer.status, 401);
-    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
     assert.equal(
       answer.headers['www-authenticate'],
       `Bearer realm="berth", error="invalid_token", error_description="${NO_IDENTITY_PROVIDER}"`,
@@ -103,7 +103,7 @@ describe('berth api, the real process over a real socket', () => {
       body: JSON.stringify({ node: 'box', pad: 'x'.repeat(70 * 1024) }),
     });
     assert.equal(answer.status, 401);
-    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
   });
 
   it('answers another method or path 404, with or without credentials', async () => {
@@ -117,7 +117,7 @@ describe('berth api, the real process over a real socket', () => {
       const answer = await httpAsk(api.url, { method, path, headers, body: '{}' });
       assert.equal(answer.status, 404, `${method} ${path}`);
       assert.equal(answer.headers['content-type'], 'application/json');
-      assert.deepEqual(answer.body, { refused: noRoute(method, path) });
+      assert.deepEqual(answer.body, { refused: noRoute(method, path), code: 'no_route' });
     }
   });
 
@@ -154,7 +154,7 @@ describe('berth api on an IPv6 loopback', () => {
       assert.match(api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
       const answer = await httpAsk(api.url, { method: 'GET', path: '/nope' });
       assert.equal(answer.status, 404);
-      assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope') });
+      assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope'), code: 'no_route' });
     } finally {
       await api.stop();
       await world.cleanup();
@@ -187,6 +187,7 @@ describe('listen(): the body limit over a socket', () => {
     assert.equal(answer.headers['content-type'], 'application/json');
     assert.deepEqual(answer.body, {
       refused: 'the request body is larger than berth reads (64 KiB)',
+      code: 'body_too_large',
     });
   });
 
@@ -216,6 +217,7 @@ describe('listen(): the body limit over a socket', () => {
     assert.equal(answer.status, 413);
     assert.deepEqual(answer.body, {
       refused: 'the request body is larger than berth reads (64 KiB)',
+      code: 'body_too_large',
     });
     assert.deepEqual(await world.journal(), []);
   });
