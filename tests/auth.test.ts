@@ -729,7 +729,10 @@ describe('berth api, the real process', () => {
     let issuer: Issuer | undefined;
     try {
       const down = await postTo(api.url, '/adopt', { node: 'box' }, 'a.b.c');
-      assert.deepEqual([down.status, down.body], [401, { refused: noIdentityProvider(url) }]);
+      assert.deepEqual(
+        [down.status, down.body],
+        [401, { refused: noIdentityProvider(url), code: 'unauthorized' }],
+      );
       issuer = await startIssuer({ port });
       const token = await issuer.token();
       const upAt = Date.now();
