@@ -5,11 +5,11 @@
  * stale digest from a blocker from a grant without parsing a sentence.
  */
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as v from 'valibot';
-import { CodeSchema } from '../src/codes.ts';
+import { CODES, CodeSchema } from '../src/codes.ts';
 import { appOver, post } from './helpers/api.ts';
 import { acceptAs, makeWorld, type World } from './helpers/world.ts';
 
@@ -221,4 +221,10 @@ describe('codes beside the words', () => {
       await broken.cleanup();
     }
   });
+});
+
+test('docs/codes.md says when each code is given and what to do, and no code beside the list', async () => {
+  const doc = await readFile(join(import.meta.dirname, '../docs/codes.md'), 'utf8');
+  const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (.+?) \| (.+?) \|$/gm)];
+  assert.deepEqual([...new Set(rows.map((row) => row[1]))].sort(), [...CODES].sort());
 });
