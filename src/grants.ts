@@ -28,7 +28,9 @@ export function grantRefusal(
 }
 
 /** A target resolved for a subject: a refusal `byGrants` is journaled as one, previews too. */
-export type GrantedTarget = Targeted | { ok: false; refused: string; byGrants: true };
+export type GrantedTarget =
+  | Targeted
+  | { ok: false; refused: string; code: 'not_granted'; byGrants: true };
 
 /**
  * A target of several nodes as a subject over the API may name it, read on the whole
@@ -52,6 +54,7 @@ export function grantedTarget(
   const refused = (what: string): GrantedTarget => ({
     ok: false,
     refused: `${subject} may not ${command} ${target}: no grant names ${what}`,
+    code: 'not_granted',
     byGrants: true,
   });
   for (const term of terms) {

@@ -90,16 +90,22 @@ export async function checkDigest(
   given: string,
   current: string,
   basis: Basis,
-): Promise<string | undefined> {
+): Promise<{ error: string; code: 'invalid_digest' | 'digest_stale' } | undefined> {
   if (given === current) return undefined;
-  if (!DIGEST.test(given)) {
-    return `${JSON.stringify(given.slice(0, 80))} is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview`;
-  }
+  if (!DIGEST.test(given)) return { error: notADigest(given), code: 'invalid_digest' };
   const shown = `${given.slice(0, 12)}…`;
   const kept = await store.findPreview(given);
   const changes = kept ? describeChanges(kept.basis as Basis, basis) : [];
-  if (changes.length === 0) return `the preview changed since digest ${shown}; preview again`;
-  return `the preview changed since digest ${shown}: ${changes.join('; ')}; preview again`;
+  const error =
+    changes.length === 0
+      ? `the preview changed since digest ${shown}; preview again`
+      : `the preview changed since digest ${shown}: ${changes.join('; ')}; preview again`;
+  return { error, code: 'digest_stale' };
+}
+
+/** The words for a digest that is not one at all. */
+export function notADigest(given: string): string {
+  return `${JSON.stringify(given.slice(0, 80))} is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview`;
 }
 
 /** Says, in the operator's words, what differs between two bases. */

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
+import { type Code, CodeSchema } from './codes.ts';
 import type { CommandResult } from './commands/results.ts';
 import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
@@ -41,6 +42,8 @@ export interface Outcome {
   said?: string;
   result?: CommandResult;
   error?: string;
+  /** Beside `error`, always: why, as a code from the closed list (src/codes.ts). */
+  code?: Code;
   /** The node's part of the typed result; `failed` when a step of the act failed. */
   report?: {
     digest?: string;
@@ -63,6 +66,7 @@ export interface Outcome {
 /** Every other answer (400, 401, 404, 413, 503): why the request was not carried out. */
 export const RefusalSchema = v.object({
   refused: v.pipe(v.string(), v.description('Why, in words')),
+  code: CodeSchema,
 });
 
 export type Decoded = { ok: true; request: CommandRequest } | { ok: false; message: string };

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { BlockerKindSchema, CodeSchema } from './codes.ts';
 
 /**
  * A command's typed result, as `--json` prints it and the Command API answers it: the
@@ -6,6 +7,13 @@ import * as v from 'valibot';
  * no script parses `said`. `format_version` changes when a field changes meaning.
  */
 export const FORMAT_VERSION = 1;
+
+/** A command's own `--json` fields in the one envelope every command prints: `format_version` first. */
+export function enveloped<T extends object>(
+  fields: T,
+): { format_version: typeof FORMAT_VERSION } & T {
+  return { format_version: FORMAT_VERSION, ...fields };
+}
 
 export const STEP_KINDS = [
   'mkdir',
@@ -46,9 +54,13 @@ export const StepReportSchema = v.object({
 });
 export type StepReport = v.InferOutput<typeof StepReportSchema>;
 
-/** What stands in the way of a node's act: its kind as a word a script can match, and words. */
+/**
+ * What stands in the way of a node's act: its code, which a script matches (`kind` is the
+ * same in the planners' kebab-case, kept as it was), and words for people.
+ */
 export const BlockerReportSchema = v.object({
-  kind: v.string(),
+  code: CodeSchema,
+  kind: BlockerKindSchema,
   module: v.optional(v.string()),
   path: v.optional(v.string()),
   /** A package blocker's package, the version pinned, and the versions the lists offer. */
@@ -80,6 +92,8 @@ export const NodeReportSchema = v.object({
   steps: v.array(StepReportSchema),
   blockers: v.array(BlockerReportSchema),
   outcome: NodeOutcomeSchema,
+  /** Why the node was refused or failed, when it was: beside its words in `refused`. */
+  code: v.optional(CodeSchema),
   /** In a target's act: how long the node's own act took, in milliseconds. */
   ms: v.optional(v.number()),
 });
@@ -91,6 +105,8 @@ export const CommandAnswerSchema = v.object({
   refused: v.optional(
     v.pipe(v.string(), v.description("The command's refusal, as the command line says it")),
   ),
+  /** Beside `refused`, always: why, as a code from one closed list. */
+  code: v.optional(CodeSchema),
   /** On a preview: the digest its act names. */
   digest: v.optional(v.pipe(v.string(), v.description('On a preview: the digest its act names'))),
   /** By node name; empty when the command was refused before it reached a node. */

@@ -16,7 +16,13 @@ export type Groups = Readonly<Record<string, readonly string[]>>;
 export const ALL = 'all';
 
 /** A target as nodes: the sorted node names, or why it names none, in words. */
-export type Targeted = { ok: true; nodes: string[] } | { ok: false; refused: string };
+export type Targeted =
+  | { ok: true; nodes: string[] }
+  | {
+      ok: false;
+      refused: string;
+      code: 'invalid_target' | 'unknown_node' | 'unknown_group';
+    };
 
 /** A part of a target: a node or a group, which adds nodes or (`!`) removes them. */
 export type Term = { remove: boolean } & (
@@ -115,7 +121,7 @@ export function resolveTarget(
   inventory: { nodes: readonly string[]; groups: Groups },
 ): Targeted {
   const terms = parseTarget(target);
-  if (typeof terms === 'string') return { ok: false, refused: terms };
+  if (typeof terms === 'string') return { ok: false, refused: terms, code: 'invalid_target' };
   const known = new Set(inventory.nodes);
   const added = new Set<string>();
   const removed = new Set<string>();
@@ -125,6 +131,7 @@ export function resolveTarget(
       if (!known.has(term.name))
         return {
           ok: false,
+          code: 'unknown_node',
           refused: withHint(
             `berth does not know node ${term.name}`,
             didYouMean(term.name, known),
@@ -138,14 +145,19 @@ export function resolveTarget(
         ...Object.keys(inventory.groups).map((group) => `@${group}`),
         `@${ALL}`,
       ]);
-      return { ok: false, refused: `berth.json has no group ${term.name}${meant}` };
+      return {
+        ok: false,
+        refused: `berth.json has no group ${term.name}${meant}`,
+        code: 'unknown_group',
+      };
     } else {
       const nodes = term.name === ALL ? known : membersOf(term.name, inventory.groups);
       for (const node of nodes) into.add(node);
     }
   }
   const nodes = [...added].filter((node) => !removed.has(node)).sort();
-  if (nodes.length === 0) return { ok: false, refused: `${target} names no node` };
+  if (nodes.length === 0)
+    return { ok: false, refused: `${target} names no node`, code: 'invalid_target' };
   return { ok: true, nodes };
 }
 

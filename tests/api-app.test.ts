@@ -56,7 +56,7 @@ describe('the Command API through app.request()', () => {
         const answer = await post(refusing, route, { node: 'box', module: 'postgres' });
         assert.equal(answer.status, 401);
         assert.equal(answer.type, 'application/json');
-        assert.deepEqual(answer.body, { refused: REFUSED_ALL.refused });
+        assert.deepEqual(answer.body, { refused: REFUSED_ALL.refused, code: 'unauthorized' });
         assert.equal(answer.headers.get('www-authenticate'), REFUSED_ALL.challenge);
       });
     }
@@ -71,7 +71,7 @@ describe('the Command API through app.request()', () => {
       it(`${what} is still 401 when the caller is not authenticated`, async () => {
         const answer = await ask(refusing, 'POST', '/assign', body);
         assert.equal(answer.status, 401);
-        assert.deepEqual(answer.body, { refused: REFUSED_ALL.refused });
+        assert.deepEqual(answer.body, { refused: REFUSED_ALL.refused, code: 'unauthorized' });
       });
     }
 
@@ -115,7 +115,10 @@ describe('the Command API through app.request()', () => {
       it(`${JSON.stringify(body)} is 400 with the JSON parser's own message`, async () => {
         const answer = await ask(app, 'POST', '/assign', body);
         assert.equal(answer.status, 400);
-        assert.deepEqual(answer.body, { refused: NOT_UNDERSTOOD + jsonParseMessage(body) });
+        assert.deepEqual(answer.body, {
+          refused: NOT_UNDERSTOOD + jsonParseMessage(body),
+          code: 'invalid_request',
+        });
       });
     }
 
@@ -123,7 +126,11 @@ describe('the Command API through app.request()', () => {
       for (const route of ALL_ROUTES) {
         const answer = await ask(app, 'POST', route, '');
         assert.equal(answer.status, 400, route);
-        assert.deepEqual(answer.body, { refused: NOT_UNDERSTOOD + jsonParseMessage('') }, route);
+        assert.deepEqual(
+          answer.body,
+          { refused: NOT_UNDERSTOOD + jsonParseMessage(''), code: 'invalid_request' },
+          route,
+        );
       }
     });
 
@@ -144,7 +151,7 @@ describe('the Command API through app.request()', () => {
         assert.equal(answer.status, 400);
         const refused = String(answer.body?.refused);
         assert.ok(refused.startsWith(NOT_UNDERSTOOD + field), refused);
-        assert.deepEqual(Object.keys(answer.body ?? {}), ['refused']);
+        assert.deepEqual(Object.keys(answer.body ?? {}), ['refused', 'code']);
       });
     }
 
@@ -152,6 +159,7 @@ describe('the Command API through app.request()', () => {
       const answer = await post(app, '/take', { node: 'box', module: 'postgres', yes: 'true' });
       assert.deepEqual(answer.body, {
         refused: `${NOT_UNDERSTOOD}yes: expected true or false, got the string "true"`,
+        code: 'invalid_request',
       });
     });
 
@@ -175,7 +183,10 @@ describe('the Command API through app.request()', () => {
     it('a body that is not UTF-8 is 400', async () => {
       const answer = await ask(app, 'POST', '/assign', new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]));
       assert.equal(answer.status, 400);
-      assert.deepEqual(answer.body, { refused: `${NOT_UNDERSTOOD}the body is not UTF-8 text` });
+      assert.deepEqual(answer.body, {
+        refused: `${NOT_UNDERSTOOD}the body is not UTF-8 text`,
+        code: 'invalid_request',
+      });
     });
 
     it('is checked before the required fields: a wrongly typed node is not "needed"', async () => {
@@ -209,7 +220,7 @@ describe('the Command API through app.request()', () => {
         it(`POST ${route} ${JSON.stringify(body)} is 400 "${BOTH_NEEDED}"`, async () => {
           const answer = await post(app, route, body);
           assert.equal(answer.status, 400);
-          assert.deepEqual(answer.body, { refused: BOTH_NEEDED });
+          assert.deepEqual(answer.body, { refused: BOTH_NEEDED, code: 'fields_missing' });
         });
       }
     }
@@ -218,7 +229,7 @@ describe('the Command API through app.request()', () => {
         it(`POST ${route} ${JSON.stringify(body)} is 400 "${NODE_NEEDED}"`, async () => {
           const answer = await post(app, route, body);
           assert.equal(answer.status, 400);
-          assert.deepEqual(answer.body, { refused: NODE_NEEDED });
+          assert.deepEqual(answer.body, { refused: NODE_NEEDED, code: 'fields_missing' });
         });
       }
     }
@@ -226,7 +237,7 @@ describe('the Command API through app.request()', () => {
     it('are checked before the stores are opened', async () => {
       const answer = await post(appOver(missingState), '/assign', { node: 'box' });
       assert.equal(answer.status, 400);
-      assert.deepEqual(answer.body, { refused: BOTH_NEEDED });
+      assert.deepEqual(answer.body, { refused: BOTH_NEEDED, code: 'fields_missing' });
     });
 
     it('a name that is present but breaks the name rule is the command refusing: 409, not 400', async () => {
@@ -261,6 +272,7 @@ describe('the Command API through app.request()', () => {
       assert.equal(answer.status, 413);
       assert.deepEqual(answer.body, {
         refused: 'the request body is larger than berth reads (64 KiB)',
+        code: 'body_too_large',
       });
       assert.equal((await world.journal()).length, before.length);
     });
@@ -270,7 +282,7 @@ describe('the Command API through app.request()', () => {
     it('a --state directory that does not exist is 503, in the store failure words', async () => {
       const answer = await post(appOver(missingState), '/adopt', { node: 'box' });
       assert.equal(answer.status, 503);
-      assert.deepEqual(Object.keys(answer.body ?? {}), ['refused']);
+      assert.deepEqual(Object.keys(answer.body ?? {}), ['refused', 'code']);
       const refused = String(answer.body?.refused);
       assert.ok(refused.startsWith(CANNOT_OPEN), refused);
       assert.ok(refused.includes(missingState), refused);
@@ -285,6 +297,7 @@ describe('the Command API through app.request()', () => {
           module: 'postgres',
         });
         assert.equal(answer.status, 503);
+        assert.equal(answer.body?.code, 'stores_unavailable');
         const refused = String(answer.body?.refused);
         assert.ok(refused.startsWith(CANNOT_OPEN), refused);
         assert.ok(refused.includes('state.json'), refused);
@@ -324,14 +337,16 @@ describe('the Command API through app.request()', () => {
         });
         assert.equal(answer.status, 409);
         assert.deepEqual(Object.keys(answer.body ?? {}).sort(), [
+          'code',
           'format_version',
           'nodes',
           'refused',
           'said',
         ]);
         assert.equal(answer.body?.said, 'box is to run gitea');
+        assert.equal(answer.body?.code, 'does_not_resolve');
         assert.deepEqual(answer.body?.nodes, {
-          box: { steps: [], blockers: [], outcome: 'refused' },
+          box: { steps: [], blockers: [], outcome: 'refused', code: 'does_not_resolve' },
         });
         assert.match(String(answer.body?.refused), /^gitea does not resolve: /);
         const status = await fresh.berth('status', 'box', '--json');
@@ -350,6 +365,7 @@ describe('the Command API through app.request()', () => {
         nodes: {},
         said: '',
         refused: 'berth does not know node nowhere; add it under nodes in berth.json',
+        code: 'unknown_node',
       });
     });
 
@@ -422,7 +438,8 @@ describe('the Command API through app.request()', () => {
         format_version: 1,
         said: 'box is to run postgres',
         refused: 'assign was done, but the journal could not record it: no space left on device',
-        nodes: { box: { steps: [], blockers: [], outcome: 'refused' } },
+        code: 'journal_failed',
+        nodes: { box: { steps: [], blockers: [], outcome: 'refused', code: 'journal_failed' } },
       });
       assert.deepEqual((await world.readState()).assignments, { box: ['postgres'] });
     });
@@ -446,6 +463,7 @@ describe('the Command API through app.request()', () => {
       assert.deepEqual(answer.body, {
         refused:
           'berth failed unexpectedly while answering; the request may not have been carried out',
+        code: 'failed',
       });
       assert.equal(logged.mock.callCount(), 1);
       const line = String(logged.mock.calls[0]?.arguments[0]);
@@ -482,13 +500,13 @@ describe('the Command API through app.request()', () => {
         const answer = await ask(app, method, path);
         assert.equal(answer.status, 404);
         assert.equal(answer.type, 'application/json');
-        assert.deepEqual(answer.body, { refused: noRoute(method, path) });
+        assert.deepEqual(answer.body, { refused: noRoute(method, path), code: 'no_route' });
       });
     }
 
     it('names the path without its query', async () => {
       const answer = await ask(app, 'GET', '/assign?node=box&module=postgres');
-      assert.deepEqual(answer.body, { refused: noRoute('GET', '/assign') });
+      assert.deepEqual(answer.body, { refused: noRoute('GET', '/assign'), code: 'no_route' });
     });
 
     it('is 404, not 401, with or without credentials, under the refusing authenticator', async () => {
@@ -497,7 +515,7 @@ describe('the Command API through app.request()', () => {
       for (const headers of credentials) {
         const answer = await ask(refusing, 'GET', '/assign', undefined, headers);
         assert.equal(answer.status, 404);
-        assert.deepEqual(answer.body, { refused: noRoute('GET', '/assign') });
+        assert.deepEqual(answer.body, { refused: noRoute('GET', '/assign'), code: 'no_route' });
         assert.equal(answer.headers.get('www-authenticate'), null);
       }
     });

@@ -97,6 +97,7 @@ describe('grants over the Command API, with tokens of several subjects', () => {
       format_version: 1,
       said: '',
       refused: 'deployer may not converge db1: no grant names it',
+      code: 'not_granted',
       nodes: {},
     });
     assert.equal(await exists(stopped('db1')), false, 'the stop hook ran');
@@ -272,6 +273,7 @@ describe('a subject under grants, naming nodes and groups it is not granted', ()
       format_version: 1,
       said: '',
       refused: 'deployer may not converge web1,secretbox: no grant names secretbox',
+      code: 'not_granted',
       nodes: {},
     });
     const journaled = (await world.journal()).filter((entry) => entry.node === 'web1,secretbox');
@@ -319,6 +321,7 @@ describe('grants, as berth.json says them', () => {
       assert.deepEqual(read(target), {
         ok: false,
         refused: `dep may not converge ${target}: no grant names ${name}`,
+        code: 'not_granted',
         byGrants: true,
       });
     // A grant that takes in every node less one gives every name, the one it removes too.

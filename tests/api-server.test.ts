@@ -85,7 +85,7 @@ describe('berth api, the real process over a real socket', () => {
     });
     assert.equal(answer.status, 401);
     assert.equal(answer.headers['content-type'], 'application/json');
-    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
     assert.equal(answer.headers['www-authenticate'], 'Bearer realm="berth"');
   });
 
@@ -96,7 +96,7 @@ describe('berth api, the real process over a real socket', () => {
       headers: { Authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln' },
     });
     assert.equal(answer.status, 401);
-    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
     assert.equal(
       answer.headers['www-authenticate'],
       `Bearer realm="berth", error="invalid_token", error_description="${NO_IDENTITY_PROVIDER}"`,
@@ -109,7 +109,7 @@ describe('berth api, the real process over a real socket', () => {
       body: JSON.stringify({ node: 'box', pad: 'x'.repeat(70 * 1024) }),
     });
     assert.equal(answer.status, 401);
-    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER });
+    assert.deepEqual(answer.body, { refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
   });
 
   it('answers another method or path 404, with or without credentials', async () => {
@@ -123,7 +123,7 @@ describe('berth api, the real process over a real socket', () => {
       const answer = await httpAsk(api.url, { method, path, headers, body: '{}' });
       assert.equal(answer.status, 404, `${method} ${path}`);
       assert.equal(answer.headers['content-type'], 'application/json');
-      assert.deepEqual(answer.body, { refused: noRoute(method, path) });
+      assert.deepEqual(answer.body, { refused: noRoute(method, path), code: 'no_route' });
     }
   });
 
@@ -144,7 +144,7 @@ describe('berth api, the real process over a real socket', () => {
         '',
         json,
       ].join('\r\n');
-    const refused = JSON.stringify({ refused: NO_IDENTITY_PROVIDER });
+    const refused = JSON.stringify({ refused: NO_IDENTITY_PROVIDER, code: 'unauthorized' });
     const seed = (challenge: string) =>
       answerOf(
         '401 Unauthorized',
@@ -159,7 +159,7 @@ describe('berth api, the real process over a real socket', () => {
       answerOf(
         '404 Not Found',
         ['Content-Type: application/json'],
-        JSON.stringify({ refused: noRoute(method, path) }),
+        JSON.stringify({ refused: noRoute(method, path), code: 'no_route' }),
       );
     const token = 'Authorization: Bearer not.a.token';
     const cases: [bytes: string, answer: string][] = [];
@@ -229,7 +229,11 @@ describe('berth api, the real process over a real socket', () => {
     // HTTP/1.0 came before Host: its request is the app's, and its connection closes.
     for (const [line, status, json] of [
       ['POST /assign HTTP/1.0', 401, refused],
-      ['GET /nope HTTP/1.0', 404, JSON.stringify({ refused: noRoute('GET', '/nope') })],
+      [
+        'GET /nope HTTP/1.0',
+        404,
+        JSON.stringify({ refused: noRoute('GET', '/nope'), code: 'no_route' }),
+      ],
     ] as const) {
       const old = await rawExchange(api.port, send(line, [token], ''));
       assert.equal(old.status, status, old.raw);
@@ -270,7 +274,7 @@ describe('berth api on an IPv6 loopback', () => {
       assert.match(api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
       const answer = await httpAsk(api.url, { method: 'GET', path: '/nope' });
       assert.equal(answer.status, 404);
-      assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope') });
+      assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope'), code: 'no_route' });
     } finally {
       await api.stop();
       await world.cleanup();
@@ -303,6 +307,7 @@ describe('listen(): the body limit over a socket', () => {
     assert.equal(answer.headers['content-type'], 'application/json');
     assert.deepEqual(answer.body, {
       refused: 'the request body is larger than berth reads (64 KiB)',
+      code: 'body_too_large',
     });
   });
 
@@ -332,6 +337,7 @@ describe('listen(): the body limit over a socket', () => {
     assert.equal(answer.status, 413);
     assert.deepEqual(answer.body, {
       refused: 'the request body is larger than berth reads (64 KiB)',
+      code: 'body_too_large',
     });
     assert.deepEqual(await world.journal(), []);
   });

@@ -112,7 +112,11 @@ describe('berth api over raw sockets, with a valid token', () => {
         const what = `${line.slice(0, 40)} ${authorization ? 'with' : 'without'} a token`;
         assert.equal(answer.status, 404, `${what}: ${answer.raw.slice(0, 300)}`);
         assert.equal(answer.headers['content-type'], 'application/json', what);
-        assert.deepEqual(JSON.parse(answer.body), { refused: noRoute(method, path) }, what);
+        assert.deepEqual(
+          JSON.parse(answer.body),
+          { refused: noRoute(method, path), code: 'no_route' },
+          what,
+        );
       }
     // Bytes that hold no request line are still not a request: 400.
     for (const bytes of [
@@ -148,7 +152,10 @@ describe('berth api over raw sockets, with a valid token', () => {
     for (const [body, refused] of quoted) {
       const answer = await post(body);
       assert.equal(answer.status, 400, answer.raw.slice(0, 300));
-      assert.deepEqual(JSON.parse(answer.body), { refused: `${understands}${refused}` });
+      assert.deepEqual(JSON.parse(answer.body), {
+        refused: `${understands}${refused}`,
+        code: 'invalid_request',
+      });
     }
     // What JSON.parse says of a body that is not JSON, whatever its length.
     for (const body of [
@@ -183,7 +190,10 @@ describe('berth api over raw sockets, with a valid token', () => {
         assert.equal(answer.headers.connection, 'close', what);
         assert.deepEqual(
           JSON.parse(answer.body),
-          { refused: `this is not a request berth understands: ${refused}` },
+          {
+            refused: `this is not a request berth understands: ${refused}`,
+            code: 'invalid_request',
+          },
           what,
         );
       }
@@ -192,6 +202,7 @@ describe('berth api over raw sockets, with a valid token', () => {
     assert.equal(star.status, 400, star.raw);
     assert.deepEqual(JSON.parse(star.body), {
       refused: 'this is not a request berth understands: an HTTP/1.1 request must name its Host',
+      code: 'invalid_request',
     });
     assert.deepEqual(await world.journal(), [], 'nothing was carried out');
 

@@ -147,7 +147,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
     const noModule = await post(app, '/take', { node: 'box' }, token);
     assert.deepEqual(
       [noModule.status, noModule.body],
-      [400, { refused: 'both node and module are needed' }],
+      [400, { refused: 'both node and module are needed', code: 'fields_missing' }],
     );
 
     const nowhere = appWith(join(world.dir, 'no-such-state'), authenticator);
@@ -263,7 +263,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
       assert.equal(answer.status, 401, `${name}: ${JSON.stringify(answer.body)}`);
       assert.equal(answer.type, 'application/json');
       assert.match(answer.body.refused ?? '', reason, name);
-      assert.deepEqual(Object.keys(answer.body), ['refused'], name);
+      assert.deepEqual(Object.keys(answer.body), ['refused', 'code'], name);
       assert.match(answer.challenge ?? '', challengeOf(reason), name);
       const signature = (token ?? '').split('.').at(-1) ?? '';
       for (const echoed of [answer.body.refused ?? '', answer.challenge ?? ''])
@@ -334,13 +334,19 @@ describe('when the issuer cannot be had', () => {
     const seed = noIdentityProvider(url);
 
     const withToken = await post(app, '/assign', { node: 'box', module: 'postgres' }, 'a.b.c');
-    assert.deepEqual([withToken.status, withToken.body], [401, { refused: seed }]);
+    assert.deepEqual(
+      [withToken.status, withToken.body],
+      [401, { refused: seed, code: 'unauthorized' }],
+    );
     assert.equal(
       withToken.challenge,
       `Bearer realm="berth", error="invalid_token", error_description="${seed}"`,
     );
     const without = await post(app, '/assign', { node: 'box', module: 'postgres' });
-    assert.deepEqual([without.status, without.body], [401, { refused: seed }]);
+    assert.deepEqual(
+      [without.status, without.body],
+      [401, { refused: seed, code: 'unauthorized' }],
+    );
     assert.equal(without.challenge, 'Bearer realm="berth"');
     assert.match(said.join('\n'), /cannot be used: .*openid-configuration cannot be fetched/);
 
@@ -384,7 +390,7 @@ describe('when the issuer cannot be had', () => {
         for (const answer of answers)
           assert.deepEqual(
             [answer.status, answer.body],
-            [401, { refused: noIdentityProvider(issuer.url) }],
+            [401, { refused: noIdentityProvider(issuer.url), code: 'unauthorized' }],
           );
         assert.equal(issuer.hits('/.well-known/openid-configuration'), 1);
         // Unreachable or too slow is the host, not the path: RFC 8414's form is asked only after an answer.
@@ -600,7 +606,7 @@ describe('berth api, the real process', () => {
           await issuer.token({ sub }),
         );
         assert.equal(answer.status, 401, JSON.stringify(sub));
-        assert.deepEqual(answer.body, { refused });
+        assert.deepEqual(answer.body, { refused, code: 'unauthorized' });
         assert.equal(
           answer.challenge,
           `Bearer realm="berth", error="invalid_token", error_description="${refused}"`,
@@ -651,7 +657,7 @@ describe('berth api, the real process', () => {
       for (const [name, spelled] of sameToken) {
         const answer = await postTo(api.url, '/adopt', { node: 'box' }, spelled);
         assert.equal(answer.status, 401, name);
-        assert.deepEqual(answer.body, { refused }, name);
+        assert.deepEqual(answer.body, { refused, code: 'unauthorized' }, name);
         assert.equal(
           answer.challenge,
           `Bearer realm="berth", error="invalid_token", error_description="${refused}"`,
@@ -724,7 +730,10 @@ describe('berth api, the real process', () => {
     let issuer: Issuer | undefined;
     try {
       const down = await postTo(api.url, '/adopt', { node: 'box' }, 'a.b.c');
-      assert.deepEqual([down.status, down.body], [401, { refused: noIdentityProvider(url) }]);
+      assert.deepEqual(
+        [down.status, down.body],
+        [401, { refused: noIdentityProvider(url), code: 'unauthorized' }],
+      );
       issuer = await startIssuer({ port });
       const token = await issuer.token();
       // Asked again until it notices; the bound is against a hang, not a measurement.

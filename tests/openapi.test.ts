@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { CODES } from '../src/codes.ts';
 import { type ApiProcess, startApi, startApiOn } from './helpers/api-process.ts';
 import { freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
 import { makeWorld, type World } from './helpers/world.ts';
@@ -61,6 +62,8 @@ function run(file: string, args: string[]) {
   );
 }
 
+type Json = Record<string, unknown>;
+
 describe('berth openapi', () => {
   let world: World;
   let document: Record<string, unknown>;
@@ -106,6 +109,21 @@ describe('berth openapi', () => {
     );
     assert.match(assign['503']?.description ?? '', /the stores cannot be opened: <why>/);
     assert.match(paths['/adopt']?.post.responses['400']?.description ?? '', /"node is needed"/);
+  });
+
+  it('describes the codes beside refused as the one closed list, in every answer', () => {
+    const schemas = (document.components as { schemas: Record<string, Json> }).schemas;
+    const codesOf = (schema: Json | undefined) => (schema?.properties as Json)?.code as Json;
+    const answer = schemas.CommandAnswer as Json;
+    const refusal = schemas.Refusal as Json;
+    assert.deepEqual(codesOf(answer)?.enum, [...CODES]);
+    assert.deepEqual(codesOf(refusal)?.enum, [...CODES]);
+    assert.deepEqual((refusal.required as string[]).sort(), ['code', 'refused']);
+    const node = ((answer.properties as Json).nodes as Json).additionalProperties as Json;
+    assert.deepEqual(codesOf(node)?.enum, [...CODES]);
+    const blocker = ((node.properties as Json).blockers as Json).items as Json;
+    assert.deepEqual(codesOf(blocker)?.enum, [...CODES]);
+    assert.ok((blocker.required as string[]).includes('code'));
   });
 
   describe('a client generated from it (openapi-typescript) calls a real berth api', () => {
@@ -170,14 +188,19 @@ describe('berth openapi', () => {
       });
       const refused = await call(api.url, token, '/unassign', { node: 'box', module: 'x' });
       assert.equal(refused.status, 409);
+      assert.equal(refused.body.code, 'not_assigned');
       assert.deepEqual(Object.keys(refused.body).sort(), [
+        'code',
         'format_version',
         'nodes',
         'refused',
         'said',
       ]);
       const missing = await call(api.url, token, '/adopt', { node: '' });
-      assert.deepEqual(missing, { status: 400, body: { refused: 'node is needed' } });
+      assert.deepEqual(missing, {
+        status: 400,
+        body: { refused: 'node is needed', code: 'fields_missing' },
+      });
       const noProvider = await call(idle.url, token, '/adopt', { node: 'box' });
       assert.equal(noProvider.status, 401);
       assert.match(String(noProvider.body.refused), /^berth cannot yet verify a token from /);

@@ -38,9 +38,18 @@ describe('a target turned into nodes', () => {
       ok: false,
       refused:
         'berth does not know node web9; did you mean web1? Else add it under nodes in berth.json',
+      code: 'unknown_node',
     });
-    assert.deepEqual(nodes('@db'), { ok: false, refused: 'berth.json has no group db' });
-    assert.deepEqual(nodes('@web,!@web'), { ok: false, refused: '@web,!@web names no node' });
+    assert.deepEqual(nodes('@db'), {
+      ok: false,
+      refused: 'berth.json has no group db',
+      code: 'unknown_group',
+    });
+    assert.deepEqual(nodes('@web,!@web'), {
+      ok: false,
+      refused: '@web,!@web names no node',
+      code: 'invalid_target',
+    });
     assert.equal(nodes('@none').ok, false);
     assert.match(String((nodes('!web1') as { refused: string }).refused), /only nodes to remove/);
     assert.match(String((nodes('web1,,web2') as { refused: string }).refused), /is not a target/);

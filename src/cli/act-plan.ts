@@ -1,5 +1,6 @@
 import { commands } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
+import { enveloped } from '../result.ts';
 import { EXIT, type Io } from './io.ts';
 import { readPlan } from './plan-file.ts';
 import { runFromCli } from './run-command.ts';
@@ -18,7 +19,8 @@ export async function actOnPlan(
 ): Promise<number> {
   const read = await readPlan(file);
   if (!read.ok) {
-    if (options.json) io.out(JSON.stringify({ refused: read.refused }));
+    if (options.json)
+      io.out(JSON.stringify(enveloped({ refused: read.refused, code: 'invalid_plan' })));
     else io.err(read.refused);
     return EXIT.usage;
   }

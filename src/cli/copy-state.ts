@@ -1,8 +1,9 @@
 import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
+import { enveloped } from '../result.ts';
 import { copyStateTo } from '../stores/copy-state.ts';
 import { checkStoreUrl } from '../stores/store-url.ts';
-import { storesCannotOpen } from '../stores/stores.ts';
+import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 
@@ -29,7 +30,14 @@ export async function runCopyState(
     const loadConfig = fileConfig(location.dir);
     const seal = processSeal(io.env, async () => (await loadConfig([])).settings.recipients);
     const outcome = await copyStateTo(location, to, seal);
-    if (json) io.out(JSON.stringify(outcome));
+    if (json)
+      io.out(
+        JSON.stringify(
+          'refused' in outcome
+            ? enveloped({ refused: outcome.refused, code: 'store_not_empty' })
+            : enveloped({ said: outcome.done }),
+        ),
+      );
     if ('refused' in outcome) {
       if (!json) io.err(outcome.refused);
       return EXIT.refused;
@@ -38,7 +46,7 @@ export async function runCopyState(
     return EXIT.done;
   } catch (error) {
     const refused = storesCannotOpen(error);
-    if (json) io.out(JSON.stringify({ refused }));
+    if (json) io.out(JSON.stringify(enveloped({ refused, code: storesCode(error) })));
     else io.err(refused);
     return EXIT.stores;
   }

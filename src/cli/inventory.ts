@@ -1,5 +1,6 @@
 import type { StateLocation } from '../config/state-dir.ts';
 import { type Declared, declaredFor, toRun } from '../declared.ts';
+import { enveloped } from '../result.ts';
 import type { NodeEntry } from '../settings.ts';
 import { groupsHolding, resolveTarget } from '../targets.ts';
 import { stateDeps } from './deps.ts';
@@ -39,7 +40,8 @@ export async function showNodes(
     if (target !== undefined) {
       const targeted = resolveTarget(target, inventory);
       if (!targeted.ok) {
-        if (json) io.out(JSON.stringify({ refused: targeted.refused }));
+        if (json)
+          io.out(JSON.stringify(enveloped({ refused: targeted.refused, code: targeted.code })));
         else io.err(targeted.refused);
         return EXIT.refused;
       }
@@ -60,7 +62,7 @@ export async function showNodes(
       });
     }
     if (json) {
-      io.out(JSON.stringify({ format_version: 1, nodes: shown }));
+      io.out(JSON.stringify(enveloped({ nodes: shown })));
       return EXIT.done;
     }
     if (shown.length === 0) {

@@ -2,6 +2,7 @@ import type { CatalogEntry, ModuleDefinition } from '../catalog.ts';
 import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { didYouMean } from '../did-you-mean.ts';
+import { enveloped } from '../result.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
 
@@ -35,17 +36,17 @@ export async function showModules(
       const entry = await catalog.entry(name);
       if ('problem' in entry && entry.missing) {
         const refused = `the catalog has no module ${name}${didYouMean(name, names)}`;
-        if (json) io.out(JSON.stringify({ refused }));
+        if (json) io.out(JSON.stringify(enveloped({ refused, code: 'unknown_module' })));
         else io.err(refused);
         return EXIT.refused;
       }
       const shown = shownOf(entry);
-      if (json) io.out(JSON.stringify({ format_version: 1, modules: [shown] }));
+      if (json) io.out(JSON.stringify(enveloped({ modules: [shown] })));
       else io.out(describeWhole(shown));
       return 'problem' in shown ? EXIT.refused : EXIT.done;
     }
     const shown = await Promise.all(names.map(async (each) => shownOf(await catalog.entry(each))));
-    if (json) io.out(JSON.stringify({ format_version: 1, modules: shown }));
+    if (json) io.out(JSON.stringify(enveloped({ modules: shown })));
     else if (shown.length === 0) io.out('the catalog holds no module yet');
     else
       io.out(

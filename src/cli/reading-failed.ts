@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/config.ts';
-import { storesCannotOpen } from '../stores/stores.ts';
+import { enveloped } from '../result.ts';
+import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { EXIT, type Io } from './io.ts';
 
 /**
@@ -10,6 +11,7 @@ export function readingFailed(error: unknown, io: Io, { json = false } = {}): nu
   const config = error instanceof ConfigError;
   const refused = config ? error.message : storesCannotOpen(error);
   io.err(refused);
-  if (json) io.out(JSON.stringify({ refused }));
+  const code = config ? 'invalid_config' : storesCode(error);
+  if (json) io.out(JSON.stringify(enveloped({ refused, code })));
   return config ? EXIT.refused : EXIT.stores;
 }

@@ -10,7 +10,7 @@ import { MachineError } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
 import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
-import { FORMAT_VERSION } from '../result.ts';
+import { enveloped } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
 import type { Managed, NodeRecord } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
@@ -118,7 +118,7 @@ export async function showStatus(
     );
     const exit = failing || misdeclared ? EXIT.refused : EXIT.done;
     if (json) {
-      io.out(JSON.stringify({ format_version: FORMAT_VERSION, nodes: report }));
+      io.out(JSON.stringify(enveloped({ nodes: report })));
       return exit;
     }
     const lines: string[] = [];
@@ -226,7 +226,7 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
     const lines = await deps.stores.readJournal();
     if (json) {
       const shown = lines.map((line) =>
-        'entry' in line ? JSON.stringify(line.entry) : line.notAnEntry,
+        'entry' in line ? JSON.stringify(enveloped(line.entry)) : line.notAnEntry,
       );
       if (shown.length > 0) io.out(shown.join('\n'));
       return EXIT.done;

@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
-import { answerOf, missingFields, openAct, type RunOutcome } from '../commands/act.ts';
+import type { Code } from '../codes.ts';
+import { answerOf, codeOf, missingFields, openAct, type RunOutcome } from '../commands/act.ts';
 import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
@@ -108,8 +109,8 @@ async function runOnce(
   io: Io,
 ): Promise<Ran> {
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
-  const refuseBefore = (refused: string) => {
-    if (options.json) io.out(JSON.stringify({ refused }));
+  const refuseBefore = (refused: string, code: Code) => {
+    if (options.json) io.out(JSON.stringify({ refused, code }));
     else io.err(refused);
   };
   // A target of several nodes is shown node by node; one node as before.
@@ -118,7 +119,7 @@ async function runOnce(
     // As over the API, a request without its fields is refused before the stores open.
     const missing = missingFields(command, request);
     if (missing) {
-      refuseBefore(missing);
+      refuseBefore(missing, 'fields_missing');
       return { exit: EXIT.usage };
     }
     const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
@@ -143,18 +144,14 @@ async function runOnce(
         watch: progress?.watch,
       },
     );
-    if (opened.kind === 'missing') {
-      refuseBefore(opened.refused);
-      return { exit: EXIT.usage };
-    }
-    if (opened.kind === 'stores') {
-      refuseBefore(opened.refused);
-      return { exit: EXIT.stores };
+    if (opened.kind !== 'ready') {
+      refuseBefore(opened.refused, opened.code);
+      return { exit: opened.kind === 'missing' ? EXIT.usage : EXIT.stores };
     }
     const outcome = await opened.run();
     progress?.end();
     if (outcome.storeFailed) {
-      refuseBefore(outcome.error ?? '');
+      refuseBefore(outcome.error ?? '', codeOf(outcome));
       return { exit: EXIT.stores };
     }
     // What was told step by step is printed already; the rest of said is printed now.
@@ -178,13 +175,18 @@ async function runOnce(
 }
 
 /**
- * `--detailed-exitcode` on a preview: 0 nothing to do, 2 something to do and nothing
- * blocks it, 1 a blocker stands (a refusal is 1 already, and the stores 3).
+ * `--detailed-exitcode` on a preview, for one node and a target alike: 0 nothing to do,
+ * 2 something to do and nothing blocks it, 1 a blocker stands on any node (a refusal is
+ * 1 already, and the stores 3).
  */
 function previewExit(outcome: Outcome): number {
-  const report = outcome.report;
-  if (report && report.blockers.length > 0) return EXIT.refused;
-  if (report && report.steps.length > 0) return EXIT.somethingToDo;
+  const reports = outcome.fleet
+    ? Object.values(outcome.fleet.nodes)
+    : outcome.report
+      ? [outcome.report]
+      : [];
+  if (reports.some((report) => report.blockers.length > 0)) return EXIT.refused;
+  if (reports.some((report) => report.steps.length > 0)) return EXIT.somethingToDo;
   return EXIT.done;
 }
 

@@ -8,6 +8,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { isName } from '../names.ts';
 import { type Entries, moduleResolver } from '../resolve.ts';
+import { enveloped } from '../result.ts';
 import { defaultSettings, type Settings } from '../settings.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
@@ -26,7 +27,7 @@ export interface Problem {
 export async function runValidate(location: StateLocation, json: boolean, io: Io) {
   try {
     const { problems, modules, catalogDir } = await validate(location.dir);
-    if (json) io.out(JSON.stringify({ format_version: 1, valid: problems.length === 0, problems }));
+    if (json) io.out(JSON.stringify(enveloped({ valid: problems.length === 0, problems })));
     else if (problems.length === 0)
       io.out(
         `berth.json and the ${modules} module${modules === 1 ? '' : 's'} of ${catalogDir} are valid`,

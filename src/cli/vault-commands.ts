@@ -1,9 +1,11 @@
-import { openAct } from '../commands/act.ts';
+import type { Code } from '../codes.ts';
+import { codeOf, openAct } from '../commands/act.ts';
 import { rekey } from '../commands/rekey.ts';
 import { readSecret } from '../commands/secret.ts';
 import type { CommandShape } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
+import { enveloped } from '../result.ts';
 import { saidOf } from '../said.ts';
 import { secretText } from '../secrets.ts';
 import { stateDeps } from './deps.ts';
@@ -40,11 +42,15 @@ export async function runRekey(
     return readingFailed(error, io, { json });
   }
   let exit: number = EXIT.done;
-  const results: { node: string; said: string; refused?: string }[] = [];
+  const results: Record<string, RekeyNode> = {};
   try {
     for (const each of nodes) {
       const outcome = await runOne(REKEY, { node: each, module: '', yes: false }, deps, io);
-      results.push({ node: each, said: outcome.said, refused: outcome.refused });
+      const { said, refused, code } = outcome;
+      results[each] =
+        refused === undefined
+          ? { outcome: 'done', said }
+          : { outcome: 'refused', said, refused, code: code ?? 'failed' };
       if (!json) {
         if (outcome.said) io.out(outcome.said);
         if (outcome.refused) io.err(outcome.refused);
@@ -54,7 +60,7 @@ export async function runRekey(
   } finally {
     await deps.stores.close();
   }
-  if (json) io.out(JSON.stringify({ nodes: results }));
+  if (json) io.out(JSON.stringify(rekeyAnswer(results)));
   else if (nodes.length === 0) io.out('no node has records: nothing to seal again');
   return exit;
 }
@@ -87,16 +93,42 @@ export async function runSecret(
   try {
     const outcome = await runOne(command, { node, module, yes: false }, deps, io);
     if (outcome.refused !== undefined) {
-      if (json) io.out(JSON.stringify({ refused: outcome.refused }));
+      if (json) io.out(JSON.stringify(enveloped({ refused: outcome.refused, code: outcome.code })));
       else io.err(outcome.refused);
       return outcome.exit;
     }
     const text = secretText(value ?? new Uint8Array());
-    io.out(json ? JSON.stringify({ value: text }) : text);
+    io.out(json ? JSON.stringify(enveloped({ value: text })) : text);
     return EXIT.done;
   } finally {
     await deps.stores.close();
   }
+}
+
+/** A node's part of `rekey --json`: what it said, and its refusal with its code. */
+type RekeyNode =
+  | { outcome: 'done'; said: string }
+  | { outcome: 'refused'; said: string; refused: string; code: Code };
+
+/** `rekey --json`: the one envelope, each node by name, the refusals named by node as a target's. */
+function rekeyAnswer(nodes: Record<string, RekeyNode>) {
+  const refusals = Object.entries(nodes).flatMap(([node, part]) =>
+    part.outcome === 'refused' ? [{ node, ...part }] : [],
+  );
+  const codes = new Set(refusals.map((part) => part.code));
+  return enveloped({
+    said: Object.values(nodes)
+      .map((part) => part.said)
+      .filter((said) => said !== '')
+      .join('\n'),
+    ...(refusals.length === 0
+      ? {}
+      : {
+          refused: refusals.map((part) => `${part.node}: ${part.refused}`).join('\n'),
+          code: codes.size === 1 ? [...codes][0] : 'nodes_refused',
+        }),
+    nodes,
+  });
 }
 
 async function runOne(
@@ -104,15 +136,18 @@ async function runOne(
   request: CommandRequest,
   deps: ReturnType<typeof stateDeps>,
   io: Io,
-): Promise<{ said: string; refused?: string; exit: number }> {
+): Promise<{ said: string; refused?: string; code?: Code; exit: number }> {
   const opened = await openAct(command, request, deps, { actor: osUser(io), via: 'cli', mint: [] });
-  if (opened.kind === 'missing') return { said: '', refused: opened.refused, exit: EXIT.usage };
-  if (opened.kind === 'stores') return { said: '', refused: opened.refused, exit: EXIT.stores };
+  if (opened.kind !== 'ready') {
+    const exit = opened.kind === 'missing' ? EXIT.usage : EXIT.stores;
+    return { said: '', refused: opened.refused, code: opened.code, exit };
+  }
   const outcome = await opened.run();
   const exit = outcome.storeFailed
     ? EXIT.stores
     : outcome.error === undefined
       ? EXIT.done
       : EXIT.refused;
-  return { said: saidOf(outcome), refused: outcome.error, exit };
+  if (outcome.error === undefined) return { said: saidOf(outcome), exit };
+  return { said: saidOf(outcome), refused: outcome.error, code: codeOf(outcome), exit };
 }

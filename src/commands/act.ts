@@ -1,3 +1,4 @@
+import type { Code } from '../codes.ts';
 import { type Config, ConfigError, type LoadConfig } from '../config/config.ts';
 import { declaredFor, withDeclared } from '../declared.ts';
 import { grantRefusal } from '../grants.ts';
@@ -9,7 +10,13 @@ import { type CommandAnswer, FORMAT_VERSION } from '../result.ts';
 import { saidOf } from '../said.ts';
 import type { Settings } from '../settings.ts';
 import { checkNodeIn } from '../settings.ts';
-import { type JournalEntry, StoreError, type Stores, storesCannotOpen } from '../stores/stores.ts';
+import {
+  type JournalEntry,
+  StoreError,
+  type Stores,
+  storesCannotOpen,
+  storesCode,
+} from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
 import type { CommandContext } from './context.ts';
 import type { FleetEvent } from './fleet-watch.ts';
@@ -45,8 +52,8 @@ export type Face = Pick<
  * 400 or exit 2, `stores` with a 503 or exit 3, and a run's outcome with 200/409, 0/1.
  */
 export type OpenedAct =
-  | { kind: 'missing'; refused: string }
-  | { kind: 'stores'; refused: string }
+  | { kind: 'missing'; refused: string; code: 'fields_missing' }
+  | { kind: 'stores'; refused: string; code: Code }
   | { kind: 'ready'; run(): Promise<RunOutcome> };
 
 /** A run's outcome; `storeFailed` when the stores failed mid-act (then 503, exit 3). */
@@ -74,15 +81,18 @@ export async function openAct(
   face: Face,
 ): Promise<OpenedAct> {
   const missing = missingFields(command, request);
-  if (missing) return { kind: 'missing', refused: missing };
+  if (missing) return { kind: 'missing', refused: missing, code: 'fields_missing' };
 
   try {
     await deps.stores.open();
   } catch (error) {
     // The stores are chosen by berth.json: one that cannot be used is the operator's to mend.
     if (error instanceof ConfigError)
-      return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
-    return { kind: 'stores', refused: storesCannotOpen(error) };
+      return {
+        kind: 'ready',
+        run: async () => ({ said: '', error: error.message, code: 'invalid_config' }),
+      };
+    return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
   // A target that is not one node's name (a group, a list) needs the whole inventory.
   const oneNode = isName(request.node);
@@ -91,8 +101,11 @@ export async function openAct(
     config = await deps.loadConfig(oneNode ? [request.node] : undefined);
   } catch (error) {
     if (error instanceof ConfigError)
-      return { kind: 'ready', run: async () => ({ said: '', error: error.message }) };
-    return { kind: 'stores', refused: storesCannotOpen(error) };
+      return {
+        kind: 'ready',
+        run: async () => ({ said: '', error: error.message, code: 'invalid_config' }),
+      };
+    return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
   if (!oneNode) {
     const { openFleetAct } = await import('./fleet.ts');
@@ -137,7 +150,7 @@ export function refusedUnplaced(
   request: CommandRequest,
   deps: ActDeps,
   face: Face,
-  error: string,
+  refusal: { error: string; code: Code },
   previewToo = false,
 ): Extract<OpenedAct, { kind: 'ready' }> {
   const now = face.now ?? (() => new Date());
@@ -149,7 +162,7 @@ export function refusedUnplaced(
         request,
         face,
         now,
-        { said: '', error },
+        { said: '', ...refusal },
         (entry) => deps.stores.journalUnplaced(entry),
         { previewToo },
       ),
@@ -176,16 +189,25 @@ export async function openNodeAct(
     face.via === 'api' && isName(request.node)
       ? grantRefusal(config.settings, face.actor, command.name, request.node)
       : undefined;
-  if (denied) return refusedUnplaced(command, request, deps, face, denied, true);
+  if (denied)
+    return refusedUnplaced(
+      command,
+      request,
+      deps,
+      face,
+      { error: denied, code: 'not_granted' },
+      true,
+    );
   let nodeRefusal = checkNodeIn(config.settings, request.node);
   try {
     if (nodeRefusal && command.recordsAlone && (await hasRecords(deps.stores, request.node)))
       nodeRefusal = undefined;
   } catch (error) {
-    return { kind: 'stores', refused: storesCannotOpen(error) };
+    return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
   if (nodeRefusal) {
-    return refusedUnplaced(command, request, deps, face, nodeRefusal);
+    const code = isName(request.node) ? 'unknown_node' : 'invalid_name';
+    return refusedUnplaced(command, request, deps, face, { error: nodeRefusal, code });
   }
 
   // Made before the lock is taken: nothing between the lock and `run` may throw.
@@ -194,7 +216,7 @@ export async function openNodeAct(
   try {
     store = await deps.stores.openNode(request.node, command.name);
   } catch (error) {
-    return { kind: 'stores', refused: storesCannotOpen(error) };
+    return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
   const context: CommandContext = {
     // It is to run what berth.json declares too; that is never kept as an assignment.
@@ -223,12 +245,17 @@ export async function openNodeAct(
           outcome = await command.run(asked, context);
         } catch (error) {
           if (error instanceof StoreError)
-            return { said: '', error: storesCannotOpen(error), storeFailed: true };
+            return {
+              said: '',
+              error: storesCannotOpen(error),
+              code: storesCode(error),
+              storeFailed: true,
+            };
           // A value berth cannot seal or open: refused in its own words (exit 1, 409).
-          outcome = {
-            said: '',
-            error: error instanceof VaultError ? error.message : failedWords(command, asked, error),
-          };
+          outcome =
+            error instanceof VaultError
+              ? { said: '', error: error.message, code: 'vault_unopened' }
+              : failed(command, asked, error);
         }
         // It reached its node: the node is in the typed result, with or without steps.
         outcome.report ??= { steps: [], blockers: [] };
@@ -286,6 +313,7 @@ export async function journaled(
         outcome.error === undefined
           ? `${command.name} was done, but the journal could not record it: ${why}`
           : `${outcome.error} (and the journal could not record this ${ended === 'failed' ? 'failure' : 'refusal'}: ${why})`,
+      code: outcome.code ?? 'journal_failed',
     };
   }
 }
@@ -307,7 +335,7 @@ export function answerOf(
     return {
       format_version: FORMAT_VERSION,
       said: saidOf(outcome),
-      ...(outcome.error === undefined ? {} : { refused: outcome.error }),
+      ...refusedOf(outcome),
       ...(fleet.digest === undefined ? {} : { digest: fleet.digest }),
       nodes: fleet.nodes,
     };
@@ -318,6 +346,7 @@ export function answerOf(
       ...(report.digest === undefined ? {} : { digest: report.digest }),
       steps: report.steps,
       blockers: report.blockers,
+      ...(outcome.error === undefined ? {} : { code: codeOf(outcome) }),
       outcome:
         outcome.error !== undefined
           ? report.failed
@@ -331,10 +360,21 @@ export function answerOf(
   return {
     format_version: FORMAT_VERSION,
     said: saidOf(outcome),
-    ...(outcome.error === undefined ? {} : { refused: outcome.error }),
+    ...refusedOf(outcome),
     ...(preview && report?.digest !== undefined ? { digest: report.digest } : {}),
     nodes,
   };
+}
+
+/** `refused` and its code beside it, when the command refused or failed. */
+function refusedOf(outcome: Outcome): { refused?: string; code?: Code } {
+  if (outcome.error === undefined) return {};
+  return { refused: outcome.error, code: codeOf(outcome) };
+}
+
+/** A refusal's code; one made without its own is a failure berth did not foresee. */
+export function codeOf(outcome: Outcome): Code {
+  return outcome.code ?? 'failed';
 }
 
 /** Previews change nothing and are not journaled; everything else a command does is an act. */
@@ -343,8 +383,12 @@ export function isAct(command: Command, request: CommandRequest) {
 }
 
 /** An unexpected failure inside a command, as a refusal in words, never a stack trace. */
-function failedWords(command: Command, request: CommandRequest, error: unknown): string {
+function failed(command: Command, request: CommandRequest, error: unknown): Outcome {
   if (error instanceof MachineError && error.failure === 'unreachable')
-    return `${request.node} cannot be reached: ${error.message}`;
-  return `${command.name} failed: ${(error as Error).message}`;
+    return {
+      said: '',
+      error: `${request.node} cannot be reached: ${error.message}`,
+      code: 'unreachable',
+    };
+  return { said: '', error: `${command.name} failed: ${(error as Error).message}`, code: 'failed' };
 }

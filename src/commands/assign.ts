@@ -9,7 +9,7 @@ import { type CommandFunction, refuse } from './context.ts';
  */
 export const assign: CommandFunction = async ({ node, module }, { store, catalog }) => {
   const refusal = checkName('module', module);
-  if (refusal) return refuse(refusal);
+  if (refusal) return refuse('invalid_name', refusal);
 
   const record = await store.record();
   const already = record.assigned.includes(module);
@@ -20,7 +20,11 @@ export const assign: CommandFunction = async ({ node, module }, { store, catalog
   if (!resolution.ok) {
     // Kept all the same (a module may be added to the catalog later), with a hint at a typo.
     const hint = await catalogHint(resolution.unresolved, module, catalog);
-    return { result, error: `${doesNotResolve(module, node, resolution.unresolved)}${hint}` };
+    return {
+      result,
+      code: 'does_not_resolve',
+      error: `${doesNotResolve(module, node, resolution.unresolved)}${hint}`,
+    };
   }
   return { result };
 };

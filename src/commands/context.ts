@@ -1,4 +1,5 @@
 import type { Catalog } from '../catalog.ts';
+import type { Code } from '../codes.ts';
 import type { Machine } from '../machines/machine.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { Settings } from '../settings.ts';
@@ -51,6 +52,7 @@ export type CommandFunction = (
   context: CommandContext,
 ) => Promise<Outcome>;
 
-export function refuse(error: string, said = ''): Outcome {
-  return { said, error };
+/** A command's refusal: its code and its words (nothing done, so nothing said). */
+export function refuse(code: Code, error: string, said = ''): Outcome {
+  return { said, error, code };
 }

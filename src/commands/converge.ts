@@ -1,4 +1,5 @@
 import type { ModuleDefinition } from '../catalog.ts';
+import { BLOCKER_CODES } from '../codes.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
@@ -35,10 +36,11 @@ export const converge: CommandFunction = async (request, context) => {
   const { node } = request;
   const filter = request.filter === '' ? undefined : request.filter;
   const refusal = filter === undefined ? undefined : checkName('module', filter);
-  if (refusal) return refuse(refusal);
+  if (refusal) return refuse('invalid_name', refusal);
   if (context.refresh) {
     if (request.yes)
       return refuse(
+        'refresh_not_on_act',
         `--refresh refreshes ${node}'s package lists before a preview: preview with it (berth converge ${node} --refresh), then act on that preview's digest`,
       );
     const refused = await refreshLists(node, context);
@@ -69,11 +71,12 @@ export const converge: CommandFunction = async (request, context) => {
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
-  if (gated.to === 'refused') return { said: '', error: gated.error, report };
+  if (gated.to === 'refused') return { said: '', error: gated.error, code: gated.code, report };
   if (plan.blockers.length > 0) {
     const words = report.blockers.map((blocker) => blocker.words);
     return {
       said: '',
+      code: 'blocked',
       error: `the act is refused while ${words.length === 1 ? 'a blocker stands' : 'blockers stand'}: ${words.join('; ')}`,
       report,
     };
@@ -113,7 +116,7 @@ async function act(
     failure.how === 'stopped'
       ? `converge of ${node} stopped before ${failure.module}'s next step: ${failure.why}`
       : `converge of ${node} stopped at ${failure.module}: ${failure.why}`;
-  return { result, error, report: { ...report, failed: true } };
+  return { result, error, code: failure.code, report: { ...report, failed: true } };
 }
 
 /** Reads what the plan needs (records, catalog, one survey, the vault), then plans without I/O. */
@@ -208,6 +211,7 @@ async function runChecks(
 /** A blocker in the typed result: its kind, module and path, and its words. */
 function blockerReport(blocker: Blocker, node: string): BlockerReport {
   const report: BlockerReport = {
+    code: BLOCKER_CODES[blocker.because],
     kind: blocker.because,
     module: blocker.module,
     words: describeBlocker(blocker, node),

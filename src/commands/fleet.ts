@@ -1,9 +1,10 @@
 import { setMaxListeners } from 'node:events';
+import type { Code } from '../codes.ts';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import { grantedTarget } from '../grants.ts';
 import { ownValue } from '../own-record.ts';
-import { type Basis, describeChanges } from '../preview.ts';
+import { type Basis, describeChanges, notADigest } from '../preview.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { NodeReport } from '../result.ts';
 import { saidOf, untoldOf } from '../said.ts';
@@ -11,6 +12,7 @@ import { resolveTarget } from '../targets.ts';
 import {
   type ActDeps,
   answerOf,
+  codeOf,
   type Face,
   type NodeAct,
   type OpenedAct,
@@ -36,6 +38,9 @@ const SURVEYS_AT_ONCE = 32;
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
+/** Why the gate refused a target's act, for every node of it. */
+type GateRefusal = { error: string; code: 'digest_stale' | 'digest_needed' | 'invalid_digest' };
+
 /**
  * A command on a target of several nodes (a group, a list): one function for both faces.
  * assign, unassign, forget and adopt do the same on each node. A preview of take or
@@ -49,8 +54,8 @@ export async function openFleetAct(
   deps: ActDeps,
   face: Face,
 ): Promise<OpenedAct> {
-  const refused = (error: string, previewToo = false): OpenedAct =>
-    refusedUnplaced(command, request, deps, face, error, previewToo);
+  const refused = (refusal: { error: string; code: Code }, previewToo = false): OpenedAct =>
+    refusedUnplaced(command, request, deps, face, refusal, previewToo);
   const { settings } = config;
   // Over the API the target is read as the subject's grants give it the inventory: the
   // whole target or nothing, and nothing said of nodes or groups it is not granted.
@@ -61,7 +66,8 @@ export async function openFleetAct(
           nodes: Object.keys(settings.nodes),
           groups: settings.groups,
         });
-  if (!targeted.ok) return refused(targeted.refused, 'byGrants' in targeted);
+  if (!targeted.ok)
+    return refused({ error: targeted.refused, code: targeted.code }, 'byGrants' in targeted);
   const { nodes } = targeted;
   const fleet = new Fleet(command, request, nodes, config, deps, face);
   if (!command.options.includes('yes')) return { kind: 'ready', run: () => fleet.eachNode() };
@@ -200,10 +206,10 @@ class Fleet {
       if (gateRefusal !== undefined) {
         const outcomes = this.nodes.map((node) => ({
           node,
-          outcome: { ...(plans.get(node) as RunOutcome), error: gateRefusal },
+          outcome: { ...(plans.get(node) as RunOutcome), ...gateRefusal },
           ms: undefined,
         }));
-        return { ...this.answer(outcomes, { said: [] }), error: gateRefusal };
+        return { ...this.answer(outcomes, { said: [] }), ...gateRefusal };
       }
       const ends = await this.actInBatches(plans, acts);
       const said = this.nodes.flatMap((node) =>
@@ -299,7 +305,7 @@ class Fleet {
   }
 
   /** With `yes` and no digest: enough only when no node has anything to do. */
-  private yesAloneRefusal(plans: ReadonlyMap<string, RunOutcome>): string | undefined {
+  private yesAloneRefusal(plans: ReadonlyMap<string, RunOutcome>): GateRefusal | undefined {
     const nothing = [...plans.values()].every(
       (plan) =>
         plan.error === undefined &&
@@ -307,7 +313,10 @@ class Fleet {
         plan.report?.blockers.length === 0,
     );
     if (nothing) return undefined;
-    return `a ${this.command.name} acts on a preview: preview it (berth ${targetWords(this.command.name, this.request)}), then act with yes and its digest`;
+    return {
+      error: `a ${this.command.name} acts on a preview: preview it (berth ${targetWords(this.command.name, this.request)}), then act with yes and its digest`,
+      code: 'digest_needed',
+    };
   }
 
   /** The act's refusal when the target's digest is not the one given: what changed, node by node. */
@@ -315,9 +324,8 @@ class Fleet {
     given: string,
     plans: ReadonlyMap<string, RunOutcome>,
     acts: ReadonlyMap<string, Opened>,
-  ): Promise<string> {
-    if (!DIGEST.test(given))
-      return `${JSON.stringify(given.slice(0, 80))} is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview`;
+  ): Promise<GateRefusal> {
+    if (!DIGEST.test(given)) return { error: notADigest(given), code: 'invalid_digest' };
     const changes: string[] = [];
     for (const node of this.nodes) {
       const store = (acts.get(node) as Opened).act.context.store;
@@ -336,7 +344,10 @@ class Fleet {
       );
     }
     if (changes.length === 0) changes.push(`the nodes of ${this.request.node} changed`);
-    return `the preview changed since digest ${given.slice(0, 12)}…: ${changes.join('; ')}; nothing was done on any node; preview again`;
+    return {
+      error: `the preview changed since digest ${given.slice(0, 12)}…: ${changes.join('; ')}; nothing was done on any node; preview again`,
+      code: 'digest_stale',
+    };
   }
 
   /** The target's digest: over the target, the command, and every node's own digest. */
@@ -404,7 +415,14 @@ class Fleet {
     );
     if (opened.kind === 'open') return { act: opened.act, steps, closed: false };
     if (opened.kind === 'stores')
-      return { outcome: { said: '', error: `${node}: ${opened.refused}`, storeFailed: true } };
+      return {
+        outcome: {
+          said: '',
+          error: `${node}: ${opened.refused}`,
+          code: opened.code,
+          storeFailed: true,
+        },
+      };
     return { outcome: await opened.run() };
   }
 
@@ -433,13 +451,19 @@ class Fleet {
   ): RunOutcome {
     const nodes: Record<string, NodeReport> = {};
     const refusals: string[] = [];
+    const codes = new Set<Code>();
     for (const { node, outcome, ms, how } of outcomes) {
       const part = ownValue(answerOf(this.command, this.requestFor(node), outcome).nodes, node) ?? {
         steps: [],
         blockers: [],
         outcome: outcome.error === undefined ? 'done' : 'refused',
+        ...(outcome.error === undefined ? {} : { code: codeOf(outcome) }),
       };
-      if (how === 'not-begun') part.outcome = 'not-begun';
+      if (how === 'not-begun') {
+        part.outcome = 'not-begun';
+        if (options.notBegunToo) part.code = 'not_begun';
+      }
+      if (part.code !== undefined) codes.add(part.code);
       if (ms !== undefined) part.ms = Math.round(ms);
       nodes[node] = part;
       if (outcome.error !== undefined) refusals.push(`${node}: ${outcome.error}`);
@@ -448,7 +472,13 @@ class Fleet {
     }
     return {
       said: options.said.join('\n'),
-      ...(refusals.length === 0 ? {} : { error: refusals.join('\n') }),
+      // One code when every node refused for the same reason; else each node has its own.
+      ...(refusals.length === 0
+        ? {}
+        : {
+            error: refusals.join('\n'),
+            code: codes.size === 1 ? ([...codes][0] as Code) : 'nodes_refused',
+          }),
       fleet: { ...(options.digest === undefined ? {} : { digest: options.digest }), nodes },
     };
   }
@@ -457,6 +487,7 @@ class Fleet {
 /** A store that failed for a node while planning: the whole target is a store failure. */
 function storeFailure(plans: ReadonlyMap<string, RunOutcome>): RunOutcome | undefined {
   for (const [node, plan] of plans)
-    if (plan.storeFailed) return { said: '', error: `${node}: ${plan.error}`, storeFailed: true };
+    if (plan.storeFailed)
+      return { said: '', error: `${node}: ${plan.error}`, code: plan.code, storeFailed: true };
   return undefined;
 }

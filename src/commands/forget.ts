@@ -9,12 +9,16 @@ import { type CommandFunction, refuse } from './context.ts';
  */
 export const forget: CommandFunction = async ({ node, module }, { store }) => {
   const refusal = checkName('module', module);
-  if (refusal) return refuse(refusal);
+  if (refusal) return refuse('invalid_name', refusal);
   const record = await store.record();
   if (!Object.hasOwn(record.managed, module))
-    return refuse(`berth does not manage ${module} on ${node}; there is nothing to forget`);
+    return refuse(
+      'not_managed',
+      `berth does not manage ${module} on ${node}; there is nothing to forget`,
+    );
   if (record.assigned.includes(module))
     return refuse(
+      'still_assigned',
       `${node} is to run ${module}; berth forgets only what is no longer assigned: unassign it first (berth unassign ${node} ${module})`,
     );
   await store.saveRecord(withManaged(record, module, undefined));

@@ -37,5 +37,5 @@ export async function refreshLists(
     said: error === undefined ? refreshedWords(node) : '',
     ...(error === undefined ? {} : { error }),
   });
-  return error === undefined ? undefined : { said: '', error };
+  return error === undefined ? undefined : { said: '', error, code: 'refresh_failed' };
 }

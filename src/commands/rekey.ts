@@ -11,6 +11,7 @@ export const rekey: CommandFunction = async ({ node }, { store }) => {
   if (unopened.length === 0) return { result };
   return {
     result,
+    code: 'vault_unopened',
     error: `berth's identity cannot open ${unopened.join(', ')}; kept as sealed before: rekey again with an identity they were sealed to`,
   };
 };

@@ -1,4 +1,5 @@
 import { accountNames, type ModuleDefinition, type Ownership } from '../catalog.ts';
+import { BLOCKER_CODES } from '../codes.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
@@ -186,7 +187,7 @@ async function surveyForTake(
 export const take: CommandFunction = async (request, context) => {
   const { node, module } = request;
   const refusal = checkName('module', module);
-  if (refusal) return refuse(refusal);
+  if (refusal) return refuse('invalid_name', refusal);
 
   const { store, catalog } = context;
   const record = await store.record();
@@ -194,16 +195,18 @@ export const take: CommandFunction = async (request, context) => {
   if ('problem' in entry) {
     const hint = entry.missing ? didYouMean(module, await catalog.names()) : '';
     return refuse(
+      entry.missing ? 'unknown_module' : 'invalid_module',
       `${doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem })}${hint}`,
     );
   }
   if (Object.hasOwn(record.managed, module))
-    return refuse(`berth already manages ${module} on ${node}`);
+    return refuse('already_managed', `berth already manages ${module} on ${node}`);
   const account = record.account;
-  if (!account) return refuse(`no account of ${node} yet; adopt it first`);
+  if (!account) return refuse('not_adopted', `no account of ${node} yet; adopt it first`);
   const holdings = ownValue(account.modules, module);
   if (!holdings) {
     return refuse(
+      'not_in_account',
       `the account of ${node} says nothing of ${module} (it was taken before ${module} was in the catalog); adopt ${node} again`,
     );
   }
@@ -264,9 +267,9 @@ export const take: CommandFunction = async (request, context) => {
     const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
     return { result: { command: 'take', node, module, preview }, report };
   }
-  if (gated.to === 'refused') return { said: '', error: gated.error, report };
+  if (gated.to === 'refused') return { said: '', error: gated.error, code: gated.code, report };
   const [firstRefusal] = report.blockers;
-  if (firstRefusal) return { said: '', error: firstRefusal.words, report };
+  if (firstRefusal) return { said: '', error: firstRefusal.words, code: firstRefusal.code, report };
   const outcome = await actOnTake(node, module, plan, holdings, gated.digest, surveyed, context);
   if (outcome.error !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
@@ -319,6 +322,7 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
 function refusalReport(refusal: TakeRefusal, node: string, module: string): BlockerReport {
   const words = describeRefusal(refusal, node, module);
   return {
+    code: BLOCKER_CODES[refusal.because],
     kind: refusal.because,
     module,
     ...('path' in refusal ? { path: refusal.path } : {}),
@@ -450,12 +454,14 @@ async function actOnTake(
             : undefined;
     if (unreadable)
       return refuse(
+        'secret_unreadable',
         `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${unreadable}`,
       );
     const value = secretHeld(surveyed.facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
     if (now !== ownValue(holdings.secrets, secret.name)?.fingerprint)
       return refuse(
+        'account_stale',
         `secret ${secret.name} of ${module} changed on ${node} since the account was taken; adopt ${node} again`,
       );
     fingerprints.set(secret.name, now);
@@ -471,5 +477,5 @@ async function actOnTake(
   const result = { command: 'take', node, module, act } as const;
   if (!carried.failure) return { result, report };
   const error = `the take of ${module} on ${node} stopped: ${carried.failure.why}`;
-  return { result, error, report: { ...report, failed: true } };
+  return { result, error, code: carried.failure.code, report: { ...report, failed: true } };
 }

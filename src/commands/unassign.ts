@@ -7,17 +7,19 @@ import { type CommandFunction, refuse } from './context.ts';
 /** Drops an assignment. It touches no machine: the next converge releases the module. */
 export const unassign: CommandFunction = async ({ node, module }, { store, catalog, settings }) => {
   const refusal = checkName('module', module);
-  if (refusal) return refuse(refusal);
+  if (refusal) return refuse('invalid_name', refusal);
   // Declared in berth.json, it stays desired whatever is unassigned: berth.json is where it goes.
   const declared = declaredFor(settings, node).find((item) => item.module === module);
   if (declared)
     return refuse(
+      'declared_in_config',
       `${node} is to run ${module} because berth.json declares it (run.${declared.from.join(', run.')}); remove it there to stop running it`,
     );
 
   const record = await store.record();
   if (!record.assigned.includes(module))
     return refuse(
+      'not_assigned',
       `${node} is not to run ${module}; there is nothing to unassign${didYouMean(module, record.assigned)}`,
     );
 
@@ -29,6 +31,7 @@ export const unassign: CommandFunction = async ({ node, module }, { store, catal
   }
   if (neededBy.length > 0) {
     return refuse(
+      'still_needed',
       `${module} is needed by ${neededBy.join(' and ')}, which ${node} is to run; unassign ${neededBy[0]} first`,
     );
   }

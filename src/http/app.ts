@@ -35,13 +35,16 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
       openStores(command, options, options),
       runCommand(command),
     );
-  app.notFound((c) => answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)) }));
+  app.notFound((c) =>
+    answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)), code: 'no_route' }),
+  );
   app.onError((error, c) => {
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);
     return c.json(
       {
         refused:
           'berth failed unexpectedly while answering; the request may not have been carried out',
+        code: 'failed',
       },
       500,
     );

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
+import type { Code } from '../codes.ts';
 import type { AccessLog } from './access-log.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
@@ -140,8 +141,21 @@ const STATUS_TEXT: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
+/** The code of an answer given before any route, by its status: each status has one cause here. */
+const STATUS_CODES: Record<number, Code> = {
+  400: 'invalid_request',
+  404: 'no_route',
+  408: 'request_timeout',
+  431: 'headers_too_large',
+  503: 'shutting_down',
+};
+
+function refusalBody(status: number, refused: string): string {
+  return JSON.stringify({ refused, code: STATUS_CODES[status] ?? 'invalid_request' });
+}
+
 function rawAnswer(status: number, refused: string): string {
-  const body = JSON.stringify({ refused });
+  const body = refusalBody(status, refused);
   return [
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}`,
     'Content-Type: application/json',
@@ -153,7 +167,7 @@ function rawAnswer(status: number, refused: string): string {
 }
 
 function jsonResponse(status: number, refused: string): Response {
-  return new Response(JSON.stringify({ refused }), {
+  return new Response(refusalBody(status, refused), {
     status,
     headers: { 'Content-Type': 'application/json' },
   });
@@ -266,7 +280,7 @@ function noRequestOf(
 }
 
 function answerDirectly(response: ServerResponse, status: number, refused: string, close: boolean) {
-  const body = JSON.stringify({ refused });
+  const body = refusalBody(status, refused);
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),

@@ -20,7 +20,7 @@ export function unauthorized(refusal: Refusal): PlainAnswer {
     made = {
       status: 401,
       headers: { 'Content-Type': 'application/json', 'WWW-Authenticate': refusal.challenge },
-      body: JSON.stringify({ refused: refusal.refused }),
+      body: JSON.stringify({ refused: refusal.refused, code: 'unauthorized' }),
     };
     answers.set(refusal, made);
   }

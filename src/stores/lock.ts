@@ -10,7 +10,13 @@ import {
 import { hostname } from 'node:os';
 import * as v from 'valibot';
 import { writeAll } from '../fs/atomic-file.ts';
-import { type LockHolder, LockHolderSchema, lockNotHad, StoreError } from './stores.ts';
+import {
+  type LockHolder,
+  LockHolderSchema,
+  LockTimeout,
+  lockNotHad,
+  StoreError,
+} from './stores.ts';
 import { type Lines, waitTurn } from './turns.ts';
 
 export const LOCK_WAIT_MS = 10_000;
@@ -130,7 +136,7 @@ async function takeFileLock(
       tookOver = true;
       continue;
     }
-    if (Date.now() >= deadline) throw new StoreError(lockNotHad(holder, purpose.node, waitMs));
+    if (Date.now() >= deadline) throw new LockTimeout(lockNotHad(holder, purpose.node, waitMs));
     await sleep(Math.min(5 + attempt * 5, 50) + Math.random() * 10);
   }
 }

@@ -6,6 +6,7 @@ import {
   KEPT_PREVIEWS,
   type KeptPreview,
   type LockHolder,
+  LockTimeout,
   lockNotHad,
   mergeJournals,
   type NodeStore,
@@ -79,7 +80,7 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     const turn = await waitTurn(lines, node, lockWaitMs);
     if (!turn.inTime) {
       turn.pass();
-      throw new StoreError(lockNotHad(holders.get(node), node, lockWaitMs));
+      throw new LockTimeout(lockNotHad(holders.get(node), node, lockWaitMs));
     }
     holders.set(node, { host, pid: 0, act, node, since: new Date().toISOString() });
     return () => {

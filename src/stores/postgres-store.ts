@@ -14,6 +14,7 @@ import {
   type KeptPreview,
   KeptPreviewSchema,
   type LockHolder,
+  LockTimeout,
   lockNotHad,
   mergeJournals,
   type NodeStore,
@@ -111,7 +112,7 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       const turn = await waitTurn(queues, node, lockWaitMs);
       if (!turn.inTime) {
         turn.pass();
-        throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
+        throw new LockTimeout(lockNotHad(await holderOf(node), node, lockWaitMs));
       }
       const letGo = () => turn.pass();
       let client: pg.PoolClient | undefined;
@@ -152,7 +153,7 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
         client?.release(true);
         letGo();
         if ((error as { code?: string }).code === '55P03')
-          throw new StoreError(lockNotHad(await holderOf(node), node, lockWaitMs));
+          throw new LockTimeout(lockNotHad(await holderOf(node), node, lockWaitMs));
         throw db.failure(error, `the lock of node ${node} cannot be had`);
       }
     },

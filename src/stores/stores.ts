@@ -148,6 +148,16 @@ export class StoreError extends Error {
   override name = 'StoreError';
 }
 
+/** A node's lock not had within the wait: a store failure with a code of its own. */
+export class LockTimeout extends StoreError {
+  override name = 'LockTimeout';
+}
+
+/** The code of a store failure: a lock not had in time, or the stores themselves. */
+export function storesCode(error: unknown): 'lock_timeout' | 'stores_unavailable' {
+  return error instanceof LockTimeout ? 'lock_timeout' : 'stores_unavailable';
+}
+
 /** The words both faces use when the stores cannot be opened: a 503, or exit 3. */
 export function storesCannotOpen(error: unknown): string {
   const why =

@@ -112,7 +112,8 @@ describe('the command line: usage, exit codes and --json', () => {
       format_version: 1,
       said: 'box is to run gitea',
       refused: 'gitea does not resolve: it needs postgres, which box is not assigned',
-      nodes: { box: { steps: [], blockers: [], outcome: 'refused' } },
+      code: 'does_not_resolve',
+      nodes: { box: { steps: [], blockers: [], outcome: 'refused', code: 'does_not_resolve' } },
     });
     assert.equal(both.stderr, '');
 
@@ -127,7 +128,10 @@ describe('the command line: usage, exit codes and --json', () => {
 
     const usage = await world.berth('--json', 'adopt');
     assert.equal(usage.code, 2);
-    assert.deepEqual(JSON.parse(usage.stdout), { refused: 'node is needed' });
+    assert.deepEqual(JSON.parse(usage.stdout), {
+      refused: 'node is needed',
+      code: 'fields_missing',
+    });
 
     const unknown = await world.berth('--json', 'assign', 'box', 'gitea', '--bogus');
     assert.equal(unknown.code, 2);
@@ -182,7 +186,8 @@ describe('the command line when the stores cannot be opened', () => {
     const json = await world.berth('--json', 'adopt', 'box');
     assert.equal(json.code, 3);
     const answer = JSON.parse(json.stdout);
-    assert.deepEqual(Object.keys(answer), ['refused'], 'as the API answers a 503');
+    assert.deepEqual(Object.keys(answer), ['refused', 'code'], 'as the API answers a 503');
+    assert.equal(answer.code, 'stores_unavailable');
     assert.match(answer.refused, /state\.json is not valid JSON/);
 
     await writeFile(join(world.state, 'state.json'), '{"version": 2}');

@@ -125,6 +125,7 @@ describe('the step engine', () => {
       module: 'svc',
       how: 'failed',
       why: 'reload of svc failed (exit 1): svc.conf:1: syntax error',
+      code: 'hook_failed',
     });
     assert.deepEqual(
       carried.told.map((done) => done.step.do),
@@ -150,7 +151,12 @@ describe('the step engine', () => {
     const carried = await carryOut([install], 'box', context, 'converge');
     assert.deepEqual(carried, {
       told: [],
-      failure: { module: 'svc', how: 'stopped', why: 'berth was interrupted by SIGINT' },
+      failure: {
+        module: 'svc',
+        how: 'stopped',
+        why: 'berth was interrupted by SIGINT',
+        code: 'interrupted',
+      },
     });
     assert.equal(machine.files.size, 0);
     assert.deepEqual((await store.record()).managed, {});
@@ -207,6 +213,7 @@ describe('the step engine', () => {
       module: 'svc',
       how: 'failed',
       why: 'box cannot be reached',
+      code: 'unreachable',
     });
   });
 });

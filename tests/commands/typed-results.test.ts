@@ -81,7 +81,9 @@ for (const [faceName, makeFace] of [
       const again = await berth('unassign', { node: 'box', module: 'gitea' });
       assert.equal(again.ok, false);
       assert.equal(again.answer.refused, 'box is not to run gitea; there is nothing to unassign');
+      assert.equal(again.answer.code, 'not_assigned');
       assert.equal(again.answer.nodes.box?.outcome, 'refused');
+      assert.equal(again.answer.nodes.box?.code, 'not_assigned');
       const adopted = await berth('adopt', { node: 'box' });
       assert.equal(adopted.ok, true);
       assert.match(adopted.answer.said, /^account of box, taken /);
@@ -93,6 +95,7 @@ for (const [faceName, makeFace] of [
           format_version: 1,
           said: '',
           refused: 'berth does not know node nowhere; add it under nodes in berth.json',
+          code: 'unknown_node',
           nodes: {},
         },
       });
@@ -128,6 +131,7 @@ for (const [faceName, makeFace] of [
       const stale = await berth('converge', { node: 'box', yes: true, digest });
       assert.equal(stale.ok, false);
       assert.match(stale.answer.refused ?? '', /^the preview changed since digest /);
+      assert.equal(stale.answer.code, 'digest_stale');
       assert.equal(stale.answer.nodes.box?.outcome, 'refused');
     });
 
@@ -139,6 +143,7 @@ for (const [faceName, makeFace] of [
       assert.equal(preview.ok, true, 'a preview with blockers is still a preview');
       assert.deepEqual(preview.answer.nodes.box?.blockers, [
         {
+          code: 'needs_not_running',
           kind: 'needs-not-running',
           module: 'gitea',
           words:
@@ -157,6 +162,8 @@ for (const [faceName, makeFace] of [
       });
       assert.equal(refused.ok, false);
       assert.match(refused.answer.refused ?? '', /^the act is refused while a blocker stands: /);
+      assert.equal(refused.answer.code, 'blocked');
+      assert.equal(refused.answer.nodes.box?.blockers[0]?.code, 'held_not_managed');
       assert.equal(refused.answer.nodes.box?.outcome, 'refused');
       assert.equal(refused.answer.said, '');
     });
@@ -204,6 +211,7 @@ for (const [faceName, makeFace] of [
       });
       assert.equal(refused.ok, false);
       assert.equal(refused.answer.refused, preview.answer.nodes.box?.blockers[0]?.words);
+      assert.equal(refused.answer.code, 'mint_over_data');
     });
   });
 }

@@ -134,7 +134,7 @@ describe('the core Command API (memory stores, memory machine) through app.reque
         const answer = await ask(app, 'POST', route, 'not even JSON');
         assert.equal(answer.status, 401);
         assert.equal(answer.type, 'application/json');
-        assert.deepEqual(answer.body, { refused: REFUSED.refused });
+        assert.deepEqual(answer.body, { refused: REFUSED.refused, code: 'unauthorized' });
         assert.equal(answer.headers.get('www-authenticate'), REFUSED.challenge);
       });
 
@@ -151,7 +151,10 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       it(`${JSON.stringify(body)} is 400 with the JSON parser's own message`, async () => {
         const answer = await ask(w.app, 'POST', '/assign', body);
         assert.equal(answer.status, 400);
-        assert.deepEqual(answer.body, { refused: `${NOT_UNDERSTOOD}${jsonParseMessage(body)}` });
+        assert.deepEqual(answer.body, {
+          refused: `${NOT_UNDERSTOOD}${jsonParseMessage(body)}`,
+          code: 'invalid_request',
+        });
       });
 
     for (const body of ['[]', '"box"', '7', 'null'])
@@ -179,13 +182,16 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       it(`POST ${route} without a module is 400 "both node and module are needed"`, async () => {
         const answer = await post(w.app, route, { node: 'box' });
         assert.equal(answer.status, 400);
-        assert.deepEqual(answer.body, { refused: 'both node and module are needed' });
+        assert.deepEqual(answer.body, {
+          refused: 'both node and module are needed',
+          code: 'fields_missing',
+        });
       });
     for (const route of NODE_ONLY)
       it(`POST ${route} without a node is 400 "node is needed"`, async () => {
         const answer = await post(w.app, route, {});
         assert.equal(answer.status, 400);
-        assert.deepEqual(answer.body, { refused: 'node is needed' });
+        assert.deepEqual(answer.body, { refused: 'node is needed', code: 'fields_missing' });
       });
 
     it('are checked before the stores are opened', async () => {
@@ -209,6 +215,7 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       assert.equal(answer.status, 413);
       assert.deepEqual(answer.body, {
         refused: 'the request body is larger than berth reads (64 KiB)',
+        code: 'body_too_large',
       });
       assert.equal(answer.headers.get('connection'), 'close');
       assert.deepEqual(await w.stores.readJournal(), []);
@@ -220,7 +227,10 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       const stores = { ...memoryStores(), open: () => Promise.reject(new StoreError('gone away')) };
       const answer = await post(world({ stores }).app, '/adopt', { node: 'box' });
       assert.equal(answer.status, 503);
-      assert.deepEqual(answer.body, { refused: 'the stores cannot be opened: gone away' });
+      assert.deepEqual(answer.body, {
+        refused: 'the stores cannot be opened: gone away',
+        code: 'stores_unavailable',
+      });
     });
 
     it('a node whose lock is not had in time is 503 naming the holder', async () => {
@@ -280,7 +290,8 @@ describe('the core Command API (memory stores, memory machine) through app.reque
         format_version: 1,
         said: '',
         refused: 'box is not to run postgres; there is nothing to unassign',
-        nodes: { box: { steps: [], blockers: [], outcome: 'refused' } },
+        code: 'not_assigned',
+        nodes: { box: { steps: [], blockers: [], outcome: 'refused', code: 'not_assigned' } },
       });
     });
 
@@ -291,6 +302,7 @@ describe('the core Command API (memory stores, memory machine) through app.reque
         format_version: 1,
         said: '',
         refused: 'berth does not know node nowhere; add it under nodes in berth.json',
+        code: 'unknown_node',
         nodes: {},
       });
     });
@@ -343,6 +355,7 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       assert.deepEqual(answer.body, {
         refused:
           'berth failed unexpectedly while answering; the request may not have been carried out',
+        code: 'failed',
       });
     });
   });
@@ -365,13 +378,13 @@ describe('the core Command API (memory stores, memory machine) through app.reque
         const answer = await ask(app, method, path);
         assert.equal(answer.status, 404);
         assert.equal(answer.type, 'application/json');
-        assert.deepEqual(answer.body, { refused: noRoute(method, path) });
+        assert.deepEqual(answer.body, { refused: noRoute(method, path), code: 'no_route' });
         assert.equal(answer.headers.get('www-authenticate'), null);
       });
 
     it('names the path without its query', async () => {
       const answer = await ask(w.app, 'GET', '/assign?node=box&module=postgres');
-      assert.deepEqual(answer.body, { refused: noRoute('GET', '/assign') });
+      assert.deepEqual(answer.body, { refused: noRoute('GET', '/assign'), code: 'no_route' });
     });
 
     it('a CONNECT that reaches the app is 404 naming its authority, as the Node server says', async () => {
@@ -380,7 +393,10 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       const request = { method: 'CONNECT', url: 'http://example.com:443', headers: new Headers() };
       const response = await w.app.fetch(request as unknown as Request);
       assert.equal(response.status, 404);
-      assert.deepEqual(await response.json(), { refused: noRoute('CONNECT', 'example.com:443') });
+      assert.deepEqual(await response.json(), {
+        refused: noRoute('CONNECT', 'example.com:443'),
+        code: 'no_route',
+      });
     });
   });
 });

@@ -96,6 +96,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
     );
     const json = JSON.parse((await world.berth('converge', 'here', '--json')).stdout);
     assert.deepEqual(json.nodes.here.blockers[0], {
+      code: 'package_unavailable',
       kind: 'package-unavailable',
       module: 'greet',
       package: 'hello',

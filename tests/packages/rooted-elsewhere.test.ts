@@ -26,7 +26,7 @@ describe('a module with packages on a directory of this machine', () => {
     assert.match(preview.stdout, new RegExp(`blocked: ${words.replace(/[()]/g, '\\$&')}\n`));
     const json = JSON.parse((await world.berth('converge', 'box', '--json')).stdout);
     assert.deepEqual(json.nodes.box.blockers, [
-      { kind: 'packages-not-here', module: 'greet', words },
+      { code: 'packages_not_here', kind: 'packages-not-here', module: 'greet', words },
     ]);
     const act = await world.berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
     assert.equal(act.code, 1);

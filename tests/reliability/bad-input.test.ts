@@ -383,7 +383,11 @@ describe('a corpus of bad input over real sockets', () => {
         `POST ${sent} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
       );
       assert.equal(answer.status, 404, `${sent}: ${answer.raw}`);
-      assert.deepEqual(JSON.parse(answer.body), { refused: noRoute('POST', named) }, sent);
+      assert.deepEqual(
+        JSON.parse(answer.body),
+        { refused: noRoute('POST', named), code: 'no_route' },
+        sent,
+      );
     }
   });
 });

@@ -223,7 +223,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     assert.equal(answer.status, 503, answer.raw);
     assert.equal(answer.headers['content-type'], 'application/json');
     assert.equal(answer.headers.connection, 'close');
-    assert.deepEqual(JSON.parse(answer.body), { refused: SHUTTING_DOWN });
+    assert.deepEqual(JSON.parse(answer.body), { refused: SHUTTING_DOWN, code: 'shutting_down' });
     assert.equal((await journalLines(world.state)).length, journaled, 'nothing was done');
     assert.equal(end.code, 0, server.stderr());
   });
@@ -264,6 +264,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     assert.deepEqual(JSON.parse(refused.answer.body), {
       refused:
         'the stores cannot be opened: berth api is shutting down, and the act was not begun; send it again once berth api is back',
+      code: 'stores_unavailable',
     });
     assert.equal(end.code, 0, server.stderr());
     const acts = (await journalLines(world.state)).slice(journaled);

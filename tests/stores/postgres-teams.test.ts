@@ -373,7 +373,7 @@ describe('a team on one PostgreSQL database, through real processes', () => {
           },
         });
         assert.equal(answer.status, 503);
-        assert.deepEqual(answer.body, { refused: words.trimEnd() });
+        assert.deepEqual(answer.body, { refused: words.trimEnd(), code: 'stores_unavailable' });
       } finally {
         await api.stop();
       }

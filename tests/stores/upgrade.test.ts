@@ -222,7 +222,7 @@ describe('the upgrade of a state directory of an earlier berth', () => {
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line)),
-      OLD_JOURNAL,
+      OLD_JOURNAL.map((entry) => ({ format_version: 1, ...entry })),
     );
     const words = await world.berth('log');
     assert.match(words.stdout, /ann \(cli\) assign box db: done/);
@@ -240,7 +240,10 @@ describe('the upgrade of a state directory of an earlier berth', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    assert.deepEqual(entries.slice(0, 2), OLD_JOURNAL);
+    assert.deepEqual(
+      entries.slice(0, 2),
+      OLD_JOURNAL.map((entry) => ({ format_version: 1, ...entry })),
+    );
     assert.deepEqual(
       entries.slice(2).map((entry) => [entry.act, entry.node, entry.outcome]),
       [['converge', 'box', 'done']],

@@ -1,6 +1,6 @@
 import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
-import type { Change, WriteOptions } from '../../machines/machine.ts';
+import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
 import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/managers.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
@@ -18,6 +18,7 @@ export interface StepFailure {
   /** `stopped`: berth was told to stop between steps; `failed`: a step failed. */
   how: 'stopped' | 'failed';
   why: string;
+  code: 'interrupted' | 'unreachable' | 'hook_failed' | 'package_failed' | 'step_failed';
 }
 
 /** What the engine did: every step done, in order, and where it stopped if it did. */
@@ -54,7 +55,10 @@ export async function carryOut(
   for (const { module, steps } of plan) {
     for (const turn of turnsOf(steps)) {
       if (context.signal?.aborted)
-        return { told, failure: { module, how: 'stopped', why: stopReason(context.signal) } };
+        return {
+          told,
+          failure: { module, how: 'stopped', why: stopReason(context.signal), code: 'interrupted' },
+        };
       try {
         if (turn.kind === 'files') await doChanges(turn.steps, context, tell);
         else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell);
@@ -62,7 +66,8 @@ export async function carryOut(
         else await doStep(turn.step, node, context, tell);
       } catch (error) {
         if (error instanceof StoreError) throw error;
-        return { told, failure: { module, how: 'failed', why: (error as Error).message } };
+        const why = (error as Error).message;
+        return { told, failure: { module, how: 'failed', why, code: failureCode(turn, error) } };
       }
     }
   }
@@ -78,6 +83,17 @@ type Turn =
   | { kind: 'one'; step: Exclude<Step, FileStep | KeepStep | PackageStep> };
 
 /** A module's steps in turns: a run of steps that change files, a run of keeps, or one step. */
+/** The code of a turn's failure: the machine not reached, a hook, the packages, or a step. */
+function failureCode(turn: Turn, error: unknown): StepFailure['code'] {
+  if (error instanceof MachineError && error.failure === 'unreachable') return 'unreachable';
+  if (turn.kind === 'packages') return 'package_failed';
+  if (turn.kind === 'one' && HOOKS.has(turn.step.do)) return 'hook_failed';
+  return 'step_failed';
+}
+
+/** The steps that run a module's own hook. */
+const HOOKS: ReadonlySet<Step['do']> = new Set(['start', 'reload', 'stop', 'release']);
+
 function turnsOf(steps: readonly Step[]): Turn[] {
   const turns: Turn[] = [];
   for (const step of steps) {

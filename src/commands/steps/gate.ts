@@ -6,7 +6,12 @@ import type { CommandContext } from '../context.ts';
 /** Where the gate lets a request through: to a preview, a refusal, or the act. */
 export type Gated =
   | { to: 'preview'; digest: string }
-  | { to: 'refused'; digest: string; error: string }
+  | {
+      to: 'refused';
+      digest: string;
+      error: string;
+      code: 'digest_stale' | 'digest_needed' | 'invalid_digest';
+    }
   | { to: 'act'; digest: string };
 
 /**
@@ -30,11 +35,12 @@ export async function gate(
       : undefined;
   await keepPreview(context.store, kind, digest, basis, context.now());
   if (!request.yes) return { to: 'preview', digest };
-  if (changed) return { to: 'refused', digest, error: changed };
+  if (changed) return { to: 'refused', digest, ...changed };
   if (request.digest === undefined && !preview.yesAlone) {
     return {
       to: 'refused',
       digest,
+      code: 'digest_needed',
       error: `a ${kind} acts on a preview: preview it (berth ${scopeWords(basis.node, basis.scope)}), then act with yes and its digest`,
     };
   }

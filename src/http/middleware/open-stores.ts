@@ -21,7 +21,10 @@ export function openStores(
       signal: face.stopping,
     });
     if (opened.kind !== 'ready')
-      return answer(opened.kind === 'stores' ? 503 : 400, { refused: opened.refused });
+      return answer(opened.kind === 'stores' ? 503 : 400, {
+        refused: opened.refused,
+        code: opened.code,
+      });
     c.set('act', opened);
     await next();
   });

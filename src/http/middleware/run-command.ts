@@ -1,5 +1,5 @@
 import type { Handler } from 'hono';
-import { answerOf } from '../../commands/act.ts';
+import { answerOf, codeOf } from '../../commands/act.ts';
 import type { Command } from '../../commands/table.ts';
 import { type ApiEnv, answer } from '../answer.ts';
 
@@ -11,7 +11,7 @@ import { type ApiEnv, answer } from '../answer.ts';
 export function runCommand(command: Command): Handler<ApiEnv> {
   return async (c) => {
     const outcome = await c.get('act').run();
-    if (outcome.storeFailed) return answer(503, { refused: outcome.error });
+    if (outcome.storeFailed) return answer(503, { refused: outcome.error, code: codeOf(outcome) });
     const body = answerOf(command, c.get('request'), outcome);
     return answer(outcome.error === undefined ? 200 : 409, body);
   };

@@ -19,10 +19,16 @@ export function validateRequest(command: Command) {
         // The rest of the body is not wanted: closing the connection spares reading it.
         return answer(
           413,
-          { refused: 'the request body is larger than berth reads (64 KiB)' },
+          {
+            refused: 'the request body is larger than berth reads (64 KiB)',
+            code: 'body_too_large',
+          },
           { Connection: 'close' },
         );
-      return answer(400, { refused: `this is not a request berth understands: ${body.message}` });
+      return answer(400, {
+        refused: `this is not a request berth understands: ${body.message}`,
+        code: 'invalid_request',
+      });
     }
     const decoded = decodeRequest(body.text);
     if (decoded.ok && decoded.request.node !== '')
@@ -30,9 +36,10 @@ export function validateRequest(command: Command) {
     if (!decoded.ok)
       return answer(400, {
         refused: `this is not a request berth understands: ${decoded.message}`,
+        code: 'invalid_request',
       });
     const missing = missingFields(command, decoded.request);
-    if (missing) return answer(400, { refused: missing });
+    if (missing) return answer(400, { refused: missing, code: 'fields_missing' });
     c.set('request', decoded.request);
     await next();
   });
