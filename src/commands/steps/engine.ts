@@ -1,6 +1,6 @@
 import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
-import type { Accounts, Change, WriteOptions } from '../../machines/machine.ts';
+import type { Change, WriteOptions } from '../../machines/machine.ts';
 import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/managers.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
@@ -58,7 +58,7 @@ export async function carryOut(
     context.progress?.(said);
   };
   // The owners looked up after the packages that make them were installed, by name.
-  const later: Accounts = { users: new Map(), groups: new Map() };
+  const later: LaterIds = { users: new Map(), groups: new Map() };
   for (const { module, steps } of plan) {
     for (const turn of turnsOf(steps)) {
       if (context.signal?.aborted)
@@ -75,6 +75,12 @@ export async function carryOut(
     }
   }
   return { told };
+}
+
+/** The ids of owners a module's packages made, found after their install, by name. */
+interface LaterIds {
+  users: Map<string, number>;
+  groups: Map<string, number>;
 }
 
 type KeepStep = Step & { do: 'keep' };
@@ -151,7 +157,7 @@ async function doPackages(
   node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
-  later: Accounts,
+  later: LaterIds,
 ): Promise<void> {
   const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
   const installed = await context.machine.install(
@@ -188,9 +194,8 @@ async function doPackages(
       throw new StepFailed(
         `${steps.map((step) => step.package).join(', ')} installed, but ${node} still has no ${missing.join(', no ')}`,
       );
-    for (const [name, id] of found?.users ?? []) (later.users as Map<string, number>).set(name, id);
-    for (const [name, id] of found?.groups ?? [])
-      (later.groups as Map<string, number>).set(name, id);
+    for (const [name, id] of found?.users ?? []) later.users.set(name, id);
+    for (const [name, id] of found?.groups ?? []) later.groups.set(name, id);
   }
   for (const step of steps) tell({ step });
 }
@@ -208,7 +213,7 @@ async function doChanges(
   node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
-  later: Accounts,
+  later: LaterIds,
 ): Promise<void> {
   const steps = planned.map((step) => withLaterOwners(step, node, later));
   const at = context.now().toISOString();
@@ -362,7 +367,7 @@ function owing(managed: Managed, reload: boolean): Managed {
  * A step whose owner or group its module's packages make, with the ids they were found to
  * have after the install.
  */
-function withLaterOwners(step: FileStep, node: string, later: Accounts): FileStep {
+function withLaterOwners(step: FileStep, node: string, later: LaterIds): FileStep {
   if (!('later' in step) || !step.later) return step;
   const id = (kind: keyof LaterOwners, name: string | undefined) => {
     if (name === undefined) return {};
