@@ -208,9 +208,9 @@ function installSteps(
   definition: ModuleDefinition,
   survey: ModuleSurvey,
 ) {
-  const owners = new Owners(module, survey);
   // Installed first, no service started: the module's files are written before its start.
   const packages = packageSteps(module, definition, survey.packages, true);
+  const owners = new Owners(module, survey, packages.steps.length > 0);
   const steps: Step[] = [...packages.steps, { do: 'manage', module, started: !definition.start }];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
@@ -236,6 +236,7 @@ function installSteps(
     });
   }
   if (definition.start) steps.push({ do: 'start', module, script: definition.start });
+  lookUpAfterInstall(packages.steps, owners);
   return { steps, blockers: [...packages.blockers, ...owners.blockers] };
 }
 
@@ -255,7 +256,7 @@ function updateSteps(
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
-  const owners = new Owners(module, survey);
+  const owners = new Owners(module, survey, packages.steps.length > 0);
   // Only files are rendered with the kept values, and only a file's diff hides them.
   const hasFiles = Object.keys(definition.files).length > 0;
 
@@ -346,6 +347,7 @@ function updateSteps(
       steps.push({ do: 'write', module, path, ...attributes, why: { because: 'drift', drift } });
   }
   blockers.push(...owners.blockers);
+  lookUpAfterInstall(packages.steps, owners);
   const check = input.checks?.get(module);
   const failing = started && check !== undefined && check.code !== 0;
   const rewrote = steps.some(
@@ -360,6 +362,17 @@ function updateSteps(
   if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };
+}
+
+/**
+ * The owners the machine does not know yet, named on the module's last package step: the
+ * act looks them up once its packages, which make them, are installed.
+ */
+function lookUpAfterInstall(packages: readonly Step[], owners: Owners): void {
+  const last = packages.at(-1);
+  const { users, groups } = owners.later;
+  if (last?.do === 'package' && users.size + groups.size > 0)
+    last.lookUp = { users: [...users].sort(), groups: [...groups].sort() };
 }
 
 /**

@@ -57,7 +57,7 @@ export async function buildAptRepository(
 ): Promise<string | { skip: string }> {
   const unavailable = aptRepositoryUnavailable();
   if (unavailable) return { skip: unavailable };
-  const names = closure(packages);
+  const names = packages.length > 0 ? closure(packages) : [];
   await mkdir(CACHE, { recursive: true });
   const cached = () => new Set(readdirSync(CACHE).map((file) => file.split('_')[0]));
   const lacking = names.filter((name) => !cached().has(name));

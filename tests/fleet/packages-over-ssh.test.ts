@@ -92,9 +92,8 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
     fleet = await startFleet({ hosts: 3, ownUsr: true, aptRepository: repository as string });
     runtime = await mkdtemp('/tmp/bfp-');
     // Fresh hosts: what this machine has installed of the packages, and left of them, is
-    // not theirs. But the redis account: the example names it as the owner of its files,
-    // and berth resolves owners in the preview, before the package that adds it is
-    // installed (on a host without it, the preview is blocked: no user redis).
+    // not theirs; nor the redis account, which redis-server's package makes (its purge
+    // leaves it) and the example names as the owner of its files.
     await Promise.all(
       fleet.hosts.map(({ name }) =>
         on(
@@ -104,7 +103,7 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
             'apt-get purge -y -q nginx nginx-common redis-server redis-tools hello >/dev/null 2>&1',
             'apt-get autoremove --purge -y -q >/dev/null',
             'rm -rf /var/www/html /etc/nginx /etc/redis /var/lib/redis /var/log/redis',
-            'getent passwd redis >/dev/null || adduser --system --group --home /var/lib/redis --no-create-home --quiet redis',
+            'userdel redis 2>/dev/null; groupdel redis 2>/dev/null; true',
           ].join('; '),
         ),
       ),
@@ -146,7 +145,12 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
     assert.equal((await installed('alpha', 'nginx')).startsWith('installed'), false);
     for (const module of ['nginx', 'redis-server'])
       assert.equal((await berth('assign', 'alpha', module)).code, 0);
+    assert.equal(await on('alpha', 'getent passwd redis || true'), '');
     const said = await preview('alpha');
+    assert.match(
+      said.stdout,
+      /\n {4}owner redis: made by its packages, looked up after they are installed\n/,
+    );
     assert.match(
       said.stdout,
       new RegExp(

@@ -202,4 +202,50 @@ describe('a converge of a module with packages, planned', () => {
     );
     assert.equal(planned.listsDaysOld, undefined);
   });
+  it("an owner the machine does not know is looked up after the module's packages are installed; with none to install, it blocks", () => {
+    const owned = {
+      ...definition,
+      files: { '/etc/nginx/site': { content: 'site\n', owner: 'www-data', group: 'www-data' } },
+    };
+    const planOwned = (packages: PackageFacts) =>
+      planConverge({
+        node: 'web1',
+        record: { assigned: ['web'], managed: {} },
+        entries: new Map([['web', { name: 'web', definition: owned }]]),
+        surveys: new Map([['web', survey(packages)]]),
+        vault: new Map(),
+      }).plan;
+    const installing = planOwned(facts());
+    assert.deepEqual(installing.blockers, []);
+    assert.equal(
+      describePreview('converge web1', 'web1', installing, {
+        nothingToDo: false,
+        digest: 'd',
+        fullDiff: false,
+      }),
+      [
+        'converge web1',
+        'install web:',
+        `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
+        '    owner www-data: made by its packages, looked up after they are installed',
+        '    group www-data: made by its packages, looked up after they are installed',
+        '  record that berth manages it, not yet started',
+        '  write /etc/nginx/site (mode 0644)',
+        '  run start: nginx',
+        'digest d',
+      ].join('\n'),
+    );
+    const write = installing.modules[0]?.steps.find((step) => step.do === 'write');
+    assert.deepEqual(write && 'later' in write && write.later, {
+      user: 'www-data',
+      group: 'www-data',
+    });
+    const nothingToInstall = facts({
+      packages: { nginx: { installed: NGINX, candidate: NGINX, offered: [NGINX] } },
+    });
+    assert.deepEqual(
+      planOwned(nothingToInstall).blockers.map((blocker) => blocker.because),
+      ['no-such-account', 'no-such-account'],
+    );
+  });
 });

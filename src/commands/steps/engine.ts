@@ -9,7 +9,13 @@ import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
 import type { CommandContext } from '../context.ts';
 import { runHook, stopReason } from './hook.ts';
-import { changesFiles, type FileStep, type ModuleSteps, type Step } from './step.ts';
+import {
+  changesFiles,
+  type FileStep,
+  type LaterOwners,
+  type ModuleSteps,
+  type Step,
+} from './step.ts';
 import type { Told, Voice } from './words.ts';
 
 /** Where an act stopped: before a module's next step (told to stop), or at a failing one. */
@@ -52,6 +58,8 @@ export async function carryOut(
     told.push(said);
     context.progress?.(said);
   };
+  // The owners looked up after the packages that make them were installed, by name.
+  const later: LaterIds = { users: new Map(), groups: new Map() };
   for (const { module, steps } of plan) {
     for (const turn of turnsOf(steps)) {
       if (context.signal?.aborted)
@@ -60,8 +68,8 @@ export async function carryOut(
           failure: { module, how: 'stopped', why: stopReason(context.signal), code: 'interrupted' },
         };
       try {
-        if (turn.kind === 'files') await doChanges(turn.steps, context, tell);
-        else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell);
+        if (turn.kind === 'files') await doChanges(turn.steps, node, context, tell, later);
+        else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell, later);
         else if (turn.kind === 'keeps') await doKeeps(turn.steps, node, context, tell);
         else await doStep(turn.step, node, context, tell);
       } catch (error) {
@@ -72,6 +80,12 @@ export async function carryOut(
     }
   }
   return { told };
+}
+
+/** The ids of owners a module's packages made, found after their install, by name. */
+interface LaterIds {
+  users: Map<string, number>;
+  groups: Map<string, number>;
 }
 
 type KeepStep = Step & { do: 'keep' };
@@ -151,13 +165,15 @@ async function doKeeps(
 /**
  * A module's packages, installed at once at exactly the versions planned; each is then
  * named among those berth installed on the node. A package manager that refuses is said in
- * its own words; one whose lock stayed held, with who holds it.
+ * its own words; one whose lock stayed held, with who holds it. The owners the module names
+ * that its packages make are then looked up, into `later`: one still unknown fails the step.
  */
 async function doPackages(
   steps: readonly PackageStep[],
   node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
+  later: LaterIds,
 ): Promise<void> {
   const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
   const installed = await context.machine.install(
@@ -179,6 +195,24 @@ async function doPackages(
       steps.map((step) => step.package),
     ),
   );
+  const lookUp = steps.find((step) => step.lookUp)?.lookUp;
+  if (lookUp) {
+    const found = (await context.machine.survey([], lookUp)).accounts;
+    const missing = [
+      ...lookUp.users
+        .filter((name) => found?.users.get(name) === undefined)
+        .map((name) => `user ${name}`),
+      ...lookUp.groups
+        .filter((name) => found?.groups.get(name) === undefined)
+        .map((name) => `group ${name}`),
+    ];
+    if (missing.length > 0)
+      throw new StepFailed(
+        `${steps.map((step) => step.package).join(', ')} installed, but ${node} still has no ${missing.join(', no ')}`,
+      );
+    for (const [name, id] of found?.users ?? []) later.users.set(name, id);
+    for (const [name, id] of found?.groups ?? []) later.groups.set(name, id);
+  }
   for (const step of steps) tell({ step });
 }
 
@@ -191,10 +225,13 @@ async function doPackages(
  * rather than minting anew.
  */
 async function doChanges(
-  steps: readonly FileStep[],
+  planned: readonly FileStep[],
+  node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
+  later: LaterIds,
 ): Promise<void> {
+  const steps = planned.map((step) => withLaterOwners(step, node, later));
   const at = context.now().toISOString();
   const minted = new Map<FileStep, Uint8Array>();
   const toKeep: KeptSecret[] = [];
@@ -340,6 +377,24 @@ async function doStep(
 function owing(managed: Managed, reload: boolean): Managed {
   const { pending: _, ...rest } = managed;
   return reload ? { ...rest, pending: ['reload'] } : rest;
+}
+
+/**
+ * A step whose owner or group its module's packages make, with the ids they were found to
+ * have after the install.
+ */
+function withLaterOwners(step: FileStep, node: string, later: LaterIds): FileStep {
+  if (!('later' in step) || !step.later) return step;
+  const id = (kind: keyof LaterOwners, name: string | undefined) => {
+    if (name === undefined) return {};
+    const found = (kind === 'user' ? later.users : later.groups).get(name);
+    if (found === undefined)
+      throw new StepFailed(
+        `${node} has no ${kind} ${name}, which ${step.module}'s packages were to make`,
+      );
+    return kind === 'user' ? { uid: found } : { gid: found };
+  };
+  return { ...step, ...id('user', step.later.user), ...id('group', step.later.group) };
 }
 
 /** A step's attributes as a machine write takes them. */

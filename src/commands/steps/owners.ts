@@ -1,7 +1,7 @@
 import { type Ownership, SECRET_PLACEHOLDER } from '../../catalog.ts';
 import type { Accounts, PathFacts } from '../../machines/machine.ts';
 import type { ModuleSurvey } from '../../survey.ts';
-import type { Attributes, Drift, Step } from './step.ts';
+import type { Attributes, Drift, LaterOwners, Step } from './step.ts';
 
 /** The mode of a file berth makes new, unless its definition names one. */
 const FILE_MODE = '0644';
@@ -25,25 +25,38 @@ export function noSuchAccountWords(blocker: NoSuchAccount, node: string): string
 /**
  * The one owner lookup of every plan: resolves the owners a module's definition names
  * against the accounts its survey found, and works out what each path is written with;
- * a name the machine does not know is a blocker.
+ * a name the machine does not know is a blocker, unless the plan installs packages first
+ * (`packagesFirst`): then it is one they make, looked up after they are installed.
  */
 export class Owners {
   readonly blockers: NoSuchAccount[] = [];
+  /** The names left to look up after the packages are installed. */
+  readonly later = { users: new Set<string>(), groups: new Set<string>() };
   /** Who berth acts as there: root, unless the machine says. */
   private readonly actor: { uid: number; gid: number };
   constructor(
     private readonly module: string,
     private readonly survey: Pick<ModuleSurvey, 'facts' | 'accounts'>,
+    private readonly packagesFirst = false,
   ) {
     this.actor = survey.accounts.actor ?? { uid: 0, gid: 0 };
   }
 
-  /** The uid and gid a definition names for `path`, as numbers (undefined: not named). */
+  /** The uid and gid a definition names for `path`, as numbers (undefined: not named, or later). */
   ids(path: string, spec: Ownership): { uid?: number; gid?: number } {
     return {
       uid: this.id(path, 'user', spec.owner, this.survey.accounts.users),
       gid: this.id(path, 'group', spec.group, this.survey.accounts.groups),
     };
+  }
+
+  /** The names for `path` looked up after the packages are installed, if any. */
+  private laterOf(spec: Ownership): { later?: LaterOwners } {
+    const later: LaterOwners = {};
+    if (typeof spec.owner === 'string' && this.later.users.has(spec.owner)) later.user = spec.owner;
+    if (typeof spec.group === 'string' && this.later.groups.has(spec.group))
+      later.group = spec.group;
+    return later.user === undefined && later.group === undefined ? {} : { later };
   }
 
   private id(
@@ -54,6 +67,10 @@ export class Owners {
   ): number | undefined {
     if (named === undefined || typeof named === 'number') return named;
     const id = known.get(named);
+    if (id === undefined && this.packagesFirst) {
+      this.later[kind === 'user' ? 'users' : 'groups'].add(named);
+      return undefined;
+    }
     const told = this.blockers.some(
       (blocker) => blocker.kind === kind && blocker.name === named && blocker.path === path,
     );
@@ -73,9 +90,12 @@ export class Owners {
     const fact = this.survey.facts.get(path);
     const { uid, gid } = this.ids(path, spec);
     const was = fact?.kind === 'file' ? fact : undefined;
-    const attributes: Attributes = { mode: normalMode(spec.mode ?? was?.mode ?? newMode) };
-    const owner = uid ?? was?.uid;
-    const group = gid ?? was?.gid;
+    const attributes: Attributes = {
+      mode: normalMode(spec.mode ?? was?.mode ?? newMode),
+      ...this.laterOf(spec),
+    };
+    const owner = uid ?? (attributes.later?.user === undefined ? was?.uid : undefined);
+    const group = gid ?? (attributes.later?.group === undefined ? was?.gid : undefined);
     if (owner !== undefined) attributes.uid = owner;
     if (group !== undefined) attributes.gid = group;
     return attributes;
@@ -91,11 +111,13 @@ export class Owners {
     const theirs = this.othersFile(path, spec);
     if (theirs) {
       const { uid, gid } = this.ids(path, spec);
+      const later = this.laterOf(spec);
       return {
         mode: normalMode(spec.mode ?? SECRET_FILE_MODE),
         uid: uid ?? this.actor.uid,
         gid: gid ?? this.actor.gid,
         replaces: { uid: theirs.uid, gid: theirs.gid },
+        ...later,
       };
     }
     const attributes = this.file(path, spec, SECRET_FILE_MODE);
@@ -159,7 +181,7 @@ export class Owners {
     if (data.mode !== undefined) step.mode = normalMode(data.mode);
     if (uid !== undefined) step.uid = uid;
     if (gid !== undefined) step.gid = gid;
-    return step;
+    return { ...step, ...this.laterOf(data) };
   }
 
   /** The fact the survey holds for a path. */

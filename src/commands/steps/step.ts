@@ -16,6 +16,14 @@ export interface Attributes {
   gid?: number;
   /** Another user's owner and group a secret's file has now, not kept: the preview names them. */
   replaces?: { uid: number; gid: number };
+  /** An owner or group the module's packages make: looked up by name after they are installed. */
+  later?: LaterOwners;
+}
+
+/** Owner and group names the machine does not know yet, which the module's packages make. */
+export interface LaterOwners {
+  user?: string;
+  group?: string;
 }
 
 /** An owner, group or mode a path has that its definition does not want: drift. */
@@ -45,6 +53,7 @@ export type Step =
       mode?: string;
       uid?: number;
       gid?: number;
+      later?: LaterOwners;
       /** The directory is there; its owner, group or mode is mended. */
       drift?: Drift[];
     }
@@ -90,6 +99,8 @@ export type Step =
       from?: string;
       /** What the package manager installs beside this module's packages (on its last one). */
       with?: PackageMove[];
+      /** Owners the module names that its packages make (on its last one): looked up once they are. */
+      lookUp?: { users: string[]; groups: string[] };
       holdStarts: boolean;
     }
   | { do: 'start'; module: string; script: string; check?: CheckOutcome }

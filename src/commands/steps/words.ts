@@ -125,7 +125,7 @@ export function previewWords(
       ].join('\n');
     }
     case 'package':
-      return `${step.how} ${packageWords(step)}`;
+      return [`${step.how} ${packageWords(step)}`, ...lookUpWords(step)].join('\n');
     case 'start':
       return step.check
         ? `start ${step.module}: its check ${describeCheck(step.check)}; run start: ${step.script}`
@@ -158,6 +158,14 @@ function packageWords(step: Step & { do: 'package' }): string {
   const withWords =
     beside.length === 0 ? '' : ` (with ${beside.length} it depends on: ${shown.join(', ')})`;
   return `package ${step.package} ${step.version}${from}${withWords}`;
+}
+
+/** "owner redis: made by its packages, looked up after they are installed", indented. */
+function lookUpWords(step: Step & { do: 'package' }): string[] {
+  const { users = [], groups = [] } = step.lookUp ?? {};
+  return [...users.map((name) => `owner ${name}`), ...groups.map((name) => `group ${name}`)].map(
+    (named) => `    ${named}: made by its packages, looked up after they are installed`,
+  );
 }
 
 /** The mode a file is written with; an owner that drifted is named by describeDrift. */
