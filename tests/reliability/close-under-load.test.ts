@@ -206,7 +206,10 @@ describe('berth api closing under load', () => {
             assert.equal(one.answer.status, 503, one.answer.body);
             assert.equal(one.answer.headers['content-type'], 'application/json');
             assert.equal(one.answer.headers.connection, 'close');
-            assert.deepEqual(JSON.parse(one.answer.body), { refused: SHUTTING_DOWN });
+            assert.deepEqual(JSON.parse(one.answer.body), {
+              refused: SHUTTING_DOWN,
+              code: 'shutting_down',
+            });
           }
         }
         for (const entry of journal) {

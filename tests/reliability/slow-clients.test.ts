@@ -85,7 +85,7 @@ describe('slow clients', { concurrency: true }, () => {
     const cut = await dripping.cut;
     await others;
     assert.equal(cut.status, 408, cut.raw);
-    assert.deepEqual(JSON.parse(cut.body), { refused: TOO_SLOW });
+    assert.deepEqual(JSON.parse(cut.body), { refused: TOO_SLOW, code: 'request_timeout' });
     assert.ok(servedMeanwhile >= 2, `only ${servedMeanwhile} other requests were served meanwhile`);
   });
 
@@ -107,7 +107,7 @@ describe('slow clients', { concurrency: true }, () => {
     assert.equal(stalled.isClosed(), false, 'the stalled client was cut before the acts were done');
     const cut = await stalled.cut;
     assert.equal(cut.status, 408, cut.raw);
-    assert.deepEqual(JSON.parse(cut.body), { refused: TOO_SLOW });
+    assert.deepEqual(JSON.parse(cut.body), { refused: TOO_SLOW, code: 'request_timeout' });
     const state = await world.readState();
     assert.deepEqual(
       (state.assignments as Record<string, string[]>).box?.length,
