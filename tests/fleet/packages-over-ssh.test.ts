@@ -12,6 +12,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
@@ -61,6 +62,7 @@ function offered(name: string): string {
 const escaped = (text: string) => text.replace(/[.+*?^$()[\]{}|\\]/g, '\\$&');
 
 describe("a module's packages, installed over ssh on fresh fleet hosts", { skip }, () => {
+  let release: (() => Promise<void>) | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -89,6 +91,7 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
     berth(...options, 'converge', node, '--yes', '--digest', digestOf(said.stdout));
 
   before(async () => {
+    release = await holdMachineApt();
     fleet = await startFleet({ hosts: 3, ownUsr: true, aptRepository: repository as string });
     runtime = await mkdtemp('/tmp/bfp-');
     // Fresh hosts: what this machine has installed of the packages, and left of them, is
@@ -139,6 +142,7 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
     await world?.cleanup();
     if (runtime) await rm(runtime, { recursive: true, force: true });
     if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
+    await release?.();
   });
 
   it('brings a fresh host to nginx and redis-server in one converge, both answering', async () => {

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
 const FILE = '/etc/berth-test-greet/greeting';
@@ -69,9 +70,11 @@ $| = 1; print "held\\n"; sleep 600;`;
 }
 
 describe("a module's packages, installed by this machine's apt", { skip }, () => {
+  let release: (() => Promise<void>) | undefined;
   let world: World;
   const greet = { packages: ['hello'], files: { [FILE]: { content: 'hi\n' } } };
   before(async () => {
+    release = await holdMachineApt();
     purgeHello();
     world = await makeWorld({ greet });
     await world.writeSettings({ nodes: { here: { root: '/' } } });
@@ -82,6 +85,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
     purgeHello();
     await rm('/etc/berth-test-greet', { recursive: true, force: true });
     await world.cleanup();
+    await release?.();
   });
 
   it('a pinned version the lists do not offer is a blocker naming what they offer', async () => {

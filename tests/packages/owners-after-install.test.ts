@@ -13,6 +13,7 @@ import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptRepositoryUnavailable, buildAptRepository } from '../fleet/apt-repository.ts';
+import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
 const USER = 'berth-test-svc';
@@ -70,12 +71,14 @@ function hasUser(name: string): boolean {
 }
 
 describe('owners made by the packages a module installs', { skip }, () => {
+  let release: (() => Promise<void>) | undefined;
   let world: World;
   let repository = '';
   const file = (name: string) => ({
     [join(DIR, name)]: { content: 'hi\n', owner: USER, group: USER, mode: '0640' },
   });
   before(async () => {
+    release = await holdMachineApt();
     const built = await buildAptRepository(
       [],
       [
@@ -113,6 +116,7 @@ describe('owners made by the packages a module installs', { skip }, () => {
     await rm(DIR, { recursive: true, force: true });
     if (repository) await rm(repository, { recursive: true, force: true });
     await world?.cleanup();
+    await release?.();
   });
 
   it('the preview defers the unknown owner to after the install; the act writes the file as the new user', async () => {

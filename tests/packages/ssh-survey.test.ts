@@ -11,6 +11,7 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exitMasters, type Fleet, fleetUnavailable, startFleet } from '../fleet/fleet.ts';
+import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 
 /** What the lists offer of hello, or why this cannot run here. */
@@ -32,6 +33,7 @@ const skip =
   fleetUnavailable() ?? (CANDIDATE === undefined ? 'needs apt, and hello in its lists' : false);
 
 describe("a module's packages over ssh", { skip }, () => {
+  let release: (() => Promise<void>) | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -42,6 +44,7 @@ describe("a module's packages over ssh", { skip }, () => {
     });
 
   before(async () => {
+    release = await holdMachineApt();
     fleet = await startFleet({ hosts: 2 });
     runtime = await mkdtemp('/tmp/bfr-');
     world = await makeWorld({
@@ -62,6 +65,7 @@ describe("a module's packages over ssh", { skip }, () => {
     await fleet?.stop();
     await world?.cleanup();
     if (runtime) await rm(runtime, { recursive: true, force: true });
+    await release?.();
   });
 
   for (const node of ['alpha', 'bravo']) {

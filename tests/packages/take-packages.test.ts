@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
+import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
 const DIR = '/etc/berth-test-take-greet';
@@ -43,9 +44,11 @@ function apt(...args: string[]) {
 }
 
 describe('take of a module with packages, on a node whose root is /', { skip }, () => {
+  let release: (() => Promise<void>) | undefined;
   let world: World;
   const greet = { packages: ['sl'], files: { [FILE]: { content: 'hi\n' } } };
   before(async () => {
+    release = await holdMachineApt();
     apt('purge', 'sl');
     world = await makeWorld({ greet });
     await world.writeSettings({ nodes: { here: { root: '/' } } });
@@ -58,6 +61,7 @@ describe('take of a module with packages, on a node whose root is /', { skip }, 
     apt('purge', 'sl');
     await rm(DIR, { recursive: true, force: true });
     await world.cleanup();
+    await release?.();
   });
 
   it('says a package not installed is for the next converge; one installed by hand after the preview refuses the act', async () => {
