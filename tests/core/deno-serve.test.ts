@@ -80,7 +80,7 @@ describe('berth served by Deno.serve (src/edge/deno.ts)', {
     assert.equal(((await ok.json()) as { said: string }).said, 'local is to run postgres');
     const refused = await fetch(`${base}/assign`, { method: 'POST', body });
     assert.equal(refused.status, 401);
-    assert.deepEqual(await refused.json(), { refused: 'no' });
+    assert.deepEqual(await refused.json(), { refused: 'no', code: 'unauthorized' });
     assert.equal(refused.headers.get('www-authenticate'), 'Bearer realm="berth"');
   });
 
@@ -105,6 +105,7 @@ describe('berth served by Deno.serve (src/edge/deno.ts)', {
         text.endsWith(
           JSON.stringify({
             refused: `no route for CONNECT example.com:443; berth answers ${ROUTES}`,
+            code: 'no_route',
           }),
         ),
         text,
