@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 /** Held by hand (its data is there), and its check fails with the time in its words. */
 const FLAKY = {
@@ -22,7 +22,7 @@ const NODES = ['box', 'web1', 'web2'];
 async function previewThenAct(world: World, ...args: string[]) {
   const preview = await world.berth(...args);
   assert.equal(preview.code, 0, preview.stderr);
-  const act = await world.berth(...args, '--yes', '--digest', digestOf(preview.stdout));
+  const act = await world.actOn(preview, ...args);
   return { preview: preview.stdout, act };
 }
 
@@ -83,14 +83,7 @@ describe('a check whose words vary from run to run', () => {
     assert.equal((await world.berth('adopt', 'box')).code, 0);
     const preview = await world.berth('take', 'box', 'flaky');
     await writeFile(join(rootOf('box'), 'nine'), '');
-    const act = await world.berth(
-      'take',
-      'box',
-      'flaky',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'take', 'box', 'flaky');
     assert.equal(act.code, 1);
     assert.match(
       act.stderr,

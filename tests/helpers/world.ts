@@ -23,6 +23,8 @@ export interface World {
   /** The root of node `box`. */
   root: string;
   berth(...args: string[]): Promise<Run>;
+  /** The same command again with `--yes` and the digest on the given preview's last line. */
+  actOn(preview: Run, ...args: string[]): Promise<Run>;
   writeModule(name: string, definition: unknown): Promise<void>;
   writeSettings(settings: unknown): Promise<void>;
   /** Writes a file on the box, making its directories. */
@@ -46,6 +48,8 @@ export async function makeWorld(modules: Record<string, unknown> = {}): Promise<
     state,
     root,
     berth: (...args) => runBerth(['--state', state, ...args]),
+    actOn: (preview, ...args) =>
+      runBerth(['--state', state, ...args, '--yes', '--digest', digestOf(preview.stdout)]),
     async writeModule(name, definition) {
       await writeFile(join(state, 'modules', `${name}.json`), JSON.stringify(definition));
     },

@@ -108,13 +108,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
       offered: [CANDIDATE],
       words: json.nodes.here.blockers[0].words,
     });
-    const act = await world.berth(
-      'converge',
-      'here',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'converge', 'here');
     assert.equal(act.code, 1);
     assert.match(act.stderr, /the act is refused while a blocker stands: hello 9\.9-9 is not in/);
     assert.equal(installedHello(), undefined);
@@ -125,15 +119,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
     const preview = await world.berth('converge', 'here');
     const holder = await holdAptLock();
     try {
-      const act = await world.berth(
-        '--lock-timeout',
-        '1s',
-        'converge',
-        'here',
-        '--yes',
-        '--digest',
-        digestOf(preview.stdout),
-      );
+      const act = await world.actOn(preview, '--lock-timeout', '1s', 'converge', 'here');
       assert.equal(act.code, 1);
       assert.match(
         act.stderr,
@@ -160,13 +146,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
       stdio: 'ignore',
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
-    const act = await world.berth(
-      'converge',
-      'here',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'converge', 'here');
     assert.equal(act.code, 1);
     assert.match(
       act.stderr,
@@ -191,15 +171,7 @@ done
     await writeFile(REFUSING, `DPkg::Pre-Invoke {"sh ${refuser}";};\n`);
     try {
       const preview = await world.berth('converge', 'here');
-      const act = await world.berth(
-        '--lock-timeout',
-        '5m',
-        'converge',
-        'here',
-        '--yes',
-        '--digest',
-        digestOf(preview.stdout),
-      );
+      const act = await world.actOn(preview, '--lock-timeout', '5m', 'converge', 'here');
       assert.equal(act.code, 1);
       assert.equal(
         act.stderr,
@@ -282,14 +254,7 @@ done
       refresh.map(({ node, outcome, said }) => ({ node, outcome, said })),
       [{ node: 'here', outcome: 'done', said: "refreshed here's package lists (apt-get update)" }],
     );
-    const act = await world.berth(
-      'converge',
-      'here',
-      '--refresh',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'converge', 'here', '--refresh');
     assert.equal(act.code, 1);
     assert.match(act.stderr, /^--refresh refreshes here's package lists before a preview/);
   });
@@ -301,13 +266,7 @@ done
       preview.stdout,
       /stop managing it; its data, secrets, files and packages \(hello\) stay on here/,
     );
-    const act = await world.berth(
-      'converge',
-      'here',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'converge', 'here');
     assert.equal(act.code, 0, act.stderr);
     assert.match(
       act.stdout,

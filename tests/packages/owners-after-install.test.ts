@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptRepositoryUnavailable, buildAptRepository } from '../fleet/apt-repository.ts';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 const USER = 'berth-test-svc';
 const MAKES_USER = 'berth-test-svc';
@@ -134,15 +134,7 @@ describe('owners made by the packages a module installs', { skip }, () => {
       preview.stdout,
       new RegExp(`group ${USER}: made by its packages, looked up after they are installed`),
     );
-    const act = await world.berth(
-      '--lock-timeout',
-      '5m',
-      'converge',
-      'here',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, '--lock-timeout', '5m', 'converge', 'here');
     assert.equal(act.code, 0, act.stderr);
     const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }));
     const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }));
@@ -150,10 +142,7 @@ describe('owners made by the packages a module installs', { skip }, () => {
     assert.deepEqual([made.uid, made.gid, made.mode & 0o777], [uid, gid, 0o640]);
     assert.equal((await world.berth('unassign', 'here', 'svc')).code, 0);
     const release = await world.berth('converge', 'here');
-    assert.equal(
-      (await world.berth('converge', 'here', '--yes', '--digest', digestOf(release.stdout))).code,
-      0,
-    );
+    assert.equal((await world.actOn(release, 'converge', 'here')).code, 0);
     purge();
     await rm(DIR, { recursive: true, force: true });
   });
@@ -163,15 +152,7 @@ describe('owners made by the packages a module installs', { skip }, () => {
     const preview = await world.berth('converge', 'here');
     assert.equal(preview.code, 0, preview.stderr);
     assert.doesNotMatch(preview.stdout, /blocked/);
-    const act = await world.berth(
-      '--lock-timeout',
-      '5m',
-      'converge',
-      'here',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, '--lock-timeout', '5m', 'converge', 'here');
     assert.equal(act.code, 1);
     assert.match(
       act.stderr,

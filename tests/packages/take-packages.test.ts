@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 const DIR = '/etc/berth-test-take-greet';
 const FILE = `${DIR}/greeting`;
@@ -72,14 +72,7 @@ describe('take of a module with packages, on a node whose root is /', { skip }, 
       /\npackage sl: not installed on here; the next converge installs it\n/,
     );
     apt('install', 'sl');
-    const act = await world.berth(
-      'take',
-      'here',
-      'greet',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'take', 'here', 'greet');
     assert.equal(act.code, 1);
     assert.match(act.stderr, new RegExp(`package sl is now installed on here at ${VERSION}`));
     assert.deepEqual(Object.keys((await world.readState()).managed?.here ?? {}), []);
@@ -89,14 +82,7 @@ describe('take of a module with packages, on a node whose root is /', { skip }, 
     const preview = await world.berth('take', 'here', 'greet');
     assert.equal(preview.code, 0, preview.stderr);
     assert.match(preview.stdout, new RegExp(`\npackage sl: found at ${VERSION}\n`));
-    const act = await world.berth(
-      'take',
-      'here',
-      'greet',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'take', 'here', 'greet');
     assert.equal(act.code, 0, act.stderr);
     const managed = (await world.readState()).managed?.here as Record<
       string,
