@@ -43,7 +43,8 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     return await (exit ?? Promise.resolve(EXIT.done));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    if (cli.options.json) io.out(JSON.stringify(enveloped({ refused: error.message, code: 'usage' })));
+    if (cli.options.json)
+      io.out(JSON.stringify(enveloped({ refused: error.message, code: 'usage' })));
     else io.err(error.message);
     return EXIT.usage;
   }

@@ -189,7 +189,11 @@ describe('the command line when the stores cannot be opened', () => {
     const json = await world.berth('--json', 'adopt', 'box');
     assert.equal(json.code, 3);
     const answer = JSON.parse(json.stdout);
-    assert.deepEqual(Object.keys(answer), ['format_version', 'refused', 'code'], 'a 503 as the API answers it, in the envelope');
+    assert.deepEqual(
+      Object.keys(answer),
+      ['format_version', 'refused', 'code'],
+      'a 503 as the API answers it, in the envelope',
+    );
     assert.equal(answer.code, 'stores_unavailable');
     assert.match(answer.refused, /state\.json is not valid JSON/);
 
