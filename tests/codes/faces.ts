@@ -12,7 +12,7 @@ import * as v from 'valibot';
 import { type Code, CodeSchema } from '../../src/codes.ts';
 import { type ApiProcess, httpAsk, startApiOn } from '../helpers/api-process.ts';
 import { type Issuer, startIssuer } from '../helpers/issuer.ts';
-import { makeWorld, type Run, type World } from '../helpers/world.ts';
+import { makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { type Cell, claimsOf, type Suite } from './coverage.ts';
 
 /** What `--json` and the API's body hold of a refusal: the answer's code, each node's, each blocker's. */
@@ -84,6 +84,7 @@ export async function openFaces(options: {
   modules?: Record<string, unknown>;
   nodes: string[];
   settings?: Record<string, unknown>;
+  /** The environment of both faces, laid over the user's. */
   env?: Record<string, string | undefined>;
 }): Promise<Faces> {
   const world = await makeWorld(options.modules);
@@ -103,7 +104,7 @@ export async function openFaces(options: {
     return made;
   };
   const cli = async (...args: string[]) => {
-    const run = await world.berth(...args, '--json');
+    const run = await runBerth(['--state', world.state, ...args, '--json'], options.env);
     return { status: run.code, body: bodyOf(run), stderr: run.stderr };
   };
   return {
@@ -153,6 +154,13 @@ export function codesSeen(suite: Suite) {
       assert.ok((body.refused ?? '').length > 0, `${cell}: words beside the code`);
       for (const node of nodes)
         assert.equal(body.nodes?.[node]?.code, code, `${cell}: ${node}'s code`);
+      saw(cell, code);
+    },
+    /** `node`'s entry refused or failed with `code`, whatever the answer's own code. */
+    nodeRefused(cell: Cell, answer: Answered, node: string, code: Code) {
+      const entry = answer.body.nodes?.[node];
+      assert.equal(entry?.code, code, `${cell}: ${node}: ${JSON.stringify(answer.body)}`);
+      assert.equal(typeof answer.body.refused, 'string', `${cell}: refused beside the code`);
       saw(cell, code);
     },
     /** `node`'s entry carries a blocker of `code`, with its words. */
