@@ -58,7 +58,7 @@ describe("a command's own refusals", () => {
     asked: Omit<Asked, 'node'>,
     code: Code,
   ) {
-    const [first] = GROUPS[group];
+    const first = GROUPS[group][0] as string;
     for (const [scope, node, nodes] of [
       ['node', first, [first]],
       ['group', `@${group}`, GROUPS[group]],

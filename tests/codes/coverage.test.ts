@@ -17,6 +17,10 @@ describe('every code of the list is produced through the faces, or said why not'
     assert.deepEqual(Object.keys(WHERE).sort(), [...CODES].sort());
   });
 
+  test('each suite the table names is a test file of tests/codes/', async () => {
+    for (const suite of SUITES) await readFile(join(import.meta.dirname, `${suite}.test.ts`));
+  });
+
   test('each code is produced by a test on the command line or over the API', () => {
     const nowhere = CODES.filter((code) =>
       CELLS.every((cell) => typeof WHERE[code][cell] === 'object' && 'never' in WHERE[code][cell]),
