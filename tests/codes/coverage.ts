@@ -20,6 +20,7 @@ export const SUITES = [
   'acts',
   'interrupts',
   'blockers',
+  'packages',
 ] as const;
 export type Suite = (typeof SUITES)[number];
 
@@ -57,6 +58,13 @@ const groupOnly = (suite: Suite, why: string): Row => ({
   'api group': suite,
 });
 
+const todoEverywhere = (todo: { todo: string }): Row => ({
+  'cli node': todo,
+  'cli group': todo,
+  'api node': todo,
+  'api group': todo,
+});
+
 const NO_SERVER = 'the command line is no server: it reads no HTTP request';
 const BEFORE_THE_BODY =
   'answered from the request line and headers alone, before a body names a node or a group';
@@ -72,9 +80,13 @@ const httpOnly = (where: Where): Row => ({
 const NO_ROUTE = (what: string) =>
   `${what} is the command line's alone: no route of the API does it`;
 const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
-/** Needs a node with a package manager whose lists and installs the test controls. */
-const PACKAGES = {
-  todo: "a real package manager's answers: a rooted node under a directory has none (packages_not_here)",
+/** A machine with no package manager berth knows: this one has apt, its nodes rooted here use it. */
+const NO_MANAGER = {
+  todo: 'needs a node whose machine has no package manager berth knows: this machine has apt',
+};
+/** apt's simulation refusing an install: no test here makes apt's resolver say no yet. */
+const SIMULATION_REFUSED = {
+  todo: "needs apt's simulation (apt-get -s) to refuse the install, as a conflict in the lists would",
 };
 
 export const WHERE: Record<Code, Row> = {
@@ -147,12 +159,7 @@ export const WHERE: Record<Code, Row> = {
   unreachable: everywhere('acts'),
   interrupted: everywhere('interrupts'),
   hook_failed: everywhere('acts'),
-  package_failed: {
-    'cli node': PACKAGES,
-    'cli group': PACKAGES,
-    'api node': PACKAGES,
-    'api group': PACKAGES,
-  },
+  package_failed: everywhere('packages'),
   step_failed: everywhere('acts'),
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
   failed: everywhere('acts'),
@@ -170,25 +177,10 @@ export const WHERE: Record<Code, Row> = {
   mint_found: lineOnly('blockers', NO_MINT),
   mint_kept: lineOnly('blockers', NO_MINT),
   mint_over_data: everywhere('blockers'),
-  package_unavailable: {
-    'cli node': { in: 'tests/packages/apt-node.test.ts' },
-    'cli group': PACKAGES,
-    'api node': PACKAGES,
-    'api group': PACKAGES,
-  },
-  no_package_manager: {
-    'cli node': PACKAGES,
-    'cli group': PACKAGES,
-    'api node': PACKAGES,
-    'api group': PACKAGES,
-  },
+  package_unavailable: everywhere('packages'),
+  no_package_manager: todoEverywhere(NO_MANAGER),
   packages_not_here: everywhere('blockers'),
-  package_refused: {
-    'cli node': PACKAGES,
-    'cli group': PACKAGES,
-    'api node': PACKAGES,
-    'api group': PACKAGES,
-  },
+  package_refused: todoEverywhere(SIMULATION_REFUSED),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */

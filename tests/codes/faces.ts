@@ -36,6 +36,7 @@ export interface Asked {
   digest?: string;
   filter?: string;
   batch?: number;
+  parallel?: number;
 }
 
 export interface Answered {
@@ -51,6 +52,7 @@ export function wordsOf(command: string, asked: Asked): string[] {
   if (asked.digest !== undefined) words.push('--digest', asked.digest);
   if (asked.filter !== undefined) words.push('--filter', asked.filter);
   if (asked.batch !== undefined) words.push('--batch', String(asked.batch));
+  if (asked.parallel !== undefined) words.push('--parallel', String(asked.parallel));
   return words;
 }
 
@@ -172,8 +174,8 @@ export function codesSeen(suite: Suite) {
       saw(cell, code);
     },
     /** The last test of the suite: each code the table gives it, seen where the table says. */
-    finally() {
-      test(`the ${suite} suite produced each code coverage.ts names it for`, () => {
+    finally(options: { skip?: string | false } = {}) {
+      test(`the ${suite} suite produced each code coverage.ts names it for`, options, () => {
         const missing = claimsOf(suite).filter((claim) => !seen.has(claim));
         assert.deepEqual(missing, []);
       });
