@@ -84,10 +84,6 @@ const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
 const NO_MANAGER = {
   todo: 'needs a node whose machine has no package manager berth knows: this machine has apt',
 };
-/** apt's simulation refusing an install: no test here makes apt's resolver say no yet. */
-const SIMULATION_REFUSED = {
-  todo: "needs apt's simulation (apt-get -s) to refuse the install, as a conflict in the lists would",
-};
 
 export const WHERE: Record<Code, Row> = {
   usage: {
@@ -180,7 +176,7 @@ export const WHERE: Record<Code, Row> = {
   package_unavailable: everywhere('packages'),
   no_package_manager: todoEverywhere(NO_MANAGER),
   packages_not_here: everywhere('blockers'),
-  package_refused: todoEverywhere(SIMULATION_REFUSED),
+  package_refused: everywhere('packages'),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */

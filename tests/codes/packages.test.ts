@@ -1,14 +1,15 @@
 /**
  * The codes of a module's packages on nodes whose root is `/` (this machine's apt, held by
- * this suite alone): a pin the lists do not offer (package_unavailable, a blocker) and an
- * install apt refuses (package_failed), on both faces, for one node and for a group.
+ * this suite alone): a pin the lists do not offer (package_unavailable), an install apt's
+ * simulation refuses (package_refused), both blockers, and an install apt refuses
+ * (package_failed), on both faces, for one node and for a group.
  * Needs root, apt-get and `hello` in the lists; skipped otherwise. hello is never
  * installed: every install is refused.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
@@ -68,6 +69,33 @@ describe("a module's packages on this machine's apt", { skip }, () => {
       for (const each of nodes) codes.blocker(`api ${scope}`, served, each, 'package_unavailable');
     }
     assert.equal((await faces.world.berth('unassign', '@here', 'pinned')).code, 0);
+  });
+
+  it("package_refused: apt's simulation would remove a package to install, and berth never removes", async () => {
+    // A package of this suite's own that conflicts with hello, installed for this test only.
+    const made = join(faces.world.dir, 'conflict');
+    await mkdir(join(made, 'DEBIAN'), { recursive: true });
+    await writeFile(
+      join(made, 'DEBIAN/control'),
+      'Package: berth-codes-conflict\nVersion: 1.0\nArchitecture: all\nMaintainer: berth tests <tests@berth.invalid>\nConflicts: hello\nDescription: conflicts with hello, for a test of berth\n',
+    );
+    execFileSync('dpkg-deb', ['--build', made, `${made}.deb`], { stdio: 'ignore' });
+    execFileSync('dpkg', ['-i', `${made}.deb`], { stdio: 'ignore' });
+    try {
+      assert.equal((await faces.world.berth('assign', '@here', 'greet')).code, 0);
+      for (const [scope, node, nodes] of [
+        ['node', 'here1', ['here1']],
+        ['group', '@here', ['here1', 'here2']],
+      ] as const) {
+        const line = await faces.line('converge', { node });
+        for (const each of nodes) codes.blocker(`cli ${scope}`, line, each, 'package_refused');
+        const served = await faces.served('converge', { node });
+        for (const each of nodes) codes.blocker(`api ${scope}`, served, each, 'package_refused');
+      }
+    } finally {
+      execFileSync('dpkg', ['--purge', 'berth-codes-conflict'], { stdio: 'ignore' });
+      assert.equal((await faces.world.berth('unassign', '@here', 'greet')).code, 0);
+    }
   });
 
   it('package_failed: an install apt refuses, one node at a time', async () => {
