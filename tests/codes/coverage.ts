@@ -21,6 +21,7 @@ export const SUITES = [
   'interrupts',
   'blockers',
   'packages',
+  'stores',
 ] as const;
 export type Suite = (typeof SUITES)[number];
 
@@ -107,7 +108,7 @@ export const WHERE: Record<Code, Row> = {
   shutting_down: httpOnly({ in: 'tests/reliability/graceful-close.test.ts' }),
   stores_unavailable: everywhere('acts'),
   store_not_empty: {
-    'cli node': { in: 'tests/stores/postgres-copy-state.test.ts' },
+    'cli node': 'stores',
     'cli group': { never: 'copy-state copies the whole state directory: it takes no target' },
     'api node': { never: NO_ROUTE('copy-state') },
     'api group': { never: NO_ROUTE('copy-state') },
