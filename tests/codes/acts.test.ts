@@ -62,6 +62,11 @@ describe('an act that met its node', () => {
   };
 
   it("lock_timeout: another berth holds a node's lock past the wait; the words say who", async () => {
+    // The acts on previews made before the lock was taken.
+    const asked = {
+      node: { node: 'web1', yes: true, digest: await digestOf('web1') },
+      group: { node: '@web', yes: true, digest: await digestOf('@web') },
+    };
     const here = join(faces.world.state, FILES.nodes, 'web1');
     await mkdir(here, { recursive: true });
     const held = await takeLock(join(here, FILES.lock), { node: 'web1', act: 'converge' }, 1_000);
@@ -69,11 +74,8 @@ describe('an act that met its node', () => {
       const holder = new RegExp(
         `berth process ${process.pid} on ${hostname()} holds the lock of node web1 \\(converge, since [^)]+\\)`,
       );
-      for (const [scope, node] of [
-        ['node', 'web1'],
-        ['group', '@web'],
-      ] as const) {
-        const line = await faces.line('converge', { node }, '--lock-timeout', '1s');
+      for (const scope of ['node', 'group'] as const) {
+        const line = await faces.line('converge', asked[scope], '--lock-timeout', '1s');
         assert.equal(line.status, 3);
         assert.equal(line.body.format_version, 1);
         codes.refused(`cli ${scope}`, line, 'lock_timeout');
@@ -83,8 +85,8 @@ describe('an act that met its node', () => {
       }
       // berth api waits as long as it always does (10 s) before it gives up: both at once.
       const [one, group] = await Promise.all([
-        faces.served('converge', { node: 'web1' }),
-        faces.served('converge', { node: '@web' }),
+        faces.served('converge', asked.node),
+        faces.served('converge', asked.group),
       ]);
       for (const [scope, served] of [
         ['node', one],
@@ -97,6 +99,9 @@ describe('an act that met its node', () => {
     } finally {
       await held.release();
     }
+    // Nothing was done: the journal of web1 holds no converge.
+    const journal = await readFile(join(here, 'journal.jsonl'), 'utf8').catch(() => '');
+    assert.doesNotMatch(journal, /"act":"converge"/);
   });
 
   it('lock_timeout: the node of a group whose lock was not had carries the code in its entry', {
