@@ -180,6 +180,9 @@ describe("a command's own refusals", () => {
     const notKept = await faces.cli('secret', 'k1', 'keyed', 'key');
     assert.equal(notKept.status, 1);
     codes.refused('cli node', notKept, 'secret_not_kept');
+    const notKeptOnAny = await faces.cli('secret', '@kept', 'keyed', 'key');
+    assert.equal(notKeptOnAny.status, 1);
+    codes.refused('cli group', notKeptOnAny, 'secret_not_kept');
 
     assert.equal((await faces.world.berth('assign', '@kept', 'keyed')).code, 0);
     const preview = await faces.line('converge', { node: '@kept' });

@@ -141,9 +141,7 @@ export const WHERE: Record<Code, Row> = {
   not_adopted: everywhere('commands'),
   not_in_account: everywhere('commands'),
   secret_unreadable: everywhere('commands'),
-  secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret'), {
-    never: 'berth secret reads one value of one node',
-  }),
+  secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret')),
   vault_unopened: everywhere('commands'),
   refresh_not_on_act: lineOnly('commands', "the API's request has no refresh", {
     todo: "a target's act plans each node again with --refresh and answers the refusal as a changed preview (digest_stale); the commands suite has it as a todo test",
