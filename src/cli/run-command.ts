@@ -6,6 +6,7 @@ import { doneWords } from '../commands/steps/words.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
+import { enveloped } from '../result.ts';
 import { saidOf, untoldOf } from '../said.ts';
 import { stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
@@ -110,7 +111,7 @@ async function runOnce(
 ): Promise<Ran> {
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string, code: Code) => {
-    if (options.json) io.out(JSON.stringify({ refused, code }));
+    if (options.json) io.out(JSON.stringify(enveloped({ refused, code })));
     else io.err(refused);
   };
   // A target of several nodes is shown node by node; one node as before.

@@ -145,7 +145,9 @@ describe('plan files', () => {
     // With --json, the refusal is the API's shape.
     const json = await world.berth('act', planPath('text.plan'), '--json');
     assert.equal(json.code, 2);
-    assert.match(JSON.parse(json.stdout).refused, /is not a berth plan file .*: it is not JSON$/);
+    const enveloped = JSON.parse(json.stdout);
+    assert.equal(enveloped.code, 'invalid_plan');
+    assert.equal(enveloped.format_version, 1);
     assert.equal((await world.journal()).length, journalBefore);
   });
 
