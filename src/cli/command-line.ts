@@ -106,8 +106,9 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
       const listen = textOf(flags, 'listen') ?? '127.0.0.1:8081';
       const issuer = textOf(flags, 'issuer') ?? '';
       const audience = textOf(flags, 'audience') ?? 'berth';
+      const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
       const { runApi } = await import('./api.ts');
-      return runApi({ listen, issuer, audience }, location(), io);
+      return runApi({ listen, issuer, audience, lockWaitMs }, location(), io);
     },
   },
   {

@@ -31,6 +31,7 @@ describe('an act that met its node', () => {
       },
       nodes: ['web1', 'web2', 'h1', 'h2', 's1', 's2'],
       env: { PATH: `${fakeBin}:${process.env.PATH}` },
+      apiFlags: ['--lock-timeout', '1s'],
     });
     const settings = JSON.parse(await readFile(join(faces.world.state, 'berth.json'), 'utf8'));
     settings.nodes.gone = { root: join(faces.world.dir, 'gone') };
@@ -83,7 +84,7 @@ describe('an act that met its node', () => {
         assert.match(line.body.refused ?? '', /did not let go within 1s/);
         assert.match(line.stderr, /^waiting for the lock of web1, held by berth process /);
       }
-      // berth api waits as long as it always does (10 s) before it gives up: both at once.
+      // berth api waits as long as its own --lock-timeout says.
       const [one, group] = await Promise.all([
         faces.served('converge', asked.node),
         faces.served('converge', asked.group),
@@ -95,6 +96,7 @@ describe('an act that met its node', () => {
         assert.equal(served.status, 503);
         codes.refused(`api ${scope}`, served, 'lock_timeout');
         assert.match(served.body.refused ?? '', holder);
+        assert.match(served.body.refused ?? '', /did not let go within 1s/);
       }
     } finally {
       await held.release();

@@ -88,6 +88,8 @@ export async function openFaces(options: {
   settings?: Record<string, unknown>;
   /** The environment of both faces, laid over the user's. */
   env?: Record<string, string | undefined>;
+  /** Flags `berth api` is started with beside its listen, issuer and state. */
+  apiFlags?: string[];
 }): Promise<Faces> {
   const world = await makeWorld(options.modules);
   const rootOf = (node: string) => join(world.dir, node);
@@ -98,7 +100,7 @@ export async function openFaces(options: {
     ...options.settings,
   });
   const issuer = await startIssuer();
-  const api = await startApiOn(world.state, issuer.url, options.env);
+  const api = await startApiOn(world.state, issuer.url, options.env, options.apiFlags);
   const tokens = new Map<string, string>();
   const token = async (subject: string) => {
     const made = tokens.get(subject) ?? (await issuer.token({ sub: subject }));
