@@ -3,7 +3,7 @@ import type { HtmlEscapedString } from 'hono/utils/html';
 import { layout } from './layout.ts';
 import { type Cell, type Row, rowsOf, tally } from './matrix.ts';
 import type { FleetSurvey } from './source.ts';
-import { timeOf } from './words.ts';
+import { durationOf, timeOf } from './words.ts';
 
 /** A cell's kind in words: the words say it, the colour only helps. */
 export const CELL_WORDS: Record<Cell['kind'], string> = {
@@ -16,6 +16,9 @@ export const CELL_WORDS: Record<Cell['kind'], string> = {
   blocked: 'blocked',
   refused: 'refused',
 };
+
+/** The most lines of steps or words a cell lists. */
+const CELL_LINES = 3;
 
 /** The fleet: a matrix of nodes × modules, by group, each cell what the node's preview would do. */
 export function fleetPage(survey: FleetSurvey) {
@@ -38,7 +41,7 @@ export function fleetPage(survey: FleetSurvey) {
     .join(', ');
   const main = html`<h1>Fleet</h1>
 <p class="lede">Surveyed at <time datetime="${survey.at.toISOString()}">${timeOf(survey.at)}</time>
-in ${(survey.ms / 1000).toFixed(1)} s: what <code>berth converge @all</code> would do, node by node.
+in ${durationOf(survey.ms)}: what <code>berth converge @all</code> would do, node by node.
 ${summary === '' ? '' : html`<span class="tally">${summary}.</span>`}</p>
 <section aria-labelledby="live-heading" class="live">
 <h2 id="live-heading">Live</h2>
@@ -51,7 +54,7 @@ ${
     : html`<div class="matrix" role="region" aria-labelledby="matrix-caption" tabindex="0">
 <table>
 <caption id="matrix-caption">Nodes × modules, by group</caption>
-<thead><tr><th scope="col">Node</th>${columns.map((module) => html`<th scope="col">${module}</th>`)}<th scope="col">Now</th></tr></thead>
+<thead><tr><th scope="col">Node</th>${columns.map((module) => html`<th scope="col">${module}</th>`)}<th scope="col">Live</th></tr></thead>
 ${sections.map(
   ([name, nodes]) => html`<tbody>
 <tr class="group"><th scope="rowgroup" colspan="${columns.length + 2}">${name}</th></tr>
@@ -85,7 +88,12 @@ function cellHtml(cell: Cell) {
         : 'steps' in cell
           ? cell.steps
           : [];
+  // A cell stays small: its first steps, and how many more the node's page shows.
+  const shown =
+    details.length > CELL_LINES + 1
+      ? [...details.slice(0, CELL_LINES), `and ${details.length - CELL_LINES} more`]
+      : details;
   return html`<td class="cell ${cell.kind}"><span class="mark">${CELL_WORDS[cell.kind]}</span>${
-    details.length === 0 ? '' : html`<ul>${details.map((line) => html`<li>${line}</li>`)}</ul>`
+    shown.length === 0 ? '' : html`<ul>${shown.map((line) => html`<li>${line}</li>`)}</ul>`
   }</td>`;
 }

@@ -54,6 +54,7 @@ tr.group th { background: var(--head); color: var(--muted); font-weight: 600; }
 .modules { display: flex; flex-wrap: wrap; gap: .5rem; padding: 0; list-style: none; }
 .modules li { border: 1px solid var(--line); border-radius: 6px; padding: .2rem .5rem; }
 pre { overflow-x: auto; padding: .75rem; border: 1px solid var(--line); border-radius: 6px; background: var(--head); }
+pre.command { white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.command code { user-select: all; }
 .digest { overflow-wrap: anywhere; }
 .preview span { display: inline; }
