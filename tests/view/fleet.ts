@@ -14,9 +14,17 @@ export const APP = {
   reload: 'true',
 };
 
+/** A module with data: a node that holds its data unmanaged is blocked from installing it. */
+export const CACHE = {
+  description: 'A cache',
+  data: ['/var/lib/cache'],
+  files: { '/etc/cache/cache.conf': { content: 'size=64m\n' } },
+};
+
 /**
  * Three rooted nodes of group web, each to run app: web1 in sync, web2 whose app.conf was
- * edited by hand (drifted), web3 not converged yet (to install); and db1, running nothing.
+ * edited by hand (drifted), web3 not converged yet (to install); web1 runs cache too, in
+ * sync; and db1, to run cache, holds cache's data berth does not manage (blocked).
  */
 export interface Fleet {
   world: World;
@@ -25,13 +33,17 @@ export interface Fleet {
 }
 
 export async function makeFleet(): Promise<Fleet> {
-  const world = await makeWorld({ app: APP });
+  const world = await makeWorld({ app: APP, cache: CACHE });
   const roots = Object.fromEntries(
     ['web1', 'web2', 'web3', 'db1'].map((node) => [node, { root: join(world.dir, node) }]),
   );
   for (const { root } of Object.values(roots)) await mkdir(root, { recursive: true });
   await world.writeSettings({ nodes: roots, groups: { web: ['web1', 'web2', 'web3'] } });
   for (const node of ['web1', 'web2', 'web3']) await must(world.berth('assign', node, 'app'));
+  await must(world.berth('assign', 'web1', 'cache'));
+  await must(world.berth('assign', 'db1', 'cache'));
+  await mkdir(join(world.dir, 'db1', 'var/lib/cache'), { recursive: true });
+  await writeFile(join(world.dir, 'db1', 'var/lib/cache/entries'), 'kept by hand\n');
   const preview = await must(world.berth('converge', 'web1,web2'));
   await must(world.actOn(preview, 'converge', 'web1,web2'));
   const conf = join(world.dir, 'web2', 'etc/app/app.conf');

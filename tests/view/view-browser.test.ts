@@ -68,19 +68,30 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     assert.equal(page.url(), `${view.origin}/`);
   });
 
-  it('shows web1 in sync, web2 to update with what drifted, web3 to install', async (t) => {
-    const cell = (node: string) =>
+  it('shows web1 in sync, web2 to update with what drifted, web3 to install, db1 blocked', async (t) => {
+    const cells = (node: string) =>
       page.locator('tbody tr', { has: page.locator('th a', { hasText: node }) }).locator('td.cell');
-    assert.match((await cell('web1').textContent()) ?? '', /^in sync$/);
+    const cell = (node: string) => cells(node).first();
+    assert.deepEqual(await page.locator('thead th').allTextContents(), [
+      'Node',
+      'app',
+      'cache',
+      'Live',
+    ]);
+    assert.deepEqual(await cells('web1').allTextContents(), ['in sync', 'in sync']);
     assert.match(
       (await cell('web2').textContent()) ?? '',
       /^to update.*write \/etc\/app\/app\.conf/,
     );
     assert.match((await cell('web3').textContent()) ?? '', /^to install/);
-    assert.match((await cell('db1').textContent()) ?? '', /not run/);
+    assert.equal(await cell('db1').textContent(), 'not run');
+    assert.match(
+      (await cells('db1').nth(1).textContent()) ?? '',
+      /^blocked.*db1 holds cache's data \(\/var\/lib\/cache\) but berth does not manage cache/,
+    );
     assert.match(
       (await page.locator('.lede').textContent()) ?? '',
-      /1 in sync, 1 to install, 1 to update/,
+      /2 in sync, 1 to install, 1 to update, 1 blocked/,
     );
     // The colours say it too, not only the words.
     const colour = async (node: string) =>
@@ -89,7 +100,9 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
         .evaluate(
           (mark) => (globalThis as unknown as InPage).getComputedStyle(mark).backgroundColor,
         );
-    const colours = new Set([await colour('web1'), await colour('web2'), await colour('web3')]);
+    const colours = new Set(
+      await Promise.all(['web1', 'web2', 'web3'].map((node) => colour(node))),
+    );
     assert.equal(colours.size, 3);
     t.diagnostic(`screenshots in ${SHOTS}: ${await shoot('fleet-desk')}`);
   });
@@ -147,11 +160,12 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/\/journal\?node=web1/);
     const rows = page.locator('tbody tr');
-    assert.equal(await rows.count(), 2, 'web1 was assigned, then converged');
     assert.deepEqual(
       (await rows.locator('td:nth-child(3)').allTextContents()).map((act) => act.trim()),
-      ['converge', 'assign'],
+      ['converge', 'assign', 'assign'],
+      'web1 was assigned app and cache, then converged',
     );
+    assert.deepEqual(await rows.locator('td:nth-child(5)').allTextContents(), ['', 'cache', 'app']);
     assert.match((await rows.first().locator('td:nth-child(2)').textContent()) ?? '', /\(cli\)/);
     assert.match((await rows.first().locator('.outcome').textContent()) ?? '', /^done/);
     await shoot('journal-desk');
@@ -191,7 +205,14 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     await shoot('fleet-live-desk');
     await page.reload();
     const cells = await page.locator('td.cell').allTextContents();
-    assert.deepEqual(cells.slice(0, 3), ['in sync', 'in sync', 'in sync']);
+    assert.deepEqual(cells.slice(0, 6), [
+      'in sync',
+      'in sync',
+      'in sync',
+      'not run',
+      'in sync',
+      'not run',
+    ]);
   });
 
   it('asked nothing of another origin', () => {
