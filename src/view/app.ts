@@ -87,7 +87,12 @@ export function createViewApp(options: ViewOptions): HonoBase {
     if ('status' in lines) return unseen(c, 'The journal cannot be shown', lines);
     return c.html(journalPage(lines, filter));
   });
-  app.get('/live', (c) => liveStream(c, options.live, options.closing));
+  // HEAD has no body to stream, and no page to follow.
+  app.get('/live', (c) =>
+    c.req.method === 'HEAD'
+      ? c.body(null, 200, { 'Content-Type': 'text/event-stream' })
+      : liveStream(c, options.live, options.closing),
+  );
   app.get('/view.css', (c) => c.body(STYLE, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
   app.get('/live.js', (c) =>
     c.body(LIVE_SCRIPT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }),

@@ -137,6 +137,50 @@ describe('berth view: who may see it', () => {
   });
 });
 
+describe('berth view: what others wrote', () => {
+  it('shows a name someone put in the journal as text, never as markup', async () => {
+    const fleet = await makeFleet();
+    const view = await startView(fleet.world.state);
+    try {
+      const hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>';
+      const refused = await fleet.world.berth('assign', '--', hostile, 'app');
+      assert.equal(refused.code, 1, 'refused, and journaled apart from every node');
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const body = await (await fetch(`${view.origin}/journal`, { headers: { cookie } })).text();
+      assert.ok(
+        body.includes(
+          '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;',
+        ),
+        body,
+      );
+      assert.doesNotMatch(body, /<script>alert|<img src=x/);
+    } finally {
+      await view.stop();
+      await fleet.world.cleanup();
+    }
+  });
+});
+
+describe('berth view: stopping', () => {
+  it('ends with 0 on SIGTERM, a page following it live or not', async () => {
+    const fleet = await makeFleet();
+    const view = await startView(fleet.world.state);
+    try {
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const following = await fetch(`${view.origin}/live`, { headers: { cookie } });
+      assert.equal(following.status, 200);
+      // The stream ends with the view, cleanly or cut.
+      const ended = following.text().catch(() => 'cut');
+      assert.equal(await view.stop(), 0);
+      await ended;
+    } finally {
+      await fleet.world.cleanup();
+    }
+  });
+});
+
 describe('berth view: a state it cannot read', () => {
   it('says what is wrong with berth.json on a page, and goes on serving', async () => {
     const fleet = await makeFleet();
