@@ -32,13 +32,18 @@ export interface Fleet {
   secret: string;
 }
 
-export async function makeFleet(): Promise<Fleet> {
+/** `settings` are laid over berth.json's nodes and groups (a team's `store`, say). */
+export async function makeFleet(settings: Record<string, unknown> = {}): Promise<Fleet> {
   const world = await makeWorld({ app: APP, cache: CACHE });
   const roots = Object.fromEntries(
     ['web1', 'web2', 'web3', 'db1'].map((node) => [node, { root: join(world.dir, node) }]),
   );
   for (const { root } of Object.values(roots)) await mkdir(root, { recursive: true });
-  await world.writeSettings({ nodes: roots, groups: { web: ['web1', 'web2', 'web3'] } });
+  await world.writeSettings({
+    nodes: roots,
+    groups: { web: ['web1', 'web2', 'web3'] },
+    ...settings,
+  });
   for (const node of ['web1', 'web2', 'web3']) await must(world.berth('assign', node, 'app'));
   await must(world.berth('assign', 'web1', 'cache'));
   await must(world.berth('assign', 'db1', 'cache'));
