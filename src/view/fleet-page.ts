@@ -79,15 +79,9 @@ ${columns.map((module) => cellHtml(row.cells[module] ?? { kind: 'none' }))}
 </tr>`;
 }
 
+/** A cell, with its steps or blockers' words; a refused node's words are said once, by its name. */
 function cellHtml(cell: Cell) {
-  const details =
-    cell.kind === 'blocked'
-      ? cell.words
-      : cell.kind === 'refused'
-        ? [cell.words]
-        : 'steps' in cell
-          ? cell.steps
-          : [];
+  const details = cell.kind === 'blocked' ? cell.words : 'steps' in cell ? cell.steps : [];
   // A cell stays small: its first steps, and how many more the node's page shows.
   const shown =
     details.length > CELL_LINES + 1

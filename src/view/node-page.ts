@@ -13,6 +13,7 @@ import { timeOf } from './words.ts';
 export function nodePage(node: string, survey: NodeSurvey, berth: string) {
   const report = survey.answer.nodes[node];
   const digest = survey.answer.digest;
+  const { refused } = survey.answer;
   const blocked = (report?.blockers.length ?? 0) > 0;
   const nothing = report !== undefined && report.steps.length === 0 && !blocked;
   const command = `${berth} converge ${node} --yes --digest ${digest ?? ''}`;
@@ -21,7 +22,11 @@ export function nodePage(node: string, survey: NodeSurvey, berth: string) {
 ${
   report && survey.modules.modules.length > 0
     ? html`<ul class="modules" aria-label="Modules">${survey.modules.modules.map((module) => {
-        const cell = cellOf(module, report, survey.modules);
+        // A preview refused as a whole says nothing of each module.
+        const cell =
+          refused === undefined
+            ? cellOf(module, report, survey.modules)
+            : ({ kind: 'refused', words: refused } as const);
         return html`<li class="cell ${cell.kind}"><span class="name">${module}</span> <span class="mark">${CELL_WORDS[cell.kind]}</span></li>`;
       })}</ul>`
     : ''
@@ -29,20 +34,26 @@ ${
 <section aria-labelledby="act-heading">
 <h2 id="act-heading">To act on it</h2>
 ${
-  blocked
-    ? html`<p>The act is refused while a blocker stands: see the preview below.</p>`
-    : nothing
-      ? html`<p>${node} is as assigned: nothing to do.</p>`
-      : html`<p>Run this where berth runs, to act on exactly this preview (a change since refuses it):</p>
+  refused !== undefined
+    ? html`<p class="refusal">${refused} <small>(${survey.answer.code ?? 'failed'})</small></p>`
+    : blocked
+      ? html`<p>The act is refused while a blocker stands: see the preview below.</p>`
+      : nothing
+        ? html`<p>${node} is as assigned: nothing to do.</p>`
+        : html`<p>Run this where berth runs, to act on exactly this preview (a change since refuses it):</p>
 <pre class="command"><code>${command}</code></pre>`
 }
-${digest === undefined ? '' : html`<p>Digest <code class="digest">${digest}</code></p>`}
+${digest === undefined || refused !== undefined ? '' : html`<p>Digest <code class="digest">${digest}</code></p>`}
 </section>
-<section aria-labelledby="preview-heading">
+${
+  survey.answer.said === ''
+    ? ''
+    : html`<section aria-labelledby="preview-heading">
 <h2 id="preview-heading">Preview</h2>
 <pre class="preview"><code>${previewLines(survey.answer.said).map(
-    ({ kind, text }) => html`<span class="${kind}">${text}</span>\n`,
-  )}</code></pre>
-</section>`;
+        ({ kind, text }) => html`<span class="${kind}">${text}</span>\n`,
+      )}</code></pre>
+</section>`
+}`;
   return layout(node, 'node', main);
 }

@@ -1,5 +1,6 @@
 import type { Code } from '../codes.ts';
 import { type ActDeps, answerOf, openAct } from '../commands/act.ts';
+import { inParallel } from '../commands/in-parallel.ts';
 import { commands } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
 import { declaredFor, toRun } from '../declared.ts';
@@ -45,6 +46,9 @@ export interface ViewSource {
   holders(): Promise<LockHolder[]>;
   close(): Promise<void>;
 }
+
+/** Node records read at once for the matrix: each is a small file or row. */
+const READS_AT_ONCE = 32;
 
 const converge = commands.find(
   (command) => command.name === 'converge',
@@ -103,8 +107,8 @@ export function viewSource(deps: ActDeps, face: { actor: string; lockWaitMs: num
     return readingStores(async () => {
       const { settings } = await deps.loadConfig(undefined);
       const names = Object.keys(settings.nodes).sort();
-      const nodes = new Map<string, NodeModules>();
-      for (const node of names) nodes.set(node, await modulesOf(node, settings));
+      const held = await inParallel(names, READS_AT_ONCE, (node) => modulesOf(node, settings));
+      const nodes = new Map(names.map((node, index) => [node, held[index] as NodeModules]));
       const groups: Record<string, string[]> = {};
       for (const group of Object.keys(settings.groups).sort()) {
         const found = resolveTarget(`@${group}`, { nodes: names, groups: settings.groups });

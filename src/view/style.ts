@@ -59,7 +59,7 @@ pre.command code { user-select: all; }
 .digest { overflow-wrap: anywhere; }
 .preview span { display: inline; }
 .module { font-weight: 700; }
-.blocked { color: var(--bad); }
+.blocked, .refusal { color: var(--bad); }
 .diff-add { color: var(--ok); background: var(--ok-bg); }
 .diff-del { color: var(--bad); background: var(--bad-bg); }
 .diff-hunk { color: var(--rel); }

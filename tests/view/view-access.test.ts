@@ -4,7 +4,10 @@
  * scripts cannot read and other sites cannot send, and no route that changes anything.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { needs } from '../helpers/needs.ts';
 import { readJournals, runBerth } from '../helpers/world.ts';
 import { type Fleet, makeFleet } from './fleet.ts';
 import { startView, type ViewProcess } from './view-process.ts';
@@ -155,6 +158,38 @@ describe('berth view: what others wrote', () => {
         body,
       );
       assert.doesNotMatch(body, /<script>alert|<img src=x/);
+    } finally {
+      await view.stop();
+      await fleet.world.cleanup();
+    }
+  });
+});
+
+describe('berth view: a node that cannot be reached', {
+  skip: needs('ssh', 'openssh-client'),
+}, () => {
+  it('says why on its row and its page, with its code, and offers no command', async () => {
+    const fleet = await makeFleet();
+    const settings = JSON.parse(await readFile(join(fleet.world.state, 'berth.json'), 'utf8'));
+    settings.nodes.gone = { ssh: 'nobody@gone.invalid' };
+    await fleet.world.writeSettings(settings);
+    assert.equal((await fleet.world.berth('assign', 'gone', 'app')).code, 0);
+    const view = await startView(fleet.world.state);
+    try {
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const fleetPage = await (await fetch(`${view.origin}/`, { headers: { cookie } })).text();
+      assert.match(
+        fleetPage,
+        /<a href="\/nodes\/gone">gone<\/a><p class="note">gone cannot be reached: /,
+      );
+      assert.match(fleetPage, /<td class="cell refused"><span class="mark">refused<\/span><\/td>/);
+      assert.match(fleetPage, /<td class="cell update">/, 'the other nodes are shown as they are');
+      const answer = await fetch(`${view.origin}/nodes/gone`, { headers: { cookie } });
+      const page = await answer.text();
+      assert.equal(answer.status, 200);
+      assert.match(page, /gone cannot be reached: .*\(unreachable\)/);
+      assert.doesNotMatch(page, /--yes --digest/);
     } finally {
       await view.stop();
       await fleet.world.cleanup();
