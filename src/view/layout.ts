@@ -25,6 +25,7 @@ export function layout(
 <script src="/live.js" defer></script>
 </head>
 <body>
+<a class="skip" href="#main">Skip to the page</a>
 <header>
 <p class="brand">berth view</p>
 <nav aria-label="Pages">

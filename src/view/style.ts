@@ -18,6 +18,8 @@ export const STYLE = `
 body { margin: 0; background: var(--bg); color: var(--fg);
   font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 a { color: var(--link); }
+.skip { position: absolute; left: -100vw; }
+.skip:focus { left: .5rem; top: .5rem; padding: .25rem .5rem; background: var(--bg); z-index: 1; }
 a:focus-visible, button:focus-visible, input:focus-visible, [tabindex]:focus-visible { outline: 3px solid var(--link); outline-offset: 2px; }
 header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 1.5rem;
   padding: .5rem 1rem; border-bottom: 1px solid var(--line); background: var(--head); }
