@@ -244,12 +244,39 @@ describe('berth view: a state it cannot read', () => {
 });
 
 describe('berth view --listen', () => {
-  it('refuses an address off loopback, saying how to look from elsewhere', async () => {
+  let fleetState: string;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    const fleet = await makeFleet();
+    fleetState = fleet.world.state;
+    cleanup = fleet.world.cleanup;
+  });
+  after(() => cleanup());
+
+  it('refuses an address off loopback, or one another program holds, saying so', async () => {
     for (const listen of ['0.0.0.0:8082', '192.168.1.5:8082', '[::]:8082', 'example.com:80']) {
       const run = await runBerth(['view', '--listen', listen]);
       assert.equal(run.code, 2, listen);
       assert.match(run.stderr, /loopback alone/);
       assert.match(run.stderr, /ssh -L/);
+    }
+    const taken = await startView(fleetState);
+    try {
+      const port = new URL(taken.origin).port;
+      const second = await runBerth([
+        '--state',
+        fleetState,
+        'view',
+        '--listen',
+        `127.0.0.1:${port}`,
+      ]);
+      assert.equal(second.code, 1);
+      assert.match(
+        second.stderr,
+        new RegExp(`^berth view cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
+      );
+    } finally {
+      await taken.stop();
     }
     const bad = await runBerth(['view', '--listen', 'nonsense']);
     assert.equal(bad.code, 2);
