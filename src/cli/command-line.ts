@@ -112,6 +112,18 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
     },
   },
   {
+    usage: 'view',
+    words: [],
+    summary: 'Serve a read-only page of the fleet, its nodes and the journal, on loopback',
+    options: [['--listen <address>', 'host:port on loopback to listen on', '127.0.0.1:8082']],
+    run: async ({ flags, location, io }) => {
+      const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
+      const listen = textOf(flags, 'listen') ?? '127.0.0.1:8082';
+      const { runView } = await import('./view.ts');
+      return runView({ listen, state: textOf(flags, 'state'), lockWaitMs }, location(), io);
+    },
+  },
+  {
     usage: 'status [node]',
     words: ['target'],
     summary:
