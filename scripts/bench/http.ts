@@ -227,7 +227,7 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
       const samples = await pairedRounds(generator, measured, options, connections);
       tables.push(
         tableOf(measured, samples, [
-          `HTTP, keep-alive, ${connections} connections, load from ${generator.name}; ${where}; every server writes berth api's access log line for each request to a file (its standard error); ${options.rounds} rounds of ${options.seconds}s for the goals' paths, ${options.sideRounds} for the others; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s, taken within each round: the median, and (in brackets) the middle half of the rounds`,
+          `HTTP, keep-alive, ${connections} connections, load from ${generator.name}; ${where}; every server writes berth api's access log line for each request to a file (its standard error); ${options.rounds} rounds of ${options.seconds}s for the goals' paths, ${options.sideRounds} for the others; CPU µs/req is the server process's own CPU time (user and system) per answer; ratios are of req/s (CPU ÷ Hono of CPU µs/req), taken within each round: the median, and (in brackets) the middle half of the rounds`,
           ...notes,
         ]),
       );
@@ -270,11 +270,11 @@ function tableOf(targets: Target[], samples: Map<Target, Sample[]>, [title, ...n
   const rows: string[][] = [];
   for (const target of targets) {
     const mine = samples.get(target) ?? [];
-    const sameRound = (server: Server) => {
+    const sameRound = (server: Server, of: 'rps' | 'cpuUs' = 'rps') => {
       const other = targets.find((t) => t.path === target.path && t.server === server);
       const theirs = other ? (samples.get(other) ?? []) : [];
       if (!theirs.length || target.server === server) return [];
-      return mine.map((sample, i) => sample.rps / (theirs[i]?.rps ?? Number.NaN));
+      return mine.map((sample, i) => sample[of] / (theirs[i]?.[of] ?? Number.NaN));
     };
     const wrong = mine.reduce((sum, sample) => sum + sample.wrong, 0);
     if (wrong)
@@ -288,13 +288,24 @@ function tableOf(targets: Target[], samples: Map<Target, Sample[]>, [title, ...n
       ratioSpread(sameRound('node:http')),
       ratioSpread(sameRound('Fastify')),
       ratioSpread(sameRound('Hono')),
+      ratioSpread(sameRound('Hono', 'cpuUs')),
     ]);
   }
   return [
     title,
     '',
     table(
-      ['path', 'server', 'req/s', 'p99 ms', 'CPU µs/req', '÷ node:http', '÷ Fastify', '÷ Hono'],
+      [
+        'path',
+        'server',
+        'req/s',
+        'p99 ms',
+        'CPU µs/req',
+        '÷ node:http',
+        '÷ Fastify',
+        '÷ Hono',
+        'CPU ÷ Hono',
+      ],
       rows,
     ),
     ...notes.map((note) => `\nnote: ${note}`),
