@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { cpuMs, pinLoadGenerator } from './cores.ts';
 import { startIssuer } from './issuer.ts';
 import { type LoadGenerator, loadGenerator } from './load.ts';
+import { pipelinedCpuUs } from './pipelined.ts';
 import { ACCEPT_TOKEN, type Answer, type Answers } from './servers/answers.ts';
 import { type Running, startBerthApi, startScript } from './spawn-server.ts';
 import { fmt, log, median, ratioSpread, table } from './stats.ts';
@@ -232,6 +233,12 @@ async function measureHttp(options: HttpOptions, where: string): Promise<string[
         ]),
       );
     }
+    tables.push(
+      await pipelinedTable(
+        targets.filter((target) => target.goal),
+        options.rounds,
+      ),
+    );
     return tables;
   } finally {
     for (const server of servers.reverse()) await server.stop();
@@ -310,6 +317,48 @@ function tableOf(targets: Target[], samples: Map<Target, Sample[]>, [title, ...n
     ),
     ...notes.map((note) => `\nnote: ${note}`),
   ].join('\n');
+}
+
+/**
+ * The goals' paths again, each server's CPU time a request with requests pipelined (see
+ * pipelined.ts): what each costs, with how soon the scheduler wakes it taken out. Paired
+ * rounds as above, the ratio taken within each.
+ */
+async function pipelinedTable(targets: Target[], rounds: number): Promise<string> {
+  const cpu = new Map<Target, number[]>(targets.map((target) => [target, []]));
+  for (const path of new Set(targets.map((target) => target.path))) {
+    const group = targets.filter((target) => target.path === path);
+    for (let round = 0; round < rounds; round++)
+      for (const target of group.map((_, i) => group[(i + round) % group.length] as Target))
+        cpu
+          .get(target)
+          ?.push(await pipelinedCpuUs(target.running.url, target.running.pid, raw(target)));
+  }
+  const rows = targets.map((target) => {
+    const mine = cpu.get(target) ?? [];
+    const hono = targets.find((t) => t.path === target.path && t.server === 'Hono');
+    const theirs = hono && hono !== target ? (cpu.get(hono) ?? []) : [];
+    return [
+      target.path,
+      target.server,
+      fmt(median(mine), 2),
+      theirs.length ? ratioSpread(mine.map((us, i) => us / (theirs[i] ?? Number.NaN))) : '—',
+    ];
+  });
+  return [
+    `HTTP, the goals' paths pipelined (50 requests at a time on one connection, 10,000 a round), server on core 0; CPU µs/req is the server process's own, from /proc/<pid>/schedstat; ${rounds} rounds, the ratio taken within each round: the median, and the middle half`,
+    '',
+    table(['path', 'server', 'CPU µs/req', 'CPU ÷ Hono'], rows),
+  ].join('\n');
+}
+
+/** A target's request as it goes on the wire, for pipelining. */
+function raw(target: Target): string {
+  const body = target.body ?? '';
+  const headers = Object.entries({ ...target.headers, 'Content-Length': String(body.length) })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return `${target.method} ${target.route} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n${body}`;
 }
 
 /** A loopback port nobody listens on, once this returns: where no identity provider answers. */
