@@ -3,12 +3,15 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BERTH, cleanEnv, fmt, log, median, ratio, table, timeNode } from './stats.ts';
+import { childrenCpuMs } from './cores.ts';
+import { BERTH, cleanEnv, fmt, log, median, ratio, ratioSpread, table, timeNode } from './stats.ts';
 import { makeBenchWorld } from './world.ts';
 
 /**
- * Command-line cold start: wall time from spawn to exit, against `node -e 0`, the
- * floor for any Node program here. Runs are interleaved; each figure is a median.
+ * Command-line cold start against `node -e 0`, the floor for any Node program here: wall
+ * time from spawn to exit, and CPU time (user and system, the child's own). Runs are
+ * interleaved, each command's run beside a run of the floor: a wall ratio is taken within
+ * each run (the median, and the middle half), the CPU ratio is of the totals over the runs.
  */
 export async function benchColdStart(runs: number): Promise<string> {
   const world = await makeBenchWorld(1);
@@ -24,26 +27,39 @@ export async function benchColdStart(runs: number): Promise<string> {
     ['berth assign n0 m0 (already; journaled, fsync)', [BERTH, ...state, 'assign', 'n0', 'm0']],
   ];
   const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));
+  const cpu = new Map<string, number>(cases.map(([name]) => [name, 0]));
   try {
     log(`cold start: ${cases.length} commands × ${runs} runs`);
     for (let run = 0; run < runs; run++) {
       for (const [name, args] of cases) {
+        const before = childrenCpuMs();
         const timed = await timeNode(args);
         if (timed.code !== 0) throw new Error(`${name} failed (${timed.code}): ${timed.stderr}`);
         times.get(name)?.push(timed.ms);
+        cpu.set(name, (cpu.get(name) ?? 0) + childrenCpuMs() - before);
       }
     }
-    const floor = median(times.get('node -e 0') ?? []);
+    const floor = times.get('node -e 0') ?? [];
+    const floorCpu = cpu.get('node -e 0') ?? Number.NaN;
     const loaded = await whatEachCommandLoads(world.state);
     const rows = cases.map(([name]) => {
-      const ms = median(times.get(name) ?? []);
-      return [name, fmt(ms, 1), ratio(ms / floor), loaded.get(name) ?? ''];
+      const mine = times.get(name) ?? [];
+      const paired = name === 'node -e 0' ? [] : mine.map((ms, i) => ms / (floor[i] ?? Number.NaN));
+      const cpuMs = cpu.get(name) ?? Number.NaN;
+      return [
+        name,
+        fmt(median(mine), 1),
+        name === 'node -e 0' ? '' : ratioSpread(paired),
+        fmt(cpuMs / runs, 1),
+        name === 'node -e 0' ? '' : ratio(cpuMs / floorCpu),
+        loaded.get(name) ?? '',
+      ];
     });
-    rows.push(['berth api (until it serves)', '', '', loaded.get('berth api') ?? '']);
+    rows.push(['berth api (until it serves)', '', '', '', '', loaded.get('berth api') ?? '']);
     return [
-      `Cold start, wall time spawn → exit, median of ${runs} interleaved runs (NODE_EXTRA_CA_CERTS unset)`,
+      `Cold start, ${runs} interleaved runs (NODE_EXTRA_CA_CERTS unset): wall time spawn → exit, the median, and its ratio taken within each run (the median, and the middle half); CPU time (user and system) a run, and its ratio of the totals`,
       '',
-      table(['command', 'ms', '÷ node -e 0', 'what it loads'], rows),
+      table(['command', 'ms', '÷ node -e 0', 'CPU ms', 'CPU ÷ node -e 0', 'what it loads'], rows),
     ].join('\n');
   } finally {
     await world.cleanup();

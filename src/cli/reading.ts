@@ -1,7 +1,6 @@
 import type { Catalog } from '../catalog.ts';
 import type { ActDeps } from '../commands/act.ts';
 import type { CheckOutcome } from '../commands/steps/step.ts';
-import { describeCheck } from '../commands/steps/words.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { declaredFor, runField, toRun } from '../declared.ts';
@@ -121,6 +120,8 @@ export async function showStatus(
       io.out(JSON.stringify(enveloped({ nodes: report })));
       return exit;
     }
+    // A check's words come with the diff's, which a status without --check does not load.
+    const words = check ? await import('../commands/steps/words.ts') : undefined;
     const lines: string[] = [];
     for (const item of report) {
       const where =
@@ -153,7 +154,7 @@ export async function showStatus(
         lines.push(
           outcome === null
             ? `  check ${module}: none in its definition`
-            : `  check ${module}: ${describeCheck(outcome)}`,
+            : `  check ${module}: ${words?.describeCheck(outcome)}`,
         );
       }
     }
