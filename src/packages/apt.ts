@@ -37,17 +37,20 @@ const LISTED = '[01].*|2.[0-8]|2.[0-8].*';
 /**
  * The survey's part for packages, its every line `P ...` or `| <apt's line>`: `P apt <now>
  * <lists mtime|->`, a `P status <name> <status> <version>` a package, apt-cache policy's
- * lines then `P policy-end`, then for each module `P sim <module>`, what apt says it would
- * do to install what the module lacks (its lists, or an `apt-get -s`) and `P sim-end
- * <exit>`. With no apt, `P none <the package manager found, or ->`. One dpkg-query answers
- * for every package: each program the far side starts costs it a few milliseconds.
+ * lines (only when a package is not installed as asked) then `P policy-end`, then for each
+ * module `P sim <module>`, what apt says it would do to install what the module lacks (its
+ * lists, or an `apt-get -s`) and `P sim-end <exit>`. With no apt, `P none <the package
+ * manager found, or ->`. One dpkg-query answers for every package: each program the far
+ * side starts costs it a few milliseconds, apt's each a few tens.
  */
 export function aptSurveyScript(asks: readonly PackageAsk[]): string {
   const names = [...new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)))].sort();
-  const simulations = asks.map(
-    (ask) =>
-      `S ${ask.module} ${ask.packages.map((spec) => (spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`)).join(' ')}`,
-  );
+  const specsOf = (ask: PackageAsk) =>
+    ask.packages.map((spec) =>
+      spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`,
+    );
+  const specs = [...new Set(asks.flatMap(specsOf))];
+  const simulations = asks.map((ask) => `S ${ask.module} ${specsOf(ask).join(' ')}`);
   return `# The packages: apt's database and lists, read; what an install would do, which changes nothing.
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
   printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
@@ -60,12 +63,9 @@ if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; 
     unset IFS; set +f
   }
   for n in ${names.join(' ')}; do St "$n"; printf '${MARK} status %s %s\\n' "$n" "$s"; done
-  apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'
-  printf '${MARK} policy-end\\n'
-  St apt; case \${s#installed } in ${LISTED}) v=1 ;; *) v= ;; esac
-  # S <module> <name[=version]>...: what apt would do to install what the module lacks.
-  S() {
-    m=$1; shift; a=
+  # L <name[=version]>...: those not installed as named, as a.
+  L() {
+    a=
     for w in "$@"; do
       St "\${w%%=*}"
       case $w in
@@ -73,6 +73,15 @@ if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; 
         *) case $s in "installed "*) ;; *) a="$a $w" ;; esac ;;
       esac
     done
+  }
+  # The lists matter only to what is to be installed: of a package as named, only its version.
+  L ${specs.join(' ')}
+  if [ -n "$a" ]; then apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'; fi
+  printf '${MARK} policy-end\\n'
+  St apt; case \${s#installed } in ${LISTED}) v=1 ;; *) v= ;; esac
+  # S <module> <name[=version]>...: what apt would do to install what the module lacks.
+  S() {
+    m=$1; shift; L "$@"
     printf '${MARK} sim %s\\n' "$m"
     c=0
     if [ -n "$a" ]; then
