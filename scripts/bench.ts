@@ -11,7 +11,8 @@
 //                                 # and Ansible beside), previews (12 rounds of a group
 //                                 # preview and act, 200 KB files), hooks (a chatty
 //                                 # hook's output cleared of 50 secrets), packages (nginx
-//                                 # and redis-server on a fresh ssh host, and bare apt-get)
+//                                 # and redis-server on a fresh ssh host, and bare apt-get),
+//                                 # packages-fleet (the same on 8 hosts at once, and Ansible)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -85,6 +86,9 @@ await run('targets-ssh', async () =>
 );
 await run('packages', async () =>
   (await import('./bench/packages.ts')).benchPackages(quick ? 1 : 3),
+);
+await run('packages-fleet', async () =>
+  (await import('./bench/packages.ts')).benchPackagesFleet(quick ? 2 : 8),
 );
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
