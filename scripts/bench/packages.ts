@@ -16,7 +16,7 @@ import {
   startFleet,
 } from '../../tests/fleet/fleet.ts';
 import { ansibleAvailable, ansibleProject } from './ansible.ts';
-import { BERTH, cleanEnv, fmt, log, median, ratio, table, timeNode } from './stats.ts';
+import { BERTH, cleanEnv, fmt, log, median, ratio, ratioSpread, table, timeNode } from './stats.ts';
 
 const PACKAGES = ['nginx', 'redis-server'];
 
@@ -39,17 +39,27 @@ const PLAYBOOK = `- hosts: all
 
 const BARE = `DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${PACKAGES.join(' ')}`;
 
-/** One host of a packages fleet, for `packages`: berth, bare apt-get and Ansible each on a host of its own a round. */
+/**
+ * The same install with no daemon started, as berth installs (it starts a package's daemon
+ * only with the module's own start): a policy-rc.d that denies every start, meanwhile.
+ */
+const BARE_HELD = `printf '#!/bin/sh\\nexit 101\\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && ${BARE}; c=$?; rm -f /usr/sbin/policy-rc.d; exit $c`;
+
+/**
+ * One host, for `packages`: berth, bare apt-get (daemons started, and held as berth holds
+ * them) and Ansible each on a fresh host of its own a round, in an order turned by one each
+ * round; each ratio is taken within its round.
+ */
 export async function benchPackages(rounds: number): Promise<string> {
   const noAnsible = ansibleAvailable();
-  const sides = noAnsible ? 2 : 3;
+  const sides = noAnsible ? 3 : 4;
   return withPackageFleet(sides * rounds, async (fleet, hosts, dir, masters) => {
-    const berthMs: number[] = [];
-    const previewMs: number[] = [];
-    const bareMs: number[] = [];
-    const ansibleMs: number[] = [];
+    const took = { berth: [], preview: [], bare: [], held: [], ansible: [] } as Record<
+      'berth' | 'preview' | 'bare' | 'held' | 'ansible',
+      number[]
+    >;
     for (let round = 0; round < rounds; round++) {
-      const [mine, bare, theirs] = hosts.slice(sides * round, sides * round + sides);
+      const [mine, bare, held, theirs] = hosts.slice(sides * round, sides * round + sides);
       log(`packages: round ${round + 1} of ${rounds}`);
       const berth = await berthOver(
         join(dir, `berth-${round}`),
@@ -57,27 +67,42 @@ export async function benchPackages(rounds: number): Promise<string> {
         [mine as FleetHost],
         masters,
       );
-      const converged = await berth.converge();
-      berthMs.push(converged.ms);
-      previewMs.push(converged.previewMs);
-      bareMs.push(await bareInstall(fleet, [bare as FleetHost]));
-      if (theirs) {
-        const ansible = await ansibleOver(join(dir, `ansible-${round}`), fleet, [theirs], masters);
-        ansibleMs.push(await ansible.run());
-      }
+      const ansible = theirs
+        ? await ansibleOver(join(dir, `ansible-${round}`), fleet, [theirs], masters)
+        : undefined;
+      const turns = [
+        async () => {
+          const converged = await berth.converge();
+          took.berth.push(converged.ms);
+          took.preview.push(converged.previewMs);
+        },
+        async () => took.bare.push(await bareInstall(fleet, [bare as FleetHost], BARE)),
+        async () => took.held.push(await bareInstall(fleet, [held as FleetHost], BARE_HELD)),
+        ...(ansible ? [async () => took.ansible.push(await ansible.run())] : []),
+      ];
+      for (let turn = 0; turn < turns.length; turn++)
+        await turns[(turn + round) % turns.length]?.();
     }
-    const bareMedian = median(bareMs);
-    const row = (how: string, ms: number) => [how, fmt(ms), ratio(ms / bareMedian)];
+    const against = (side: keyof typeof took, base: 'bare' | 'held') =>
+      ratioSpread(took[side].map((ms, round) => ms / (took[base][round] as number)));
     return [
-      `packages: ${PACKAGES.join(' + ')} on a fresh fleet host, from a local repository (median of ${rounds}; goal ≤ 1.15×)`,
+      `packages: ${PACKAGES.join(' + ')} on a fresh fleet host, from a local repository; median of ${rounds} rounds, each ratio taken within its round, to the bare apt-get install over ssh (goal ≤ 1.15×), and to the same with no daemon started, as berth installs (berth's own share)`,
       '',
       table(
-        ['how', 'ms', 'ratio'],
+        ['how', 'ms', 'against bare apt-get', 'against apt-get, daemons held'],
         [
-          row('bare apt-get install over ssh', bareMedian),
-          row('berth converge (preview + act)', median(berthMs)),
-          row('  of which the preview', median(previewMs)),
-          noAnsible ? ['Ansible', '—', noAnsible] : row('Ansible (apt module)', median(ansibleMs)),
+          ['bare apt-get install over ssh', fmt(median(took.bare)), ratio(1), ''],
+          ['the same, no daemon started', fmt(median(took.held)), '', ratio(1)],
+          [
+            'berth converge (preview + act)',
+            fmt(median(took.berth)),
+            against('berth', 'bare'),
+            against('berth', 'held'),
+          ],
+          ['  of which the preview', fmt(median(took.preview)), against('preview', 'bare'), ''],
+          noAnsible
+            ? ['Ansible', '—', noAnsible, '']
+            : ['Ansible (apt module)', fmt(median(took.ansible)), against('ansible', 'bare'), ''],
         ],
       ),
     ].join('\n');
@@ -107,8 +132,9 @@ export async function benchPackagesFleet(count: number): Promise<string> {
     log('packages-fleet: Ansible, first run');
     const ansibleFirst = await ansible.run();
     log('packages-fleet: berth and Ansible, no change');
-    const berthAgain = (await berth.converge()).ms;
+    const berthAgain = await berth.converge();
     const ansibleAgain = await ansible.run();
+    const starts = (await berth.start()) + (await berth.start());
     const missing = await notInstalled([...mine, ...theirs]);
     if (missing) throw new Error(missing);
     return [
@@ -137,14 +163,25 @@ export async function benchPackagesFleet(count: number): Promise<string> {
           [
             'no change',
             '—',
-            fmt(berthAgain),
+            fmt(berthAgain.ms),
             '—',
             fmt(ansibleAgain),
             '—',
-            ratio(berthAgain / ansibleAgain),
+            ratio(berthAgain.ms / ansibleAgain),
+          ],
+          [
+            '  of which the preview',
+            '—',
+            fmt(berthAgain.previewMs),
+            '—',
+            '',
+            '—',
+            ratio(berthAgain.previewMs / ansibleAgain),
           ],
         ],
       ),
+      '',
+      `two starts of berth alone (berth --version), the floor of a preview and its act: ${fmt(starts)} ms, ${ratio(starts / ansibleAgain)} Ansible's no-change run`,
     ].join('\n');
   });
 }
@@ -195,7 +232,9 @@ async function installedOn(hosts: readonly FleetHost[]): Promise<string[]> {
       host.exec(`dpkg-query -W -f='\${db:Status-Status} ' ${PACKAGES.join(' ')} 2>/dev/null`),
     ),
   );
-  return hosts.filter((_, at) => said[at]?.stdout.includes('installed')).map((host) => host.name);
+  return hosts
+    .filter((_, at) => said[at]?.stdout.split(' ').includes('installed'))
+    .map((host) => host.name);
 }
 
 /** Why a run did not install the packages everywhere, or undefined. */
@@ -214,11 +253,15 @@ async function notInstalled(hosts: readonly FleetHost[]): Promise<string | undef
 }
 
 /** `apt-get install` over ssh on every host at once; the wall time until the last is done. */
-async function bareInstall(fleet: Fleet, hosts: readonly FleetHost[]): Promise<number> {
+async function bareInstall(
+  fleet: Fleet,
+  hosts: readonly FleetHost[],
+  script = BARE,
+): Promise<number> {
   const started = performance.now();
   await Promise.all(
     hosts.map(async (host) => {
-      const installed = await fleet.ssh(host.name, BARE);
+      const installed = await fleet.ssh(host.name, script);
       if (installed.code !== 0)
         throw new Error(`apt-get install on ${host.name}: ${installed.stderr}`);
     }),
@@ -262,6 +305,8 @@ async function berthOver(
     return timed;
   };
   return {
+    /** What starting berth costs, nothing else: `berth --version`. */
+    start: async () => (await berth('--version')).ms,
     async converge() {
       const preview = await berth('converge', '@fresh');
       const digest = /digest ([0-9a-f]{64})\s*$/.exec(preview.stdout)?.[1] ?? '';
