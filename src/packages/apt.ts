@@ -36,12 +36,13 @@ const LISTED = '[01].*|2.[0-8]|2.[0-8].*';
 
 /**
  * The survey's part for packages, its every line `P ...` or `| <apt's line>`: `P apt <now>
- * <lists mtime|->`, a `P status <name> <status> <version>` a package, apt-cache policy's
- * lines (only when a package is not installed as asked) then `P policy-end`, then for each
- * module `P sim <module>`, what apt says it would do to install what the module lacks (its
- * lists, or an `apt-get -s`) and `P sim-end <exit>`. With no apt, `P none <the package
- * manager found, or ->`. One dpkg-query answers for every package: each program the far
- * side starts costs it a few milliseconds, apt's each a few tens.
+ * <lists mtime|->` (`P apt - -` when every package is installed as asked), a `P status
+ * <name> <status> <version>` a package, apt-cache policy's lines (only when a package is
+ * not installed as asked) then `P policy-end`, then for each module `P sim <module>`, what
+ * apt says it would do to install what the module lacks (its lists, or an `apt-get -s`)
+ * and `P sim-end <exit>`. With no apt, `P none <the package manager found, or ->`. One
+ * dpkg-query answers for every package: each program the far side starts costs it a few
+ * milliseconds, apt's each a few tens.
  */
 export function aptSurveyScript(asks: readonly PackageAsk[]): string {
   const names = [...new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)))].sort();
@@ -53,7 +54,6 @@ export function aptSurveyScript(asks: readonly PackageAsk[]): string {
   const simulations = asks.map((ask) => `S ${ask.module} ${specsOf(ask).join(' ')}`);
   return `# The packages: apt's database and lists, read; what an install would do, which changes nothing.
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
-  printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
   q=$(dpkg-query -W -f='\${Package} \${db:Status-Status} \${Version}\\n' apt ${names.join(' ')} 2>/dev/null)
   # St <name>: its status and version in $q, as s.
   St() {
@@ -62,7 +62,6 @@ if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; 
     for e in $q; do case $e in "$1 "*) s=\${e#"$1 "}; break ;; esac; done
     unset IFS; set +f
   }
-  for n in ${names.join(' ')}; do St "$n"; printf '${MARK} status %s %s\\n' "$n" "$s"; done
   # L <name[=version]>...: those not installed as named, as a.
   L() {
     a=
@@ -74,8 +73,15 @@ if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; 
       esac
     done
   }
-  # The lists matter only to what is to be installed: of a package as named, only its version.
+  # The lists (their age, what they offer) matter only to what is to be installed: of a
+  # package installed as named, only its version.
   L ${specs.join(' ')}
+  if [ -n "$a" ]; then
+    printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
+  else
+    printf '${MARK} apt - -\\n'
+  fi
+  for n in ${names.join(' ')}; do St "$n"; printf '${MARK} status %s %s\\n' "$n" "$s"; done
   if [ -n "$a" ]; then apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'; fi
   printf '${MARK} policy-end\\n'
   St apt; case \${s#installed } in ${LISTED}) v=1 ;; *) v= ;; esac

@@ -102,6 +102,22 @@ P sim-end 0`;
     });
   });
 
+  it('every package installed as asked: their versions, and neither the lists nor their age', () => {
+    const asks = [{ module: 'web', packages: [{ name: 'nginx' }] }];
+    const answer = [
+      'P apt - -',
+      'P status nginx installed 1.22.1-9',
+      'P policy-end',
+      'P sim web',
+      'P sim-end 0',
+    ];
+    assert.deepEqual(readAptSurvey(asks, answer), {
+      manager: 'apt',
+      packages: { nginx: { installed: '1.22.1-9', offered: [] } },
+      simulations: { web: { ok: true, installs: [] } },
+    });
+  });
+
   it('a node without apt names the package manager it has', () => {
     assert.deepEqual(readAptSurvey(ASKS, ['P none dnf']), { manager: 'none', found: 'dnf' });
     assert.deepEqual(readAptSurvey(ASKS, ['P none -']), { manager: 'none' });
