@@ -12,6 +12,7 @@
 //                                 # preview and act, 200 KB files), hooks (a chatty
 //                                 # hook's output cleared of 50 secrets), packages (nginx
 //                                 # and redis-server on a fresh ssh host, and bare apt-get),
+//                                 # packages-fleet (the same on 8 hosts at once, and Ansible)
 //                                 # view (the fleet page of 50 nodes against converge --json)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -86,6 +87,9 @@ await run('targets-ssh', async () =>
 );
 await run('packages', async () =>
   (await import('./bench/packages.ts')).benchPackages(quick ? 1 : 3),
+);
+await run('packages-fleet', async () =>
+  (await import('./bench/packages.ts')).benchPackagesFleet(quick ? 2 : 8),
 );
 await run('view', async () => (await import('./bench/view.ts')).benchView(quick ? 3 : 11));
 

@@ -65,7 +65,7 @@ export interface AnsibleProject {
 
 /**
  * A playbook project in `dir` over `hosts` (names the ssh config resolves), those in
- * `sudo` through become, `forks` at once.
+ * `sudo` through become, `forks` at once; its playbook the `app` module's work unless said.
  */
 export async function ansibleProject(options: {
   dir: string;
@@ -73,11 +73,12 @@ export async function ansibleProject(options: {
   sudo: readonly string[];
   sshConfig: string;
   forks: number;
+  playbook?: string;
 }): Promise<AnsibleProject> {
-  const { dir, hosts, sudo, sshConfig, forks } = options;
+  const { dir, hosts, sudo, sshConfig, forks, playbook = PLAYBOOK } = options;
   const controlDir = await mkdtemp('/tmp/bfa-');
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'playbook.yml'), PLAYBOOK);
+  await writeFile(join(dir, 'playbook.yml'), playbook);
   await writeFile(
     join(dir, 'inventory.ini'),
     `${hosts.map((host) => `${host}${sudo.includes(host) ? ' ansible_become=true' : ''}`).join('\n')}\n\n[all:vars]\nansible_python_interpreter=/usr/bin/python3\n`,

@@ -28,41 +28,75 @@ const SHARED = '-q --allow-downgrades --no-remove';
 const MARK = 'P';
 
 /**
+ * apt before 2.9 says what an install would do in lines berth reads (`-V`: `   name
+ * (version)`, `   name (old => new)`), without simulating dpkg's every step as `-s` does
+ * (a third of the time); a later apt words its lists anew, and is simulated.
+ */
+const LISTED = '[01].*|2.[0-8]|2.[0-8].*';
+
+/**
  * The survey's part for packages, its every line `P ...` or `| <apt's line>`: `P apt <now>
- * <lists mtime|->`, a `P status <name> <status> <version>` a package, apt-cache policy's
- * lines then `P policy-end`, then for each module `P sim <module>`, the lines of an
- * `apt-get -s install` of what it lacks and `P sim-end <exit>`. With no apt, `P none
- * <the package manager found, or ->`.
+ * <lists mtime|->` (`P apt - -` when every package is installed as asked), a `P status
+ * <name> <status> <version>` a package, apt-cache policy's lines (only when a package is
+ * not installed as asked) then `P policy-end`, then for each module `P sim <module>`, what
+ * apt says it would do to install what the module lacks (its lists, or an `apt-get -s`)
+ * and `P sim-end <exit>`. With no apt, `P none <the package manager found, or ->`. One
+ * dpkg-query answers for every package: each program the far side starts costs it a few
+ * milliseconds, apt's each a few tens.
  */
 export function aptSurveyScript(asks: readonly PackageAsk[]): string {
   const names = [...new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)))].sort();
-  const simulations = asks.map(
-    (ask) =>
-      `S ${ask.module} ${ask.packages.map((spec) => (spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`)).join(' ')}`,
-  );
-  return `# The packages: apt's database and lists, read; a simulation a module, which changes nothing.
+  const specsOf = (ask: PackageAsk) =>
+    ask.packages.map((spec) =>
+      spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`,
+    );
+  const specs = [...new Set(asks.flatMap(specsOf))];
+  const simulations = asks.map((ask) => `S ${ask.module} ${specsOf(ask).join(' ')}`);
+  return `# The packages: apt's database and lists, read; what an install would do, which changes nothing.
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
-  printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
-  for n in ${names.join(' ')}; do
-    s=$(dpkg-query -W -f='\${db:Status-Status} \${Version}' "$n" 2>/dev/null) || s=
-    printf '${MARK} status %s %s\\n' "$n" "\${s:-unknown -}"
-  done
-  apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'
-  printf '${MARK} policy-end\\n'
-  # S <module> <name[=version]>...: what apt would do to install what the module lacks.
-  S() {
-    m=$1; shift; a=
+  q=$(dpkg-query -W -f='\${Package} \${db:Status-Status} \${Version}\\n' apt ${names.join(' ')} 2>/dev/null)
+  # St <name>: its status and version in $q, as s.
+  St() {
+    s='unknown -'; set -f; IFS='
+'
+    for e in $q; do case $e in "$1 "*) s=\${e#"$1 "}; break ;; esac; done
+    unset IFS; set +f
+  }
+  # L <name[=version]>...: those not installed as named, as a.
+  L() {
+    a=
     for w in "$@"; do
-      s=$(dpkg-query -W -f='\${db:Status-Status} \${Version}' "\${w%%=*}" 2>/dev/null)
+      St "\${w%%=*}"
       case $w in
         *=*) [ "$s" = "installed \${w#*=}" ] || a="$a $w" ;;
         *) case $s in "installed "*) ;; *) a="$a $w" ;; esac ;;
       esac
     done
+  }
+  # The lists (their age, what they offer) matter only to what is to be installed: of a
+  # package installed as named, only its version.
+  L ${specs.join(' ')}
+  if [ -n "$a" ]; then
+    printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
+  else
+    printf '${MARK} apt - -\\n'
+  fi
+  for n in ${names.join(' ')}; do St "$n"; printf '${MARK} status %s %s\\n' "$n" "$s"; done
+  if [ -n "$a" ]; then apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'; fi
+  printf '${MARK} policy-end\\n'
+  St apt; case \${s#installed } in ${LISTED}) v=1 ;; *) v= ;; esac
+  # S <module> <name[=version]>...: what apt would do to install what the module lacks.
+  S() {
+    m=$1; shift; L "$@"
     printf '${MARK} sim %s\\n' "$m"
     c=0
     if [ -n "$a" ]; then
-      o=$(apt-get -s -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
+      # --print-uris stops before anything is fetched or installed; --assume-no, were it asked.
+      if [ -n "$v" ]; then
+        o=$(apt-get -V --print-uris --assume-no -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
+      else
+        o=$(apt-get -s -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
+      fi
       printf '%s\\n' "$o" | sed 's/^/| /'
     fi
     printf '${MARK} sim-end %s\\n' "$c"
@@ -169,7 +203,18 @@ function readPolicy(
   return found;
 }
 
-/** The packages a simulation installs: `Inst name [was] (version …)`. */
+/** The lists of what an install would do whose packages it installs (apt before 2.9, `-V`). */
+const INSTALLING = new Set([
+  'The following NEW packages will be installed:',
+  'The following packages will be upgraded:',
+  'The following packages will be DOWNGRADED:',
+]);
+
+/**
+ * The packages an install would install (or upgrade, or downgrade): from a simulation,
+ * `Inst name [was] (version …)`; else from apt's lists, `   name (version)` or `   name
+ * (was => version)` under the headings of those it installs.
+ */
 function readInst(lines: readonly string[]): PackageMove[] {
   const moves: PackageMove[] = [];
   for (const line of lines) {
@@ -177,6 +222,19 @@ function readInst(lines: readonly string[]): PackageMove[] {
     if (!inst) continue;
     const move: PackageMove = { package: inst[1] as string, version: inst[3] as string };
     if (inst[2] !== undefined) move.from = inst[2];
+    moves.push(move);
+  }
+  if (moves.length > 0) return moves;
+  let listing = false;
+  for (const line of lines) {
+    if (!line.startsWith(' ')) {
+      listing = INSTALLING.has(line);
+      continue;
+    }
+    const listed = listing ? /^ +(\S+) \((?:(\S+) => )?(\S+)\)$/.exec(line) : null;
+    if (!listed) continue;
+    const move: PackageMove = { package: listed[1] as string, version: listed[3] as string };
+    if (listed[2] !== undefined) move.from = listed[2];
     moves.push(move);
   }
   return moves;

@@ -64,6 +64,60 @@ describe("apt's answers", () => {
     });
   });
 
+  it("apt's own lists of what an install would do (apt before 2.9): what it installs, upgrades and downgrades, nothing it only suggests", () => {
+    const asks = [
+      { module: 'web', packages: [{ name: 'nginx' }, { name: 'hello', version: '2.10-2' }] },
+    ];
+    const listed = `P apt 1764000000 1763900000
+P status hello installed 2.10-3
+P status nginx not-installed 
+P policy-end
+P sim web
+| Reading package lists...
+| The following additional packages will be installed:
+|    libnginx-mod-stream (1.22.1-9+deb12u1)
+|    libssl3 (3.0.15-1~deb12u1)
+| Suggested packages:
+|    fcgiwrap (1.1.0-14)
+| The following NEW packages will be installed:
+|    libnginx-mod-stream (1.22.1-9+deb12u1)
+|    nginx (1.22.1-9+deb12u1)
+| The following packages will be upgraded:
+|    libssl3 (3.0.11-1~deb12u2 => 3.0.15-1~deb12u1)
+| The following packages will be DOWNGRADED:
+|    hello (2.10-3 => 2.10-2)
+| 1 upgraded, 2 newly installed, 1 downgraded, 0 to remove and 0 not upgraded.
+| Need to get 0 B/1999 kB of archives.
+| 'file:/srv/debs/./nginx_1.22.1-9+deb12u1_amd64.deb' nginx_1.22.1-9+deb12u1_amd64.deb 1000 SHA256:00
+P sim-end 0`;
+    const facts = readAptSurvey(asks, listed.split('\n'));
+    assert.deepEqual(facts.manager === 'apt' && facts.simulations.web, {
+      ok: true,
+      installs: [
+        { package: 'libnginx-mod-stream', version: '1.22.1-9+deb12u1' },
+        { package: 'nginx', version: '1.22.1-9+deb12u1' },
+        { package: 'libssl3', version: '3.0.15-1~deb12u1', from: '3.0.11-1~deb12u2' },
+        { package: 'hello', version: '2.10-2', from: '2.10-3' },
+      ],
+    });
+  });
+
+  it('every package installed as asked: their versions, and neither the lists nor their age', () => {
+    const asks = [{ module: 'web', packages: [{ name: 'nginx' }] }];
+    const answer = [
+      'P apt - -',
+      'P status nginx installed 1.22.1-9',
+      'P policy-end',
+      'P sim web',
+      'P sim-end 0',
+    ];
+    assert.deepEqual(readAptSurvey(asks, answer), {
+      manager: 'apt',
+      packages: { nginx: { installed: '1.22.1-9', offered: [] } },
+      simulations: { web: { ok: true, installs: [] } },
+    });
+  });
+
   it('a node without apt names the package manager it has', () => {
     assert.deepEqual(readAptSurvey(ASKS, ['P none dnf']), { manager: 'none', found: 'dnf' });
     assert.deepEqual(readAptSurvey(ASKS, ['P none -']), { manager: 'none' });
