@@ -57,10 +57,10 @@ export interface Outcome {
    */
   untold?: string;
   /**
-   * A command on a target of several nodes: the target's digest on a preview, and each
-   * node's part of the typed result, by name (in place of `report`).
+   * What the runner made of the command on its target (one node or several): the
+   * preview's digest, and each node's part of the typed result, by name.
    */
-  fleet?: { digest?: string; nodes: Record<string, NodeReport> };
+  target?: { digest?: string; nodes: Record<string, NodeReport> };
 }
 
 /** Every other answer (400, 401, 404, 413, 503): why the request was not carried out. */

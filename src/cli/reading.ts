@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog.ts';
-import type { ActDeps } from '../commands/act.ts';
+import type { ActDeps } from '../commands/act-shapes.ts';
 import type { CheckOutcome } from '../commands/steps/step.ts';
 import { describeCheck } from '../commands/steps/words.ts';
 import { ConfigError } from '../config/config.ts';

@@ -1,5 +1,6 @@
 import type { Code } from '../codes.ts';
-import { codeOf, openAct } from '../commands/act.ts';
+import { openAct } from '../commands/act.ts';
+import { codeOf } from '../commands/answer.ts';
 import { rekey } from '../commands/rekey.ts';
 import { readSecret } from '../commands/secret.ts';
 import type { CommandShape } from '../commands/table.ts';

@@ -1,14 +1,102 @@
+import type { Code } from '../codes.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { StepReport } from '../result.ts';
+import { saidOf, untoldOf } from '../said.ts';
 import { holdsNothing } from '../state.ts';
-import type { RunOutcome } from './act.ts';
+import type { RunOutcome } from './act-shapes.ts';
+import { SharedDiffs } from './fleet-diffs.ts';
 
-/** How a node of a target's act ended, with what it said and how long its act took. */
+/** How a node of a target ended, with what it said and how long it took. */
 export interface NodeEnd {
   node: string;
-  how: 'done' | 'failed' | 'blocked' | 'refused' | 'not-begun';
+  how: 'previewed' | 'done' | 'failed' | 'blocked' | 'refused' | 'not-begun';
   outcome: RunOutcome;
-  ms: number | undefined;
+  ms: number;
+}
+
+/** A target of several nodes, run: what its words are made from. */
+export interface TargetRun {
+  /** A command with no preview on each node, a preview, or an act. */
+  kind: 'each' | 'preview' | 'act';
+  command: string;
+  request: CommandRequest;
+  ends: readonly NodeEnd[];
+  /** A preview's digest, over the target and every node's own. */
+  digest?: string;
+  fullDiff: boolean;
+  /** The act was refused by the target's gate: nothing was begun, nothing to say. */
+  refused?: true;
+}
+
+/**
+ * A target's words: every node's own, by node; a recap, a line a node; a preview's digest
+ * last. `refused` names each node refused or failed; one code when they share one.
+ */
+export function targetSaid(run: TargetRun): Pick<Outcome, 'said' | 'error' | 'code' | 'untold'> {
+  const { ends, command } = run;
+  const recapOf = `recap of ${targetWords(command, run.request)}:`;
+  const refusals: string[] = [];
+  const codes = new Set<Code>();
+  for (const { node, how, outcome } of ends) {
+    if (outcome.error !== undefined) {
+      refusals.push(`${node}: ${outcome.error}`);
+      codes.add(outcome.code ?? 'failed');
+    } else if (how === 'not-begun') {
+      refusals.push(`${node}: not begun, as a batch before it had a node fail`);
+      codes.add('not_begun');
+    }
+  }
+  const refused =
+    refusals.length === 0
+      ? {}
+      : {
+          error: refusals.join('\n'),
+          // One code when every node refused for the same reason; else each node has its own.
+          code: codes.size === 1 ? ([...codes][0] as Code) : 'nodes_refused',
+        };
+  if (run.kind === 'each') {
+    const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+    // An adopt of many nodes ends with what each holds, a line a node, to read at a glance.
+    if (command === 'adopt') {
+      const adopted = ends.filter(({ outcome }) => outcome.error === undefined).length;
+      said.push(
+        recapOf,
+        ...ends.map(({ node, outcome }) => adoptRecapLine(node, outcome)),
+        `${adopted} of ${ends.length} nodes adopted`,
+      );
+    }
+    return { said: said.join('\n'), ...refused };
+  }
+  if (run.kind === 'preview') {
+    // A diff the same on several nodes is shown once, after the nodes, naming them.
+    const shared = new SharedDiffs(new Map(ends.map(({ node, outcome }) => [node, outcome])));
+    const blocks = ends.map(({ node, outcome }) => {
+      const said = saidOf(outcome, shared.shownOnceFor(node));
+      const lines = said === '' ? [] : [said];
+      if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
+      return lines.join('\n');
+    });
+    const once = shared.words(run.fullDiff);
+    const recap = ends.map(({ node, outcome }) => previewRecapLine(node, command, outcome));
+    const said = [
+      ...blocks,
+      ...(once === '' ? [] : [once]),
+      [recapOf, ...recap].join('\n'),
+      `digest ${run.digest}`,
+    ].join('\n\n');
+    return { said, ...refused };
+  }
+  if (run.refused) return { said: '', ...refused };
+  const recap = ends.map((end) => actRecapLine(end.node, end));
+  const done = ends.filter((end) => end.how === 'done').length;
+  const last = `${done} of ${ends.length} nodes done`;
+  const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+  const untold = ends.flatMap(({ node, outcome }) => prefixed(node, untoldOf(outcome) ?? ''));
+  return {
+    said: [...said, recapOf, ...recap, last].join('\n'),
+    untold: [...untold, recapOf, ...recap, last].join('\n'),
+    ...refused,
+  };
 }
 
 /** A target's command as an operator types it after `berth`: `converge @web --filter redis`. */
@@ -39,9 +127,10 @@ export function previewRecapLine(node: string, command: string, outcome: Outcome
 
 /** An act's recap line: done, failed at which step, blocked, refused or not begun, with its time. */
 export function actRecapLine(node: string, end: NodeEnd): string {
-  const time = end.ms === undefined ? '' : ` in ${(end.ms / 1000).toFixed(1)} s`;
+  const time = ` in ${(end.ms / 1000).toFixed(1)} s`;
   const error = end.outcome.error ?? '';
   switch (end.how) {
+    case 'previewed':
     case 'done':
       return `  ${node}: done${time}`;
     case 'failed':
