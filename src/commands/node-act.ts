@@ -178,6 +178,7 @@ async function journaled(
 
 /** Previews change nothing and are not journaled; everything else a command does is an act. */
 export function isAct(command: Command, request: CommandRequest) {
+  if (command.changesNothing) return false;
   return !command.options.includes('yes') || request.yes;
 }
 
