@@ -1,9 +1,9 @@
 import { describePreview } from './commands/converge-words.ts';
-import type { DiffShownOnce } from './commands/fleet-diffs.ts';
 import { refreshedWords } from './commands/package-words.ts';
 import type { CommandResult } from './commands/results.ts';
 import { toldLines } from './commands/steps/words.ts';
 import { describeTakePreview } from './commands/take-words.ts';
+import type { DiffShownOnce } from './diff-shown.ts';
 import type { Outcome } from './request.ts';
 import { doesNotResolve } from './resolve.ts';
 import { type Account, type Holdings, holdsNothing } from './state.ts';

@@ -4,7 +4,7 @@ import type { Machine } from '../machines/machine.ts';
 import type { CommandRequest, Outcome } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
-import type { Told } from './steps/words.ts';
+import type { Told } from './steps/told.ts';
 
 /** What every command function is given besides the request: one node, opened for the act. */
 export interface CommandContext {

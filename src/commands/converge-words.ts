@@ -1,6 +1,6 @@
+import type { DiffShownOnce } from '../diff-shown.ts';
 import { doesNotResolve } from '../resolve.ts';
 import type { Blocker, ConvergePlan } from './converge-plan.ts';
-import type { DiffShownOnce } from './fleet-diffs.ts';
 import { listsOldWords, packageBlockerWords } from './package-words.ts';
 import { noSuchAccountWords } from './steps/owners.ts';
 import { previewWords } from './steps/words.ts';

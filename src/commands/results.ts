@@ -1,7 +1,7 @@
 import type { Unresolved } from '../resolve.ts';
 import type { Account } from '../state.ts';
 import type { ConvergePlan } from './converge-plan.ts';
-import type { Told } from './steps/words.ts';
+import type { Told } from './steps/told.ts';
 import type { TakePreview } from './take-words.ts';
 
 /**
