@@ -43,11 +43,7 @@ export async function runRekey(
   }
   try {
     if (target === '') {
-      io.out(
-        json
-          ? JSON.stringify(answerOf({ said: '' }))
-          : 'no node has records: nothing to seal again',
-      );
+      io.out(json ? JSON.stringify(answerOf({})) : 'no node has records: nothing to seal again');
       return EXIT.done;
     }
     const ran = await runOne(REKEY, { node: target, module: '', yes: false }, deps, io);

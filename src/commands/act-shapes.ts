@@ -1,7 +1,7 @@
 import type { Code } from '../codes.ts';
 import type { LoadConfig } from '../config/config.ts';
 import type { ReachMachine } from '../machines/machine.ts';
-import type { Outcome } from '../request.ts';
+import type { RunOutcome } from '../outcome.ts';
 import type { Settings } from '../settings.ts';
 import type { Stores } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
@@ -42,6 +42,3 @@ export type OpenedAct =
   | { kind: 'missing'; refused: string; code: 'fields_missing' }
   | { kind: 'stores'; refused: string; code: Code }
   | { kind: 'ready'; run(): Promise<RunOutcome> };
-
-/** A run's outcome; `storeFailed` when the stores failed mid-act (then 503, exit 3). */
-export type RunOutcome = Outcome & { storeFailed?: true };

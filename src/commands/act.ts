@@ -37,7 +37,7 @@ export async function openAct(
 
   const ready = (refusal: { error: string; code: 'invalid_config' }): OpenedAct => ({
     kind: 'ready',
-    run: async () => ({ said: '', ...refusal }),
+    run: async () => ({ ...refusal }),
   });
   let targeted: GrantedTarget;
   let config: Awaited<ReturnType<ActDeps['loadConfig']>>;

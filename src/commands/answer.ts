@@ -1,8 +1,8 @@
 import type { Code } from '../codes.ts';
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { NodeEnd, Outcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import { type CommandAnswer, FORMAT_VERSION, type NodeReport } from '../result.ts';
 import { saidOf } from '../said.ts';
-import type { NodeEnd } from './fleet-words.ts';
 import { isAct } from './node-act.ts';
 import type { CommandShape as Command } from './table.ts';
 

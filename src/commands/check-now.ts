@@ -31,6 +31,6 @@ export function checkNow(seen: (node: string, checks: ChecksNow) => void): Comma
       return refuse(code, `a check could not be run: ${error.message}`);
     }
     seen(node, checks);
-    return { said: '' };
+    return {};
   };
 }

@@ -1,7 +1,8 @@
 import type { Catalog } from '../catalog.ts';
 import type { Code } from '../codes.ts';
 import type { Machine } from '../machines/machine.ts';
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { Outcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
 import type { Told } from './steps/told.ts';
@@ -53,6 +54,6 @@ export type CommandFunction = (
 ) => Promise<Outcome>;
 
 /** A command's refusal: its code and its words (nothing done, so nothing said). */
-export function refuse(code: Code, error: string, said = ''): Outcome {
-  return { said, error, code };
+export function refuse(code: Code, error: string): Outcome {
+  return { error, code };
 }

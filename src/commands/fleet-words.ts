@@ -1,40 +1,14 @@
 import type { Code } from '../codes.ts';
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { NodeEnd, Outcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import type { StepReport } from '../result.ts';
-import { saidOf, untoldOf } from '../said.ts';
 import { holdsNothing } from '../state.ts';
-import type { RunOutcome } from './act-shapes.ts';
-import { SharedDiffs } from './fleet-diffs.ts';
-
-/** How a node of a target ended, with what it said and how long it took. */
-export interface NodeEnd {
-  node: string;
-  how: 'previewed' | 'done' | 'failed' | 'blocked' | 'refused' | 'not-begun';
-  outcome: RunOutcome;
-  ms: number;
-}
-
-/** A target of several nodes, run: what its words are made from. */
-export interface TargetRun {
-  /** A command with no preview on each node, a preview, or an act. */
-  kind: 'each' | 'preview' | 'act';
-  command: string;
-  request: CommandRequest;
-  ends: readonly NodeEnd[];
-  /** A preview's digest, over the target and every node's own. */
-  digest?: string;
-  fullDiff: boolean;
-  /** The act was refused by the target's gate: nothing was begun, nothing to say. */
-  refused?: true;
-}
 
 /**
- * A target's words: every node's own, by node; a recap, a line a node; a preview's digest
- * last. `refused` names each node refused or failed; one code when they share one.
+ * A target's refusal: each node refused or failed, by name, and those not begun; one
+ * code when they share one, else `nodes_refused` (each node has its own).
  */
-export function targetSaid(run: TargetRun): Pick<Outcome, 'said' | 'error' | 'code' | 'untold'> {
-  const { ends, command } = run;
-  const recapOf = `recap of ${targetWords(command, run.request)}:`;
+export function targetRefusal(ends: readonly NodeEnd[]): Pick<Outcome, 'error' | 'code'> {
   const refusals: string[] = [];
   const codes = new Set<Code>();
   for (const { node, how, outcome } of ends) {
@@ -46,56 +20,10 @@ export function targetSaid(run: TargetRun): Pick<Outcome, 'said' | 'error' | 'co
       codes.add('not_begun');
     }
   }
-  const refused =
-    refusals.length === 0
-      ? {}
-      : {
-          error: refusals.join('\n'),
-          // One code when every node refused for the same reason; else each node has its own.
-          code: codes.size === 1 ? ([...codes][0] as Code) : 'nodes_refused',
-        };
-  if (run.kind === 'each') {
-    const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
-    // An adopt of many nodes ends with what each holds, a line a node, to read at a glance.
-    if (command === 'adopt') {
-      const adopted = ends.filter(({ outcome }) => outcome.error === undefined).length;
-      said.push(
-        recapOf,
-        ...ends.map(({ node, outcome }) => adoptRecapLine(node, outcome)),
-        `${adopted} of ${ends.length} nodes adopted`,
-      );
-    }
-    return { said: said.join('\n'), ...refused };
-  }
-  if (run.kind === 'preview') {
-    // A diff the same on several nodes is shown once, after the nodes, naming them.
-    const shared = new SharedDiffs(new Map(ends.map(({ node, outcome }) => [node, outcome])));
-    const blocks = ends.map(({ node, outcome }) => {
-      const said = saidOf(outcome, shared.shownOnceFor(node));
-      const lines = said === '' ? [] : [said];
-      if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
-      return lines.join('\n');
-    });
-    const once = shared.words(run.fullDiff);
-    const recap = ends.map(({ node, outcome }) => previewRecapLine(node, command, outcome));
-    const said = [
-      ...blocks,
-      ...(once === '' ? [] : [once]),
-      [recapOf, ...recap].join('\n'),
-      `digest ${run.digest}`,
-    ].join('\n\n');
-    return { said, ...refused };
-  }
-  if (run.refused) return { said: '', ...refused };
-  const recap = ends.map((end) => actRecapLine(end.node, end));
-  const done = ends.filter((end) => end.how === 'done').length;
-  const last = `${done} of ${ends.length} nodes done`;
-  const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
-  const untold = ends.flatMap(({ node, outcome }) => prefixed(node, untoldOf(outcome) ?? ''));
+  if (refusals.length === 0) return {};
   return {
-    said: [...said, recapOf, ...recap, last].join('\n'),
-    untold: [...untold, recapOf, ...recap, last].join('\n'),
-    ...refused,
+    error: refusals.join('\n'),
+    code: codes.size === 1 ? ([...codes][0] as Code) : 'nodes_refused',
   };
 }
 

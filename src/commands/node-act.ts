@@ -3,7 +3,8 @@ import type { Config } from '../config/config.ts';
 import { declaredFor, withDeclared } from '../declared.ts';
 import { MachineError } from '../machines/machine.ts';
 import { surveyAgain } from '../machines/survey-again.ts';
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { Outcome, RunOutcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import { saidOf } from '../said.ts';
 import {
   type JournalEntry,
@@ -13,7 +14,7 @@ import {
   storesCode,
 } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
-import type { ActDeps, Face, OpenedAct, RunOutcome } from './act-shapes.ts';
+import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandContext } from './context.ts';
 import type { CommandShape as Command } from './table.ts';
 
@@ -80,16 +81,11 @@ export async function lockNode(
           outcome = await command.run(asked, context);
         } catch (error) {
           if (error instanceof StoreError)
-            return {
-              said: '',
-              error: storesCannotOpen(error),
-              code: storesCode(error),
-              storeFailed: true,
-            };
+            return { error: storesCannotOpen(error), code: storesCode(error), storeFailed: true };
           // A value berth cannot seal or open: refused in its own words (exit 1, 409).
           outcome =
             error instanceof VaultError
-              ? { said: '', error: error.message, code: 'vault_unopened' }
+              ? { error: error.message, code: 'vault_unopened' }
               : failed(command, asked, error);
         }
         // It reached its node: the node is in the typed result, with or without steps.
@@ -123,7 +119,7 @@ export function refusedUnplaced(
         request,
         face,
         now,
-        { said: '', ...refusal },
+        { ...refusal },
         (entry) => deps.stores.journalUnplaced(entry),
         { previewToo },
       ),
@@ -185,10 +181,6 @@ export function isAct(command: Command, request: CommandRequest) {
 /** An unexpected failure inside a command, as a refusal in words, never a stack trace. */
 function failed(command: Command, request: CommandRequest, error: unknown): Outcome {
   if (error instanceof MachineError && error.failure === 'unreachable')
-    return {
-      said: '',
-      error: `${request.node} cannot be reached: ${error.message}`,
-      code: 'unreachable',
-    };
-  return { said: '', error: `${command.name} failed: ${(error as Error).message}`, code: 'failed' };
+    return { error: `${request.node} cannot be reached: ${error.message}`, code: 'unreachable' };
+  return { error: `${command.name} failed: ${(error as Error).message}`, code: 'failed' };
 }

@@ -1,5 +1,5 @@
 import { MachineError } from '../machines/machine.ts';
-import type { Outcome } from '../request.ts';
+import type { Outcome } from '../outcome.ts';
 import type { CommandContext } from './context.ts';
 import { refreshedWords } from './package-words.ts';
 
@@ -37,5 +37,5 @@ export async function refreshLists(
     said: error === undefined ? refreshedWords(node) : '',
     ...(error === undefined ? {} : { error }),
   });
-  return error === undefined ? undefined : { said: '', error, code: 'refresh_failed' };
+  return error === undefined ? undefined : { error, code: 'refresh_failed' };
 }

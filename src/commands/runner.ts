@@ -1,11 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
+import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
-import type { ActDeps, Face, RunOutcome } from './act-shapes.ts';
+import type { ActDeps, Face } from './act-shapes.ts';
 import { nodeReport } from './answer.ts';
 import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
-import { type NodeEnd, targetSaid, targetWords } from './fleet-words.ts';
+import { targetRefusal, targetWords } from './fleet-words.ts';
 import { inParallel } from './in-parallel.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
@@ -159,7 +160,7 @@ export class Runner {
       const batch = this.nodes.slice(from, from + size);
       if (stopped) {
         for (const node of batch) {
-          ends.set(node, { node, how: 'not-begun', outcome: { said: '' }, ms: 0 });
+          ends.set(node, { node, how: 'not-begun', outcome: {}, ms: 0 });
           this.watch({ node, kind: 'stage', stage: 'not-begun' });
           await this.close(acts.get(node) as Opened);
         }
@@ -275,7 +276,7 @@ export class Runner {
 
   private storesFailed(node: string, outcome: RunOutcome): RunOutcome {
     const error = this.one ? outcome.error : `${node}: ${outcome.error}`;
-    return { said: '', error, code: outcome.code, storeFailed: true };
+    return { error, code: outcome.code, storeFailed: true };
   }
 
   /**
@@ -312,7 +313,7 @@ export class Runner {
     const opened = await lockNode(this.command, node, this.config, this.deps, face);
     if (opened.kind === 'open') return { act: opened.act, steps, closed: false };
     return {
-      outcome: { said: '', error: opened.refused, code: opened.code, storeFailed: true },
+      outcome: { error: opened.refused, code: opened.code, storeFailed: true },
     };
   }
 
@@ -340,15 +341,15 @@ export class Runner {
     );
     const target = { ...(options.digest === undefined ? {} : { digest: options.digest }), nodes };
     if (this.one) return { ...(ends[0] as NodeEnd).outcome, target };
-    const words = targetSaid({
+    const several: TargetRun = {
       kind,
       command: this.command.name,
       request: this.request,
       ends,
-      digest: options.digest,
+      ...(options.digest === undefined ? {} : { digest: options.digest }),
       fullDiff: this.face.fullDiff ?? false,
-      refused: options.refused,
-    });
-    return { ...words, target };
+      ...(options.refused ? { refused: true } : {}),
+    };
+    return { ...targetRefusal(ends), target, several };
   }
 }

@@ -4,11 +4,11 @@ import { didYouMean } from '../did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
+import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import type { PackageFacts } from '../packages/packages.ts';
 import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
-import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { secretText } from '../secrets.ts';
@@ -209,9 +209,9 @@ export const take: CommandFunction = async (request, context) => {
     const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
     return { result: { command: 'take', node, module, preview }, report };
   }
-  if (gated.to === 'refused') return { said: '', error: gated.error, code: gated.code, report };
+  if (gated.to === 'refused') return { error: gated.error, code: gated.code, report };
   const [firstRefusal] = report.blockers;
-  if (firstRefusal) return { said: '', error: firstRefusal.words, code: firstRefusal.code, report };
+  if (firstRefusal) return { error: firstRefusal.words, code: firstRefusal.code, report };
   const outcome = await actOnTake(node, module, plan, holdings, gated.digest, surveyed, context);
   if (outcome.error !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
