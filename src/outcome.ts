@@ -5,7 +5,7 @@ import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 
 /**
  * What a command returns: what it did as a typed value (`result`), and its refusal if it
- * refused. Its words are rendered from it at the edge, by `saidOf` (src/said.ts).
+ * refused. Its words are rendered from it at the edge, by `saidOf` (src/words/said.ts).
  */
 export interface Outcome {
   result?: CommandResult;

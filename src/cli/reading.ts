@@ -1,6 +1,5 @@
 import type { ActDeps } from '../commands/act-shapes.ts';
 import type { ChecksNow } from '../commands/check-now.ts';
-import { describeCheck } from '../commands/steps/words.ts';
 import type { CommandShape } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
@@ -15,6 +14,7 @@ import type { Managed } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
 import { VaultError } from '../vault/seal.ts';
+import { describeCheck } from '../words/steps.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { DEFAULT_LOCK_TIMEOUT_MS, sayingWhenWaiting } from './lock-wait.ts';

@@ -2,7 +2,7 @@ import type { Code } from '../codes.ts';
 import type { NodeEnd, Outcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
 import { type CommandAnswer, FORMAT_VERSION, type NodeReport } from '../result.ts';
-import { saidOf } from '../said.ts';
+import { saidOf } from '../words/said.ts';
 import { isAct } from './node-act.ts';
 import type { CommandShape as Command } from './table.ts';
 

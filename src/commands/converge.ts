@@ -9,6 +9,7 @@ import { type Basis, definitionDigests } from '../preview.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { surveyModules } from '../survey.ts';
+import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
   type Blocker,
@@ -19,7 +20,6 @@ import {
   planConverge,
   SEALED,
 } from './converge-plan.ts';
-import { describeBlocker } from './converge-words.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';

@@ -5,7 +5,6 @@ import { MachineError } from '../machines/machine.ts';
 import { surveyAgain } from '../machines/survey-again.ts';
 import type { Outcome, RunOutcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
-import { saidOf } from '../said.ts';
 import {
   type JournalEntry,
   StoreError,
@@ -14,6 +13,7 @@ import {
   storesCode,
 } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
+import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandContext } from './context.ts';
 import type { CommandShape as Command } from './table.ts';

@@ -11,9 +11,9 @@ import type { CommandContext } from '../../src/commands/context.ts';
 import { forget } from '../../src/commands/forget.ts';
 import { unassign } from '../../src/commands/unassign.ts';
 import type { Outcome } from '../../src/outcome.ts';
-import { saidOf, untoldOf } from '../../src/said.ts';
 import { SettingsSchema } from '../../src/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
+import { saidOf, untoldOf } from '../../src/words/said.ts';
 import { memoryMachine } from '../core/memory-machine.ts';
 
 describe('typed results, said at the edge', () => {

@@ -1,6 +1,6 @@
+import { heldLabel } from '../commands/steps/file-diff.ts';
 import { type DiffShownOnce, shownDiff } from '../diff-shown.ts';
 import type { Outcome } from '../outcome.ts';
-import { heldLabel } from './steps/file-diff.ts';
 
 /** One diff the same on several nodes of a target: the file, the nodes, the diff. */
 interface SharedDiff {

@@ -1,7 +1,7 @@
-import type { DiffShownOnce } from '../../diff-shown.ts';
-import { shownDiff } from '../../diff-shown.ts';
-import type { Attributes, CheckOutcome, Drift, Step } from './step.ts';
-import type { Told, Voice } from './told.ts';
+import type { Attributes, CheckOutcome, Drift, Step } from '../commands/steps/step.ts';
+import type { Told, Voice } from '../commands/steps/told.ts';
+import type { DiffShownOnce } from '../diff-shown.ts';
+import { shownDiff } from '../diff-shown.ts';
 
 /** How `said` marks a line a hook wrote, after the step's own line. */
 const HOOK_LINE = '  > ';

@@ -1,20 +1,14 @@
-import { describePreview } from './commands/converge-words.ts';
-import { SharedDiffs } from './commands/fleet-diffs.ts';
-import {
-  actRecapLine,
-  adoptRecapLine,
-  prefixed,
-  previewRecapLine,
-  targetWords,
-} from './commands/fleet-words.ts';
-import { refreshedWords } from './commands/package-words.ts';
-import type { CommandResult } from './commands/results.ts';
-import { toldLines } from './commands/steps/words.ts';
-import { describeTakePreview } from './commands/take-words.ts';
-import type { DiffShownOnce } from './diff-shown.ts';
-import type { Outcome, TargetRun } from './outcome.ts';
-import { doesNotResolve } from './resolve.ts';
-import { type Account, type Holdings, holdsNothing } from './state.ts';
+import type { CommandResult } from '../commands/results.ts';
+import type { DiffShownOnce } from '../diff-shown.ts';
+import type { Outcome, TargetRun } from '../outcome.ts';
+import { doesNotResolve } from '../resolve.ts';
+import { type Account, type Holdings, holdsNothing } from '../state.ts';
+import { describePreview } from './converge.ts';
+import { refreshedWords } from './packages.ts';
+import { SharedDiffs } from './shared-diffs.ts';
+import { toldLines } from './steps.ts';
+import { describeTakePreview } from './take.ts';
+import { actRecapLine, adoptRecapLine, prefixed, previewRecapLine, targetWords } from './target.ts';
 
 /**
  * The one renderer of `said`: the words of a command's typed result, the same for the
