@@ -328,8 +328,9 @@ export class Runner {
   }
 
   /**
-   * The target's answer: each node's part of the typed result, the same for a node alone;
-   * a node alone is answered in its own words, several with theirs by node and a recap.
+   * The target's answer: each node's part of the typed result, the same for a node alone.
+   * A node alone is its own outcome; several are how each ended (`several`), whose words
+   * are made at the edge, and the refusal naming each node refused or failed.
    */
   private answer(
     kind: 'each' | 'preview' | 'act',
