@@ -11,7 +11,8 @@
 //                                 # and Ansible beside), previews (12 rounds of a group
 //                                 # preview and act, 200 KB files), hooks (a chatty
 //                                 # hook's output cleared of 50 secrets), packages (nginx
-//                                 # and redis-server on a fresh ssh host, and bare apt-get)
+//                                 # and redis-server on a fresh ssh host, and bare apt-get),
+//                                 # view (the fleet page of 50 nodes against converge --json)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -86,6 +87,7 @@ await run('targets-ssh', async () =>
 await run('packages', async () =>
   (await import('./bench/packages.ts')).benchPackages(quick ? 1 : 3),
 );
+await run('view', async () => (await import('./bench/view.ts')).benchView(quick ? 3 : 11));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

@@ -7,6 +7,7 @@ import * as v from 'valibot';
  */
 export const CODES = [
   // The request, before any node.
+  'usage',
   'fields_missing',
   'invalid_request',
   'unauthorized',

@@ -21,7 +21,7 @@ export type Targeted =
   | {
       ok: false;
       refused: string;
-      code: 'invalid_target' | 'unknown_node' | 'unknown_group';
+      code: 'invalid_name' | 'invalid_target' | 'unknown_node' | 'unknown_group';
     };
 
 /** A part of a target: a node or a group, which adds nodes or (`!`) removes them. */
@@ -30,9 +30,18 @@ export type Term = { remove: boolean } & (
   | { kind: 'group'; name: string }
 );
 
+/** Why a target is not one: a name that breaks the naming rule, or the target's shape. */
+type TargetProblem = { refused: string; code: 'invalid_name' | 'invalid_target' };
+
 /** The target's terms, or the words of the first that is not one. */
 export function parseTarget(target: string): Term[] | string {
-  if (target === '') return 'node is needed';
+  const terms = termsOf(target);
+  return Array.isArray(terms) ? terms : terms.refused;
+}
+
+function termsOf(target: string): Term[] | TargetProblem {
+  const shape = (refused: string): TargetProblem => ({ refused, code: 'invalid_target' });
+  if (target === '') return shape('node is needed');
   const terms: Term[] = [];
   for (const part of target.split(',')) {
     const remove = part.startsWith('!');
@@ -40,19 +49,26 @@ export function parseTarget(target: string): Term[] | string {
     const group = rest.startsWith('@');
     const name = group ? rest.slice(1) : rest;
     if (name === '')
-      return `${JSON.stringify(target)} is not a target: each part is a node, @group or @all, and ! before one removes it`;
+      return shape(
+        `${JSON.stringify(target)} is not a target: each part is a node, @group or @all, and ! before one removes it`,
+      );
     if (group) {
       if (!isName(name))
-        return `${JSON.stringify(`@${name}`)} is not a group: group names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`;
+        return {
+          refused: `${JSON.stringify(`@${name}`)} is not a group: group names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`,
+          code: 'invalid_name',
+        };
       terms.push({ remove, kind: 'group', name });
     } else {
       const refused = checkName('node', name);
-      if (refused) return refused;
+      if (refused) return { refused, code: 'invalid_name' };
       terms.push({ remove, kind: 'node', name });
     }
   }
   if (terms.every((term) => term.remove))
-    return `${JSON.stringify(target)} names only nodes to remove: name the nodes or groups to take them from`;
+    return shape(
+      `${JSON.stringify(target)} names only nodes to remove: name the nodes or groups to take them from`,
+    );
   return terms;
 }
 
@@ -120,8 +136,8 @@ export function resolveTarget(
   target: string,
   inventory: { nodes: readonly string[]; groups: Groups },
 ): Targeted {
-  const terms = parseTarget(target);
-  if (typeof terms === 'string') return { ok: false, refused: terms, code: 'invalid_target' };
+  const terms = termsOf(target);
+  if (!Array.isArray(terms)) return { ok: false, ...terms };
   const known = new Set(inventory.nodes);
   const added = new Set<string>();
   const removed = new Set<string>();

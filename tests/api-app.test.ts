@@ -245,6 +245,7 @@ describe('the Command API through app.request()', () => {
       const answer = await post(app, '/assign', { node: ' ', module: 'postgres' });
       assert.equal(answer.status, 409);
       assert.equal(answer.body?.said, '');
+      assert.equal(answer.body?.code, 'invalid_name');
       assert.match(String(answer.body?.refused), /^" " is not a node name: /);
     });
   });

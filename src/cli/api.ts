@@ -12,6 +12,8 @@ export interface ApiFlags {
   listen: string;
   issuer: string;
   audience: string;
+  /** How long a request waits for a node's lock (`--lock-timeout`). */
+  lockWaitMs: number;
 }
 
 export const NO_ISSUER =
@@ -37,6 +39,7 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
     }),
     issuer: flags.issuer,
     address: parseListen(flags.listen),
+    lockWaitMs: flags.lockWaitMs,
     location,
     io,
   });
@@ -47,6 +50,8 @@ export interface ServeOptions {
   /** Named in the second start line. */
   issuer: string;
   address: { hostname: string; port: number };
+  /** How long a request waits for a node's lock; the stores' own wait when not given. */
+  lockWaitMs?: number;
   location: StateLocation;
   io: Io;
 }
@@ -58,7 +63,7 @@ export interface ServeOptions {
 export async function serveApi(options: ServeOptions): Promise<number> {
   const { io } = options;
   const cutting = new AbortController();
-  const deps = stateDeps(options.location, io.env);
+  const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
   const app = createApp({
     ...deps,
     stores: unlessCut(deps.stores, cutting.signal),

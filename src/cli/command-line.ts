@@ -106,8 +106,21 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
       const listen = textOf(flags, 'listen') ?? '127.0.0.1:8081';
       const issuer = textOf(flags, 'issuer') ?? '';
       const audience = textOf(flags, 'audience') ?? 'berth';
+      const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
       const { runApi } = await import('./api.ts');
-      return runApi({ listen, issuer, audience }, location(), io);
+      return runApi({ listen, issuer, audience, lockWaitMs }, location(), io);
+    },
+  },
+  {
+    usage: 'view',
+    words: [],
+    summary: 'Serve a read-only page of the fleet, its nodes and the journal, on loopback',
+    options: [['--listen <address>', 'host:port on loopback to listen on', '127.0.0.1:8082']],
+    run: async ({ flags, location, io }) => {
+      const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
+      const listen = textOf(flags, 'listen') ?? '127.0.0.1:8082';
+      const { runView } = await import('./view.ts');
+      return runView({ listen, state: textOf(flags, 'state'), lockWaitMs }, location(), io);
     },
   },
   {

@@ -19,6 +19,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   adopt: ['  $ berth adopt web1'],
   forget: ['  $ berth forget web1 gitea'],
   api: ['  $ berth api --listen 127.0.0.1:8081 --issuer https://id.example.org'],
+  view: ['  $ berth view', '  $ berth view --listen 127.0.0.1:9000'],
   status: ['  $ berth status', '  $ berth status web1 --check'],
   log: ['  $ berth log --json'],
   'copy-state': ['  $ berth copy-state --to postgresql://berth@db.lan/berth'],

@@ -1,6 +1,7 @@
 import { type CAC, cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
 import { locateState } from '../config/state-dir.ts';
+import { enveloped } from '../result.ts';
 import { asTyped, markedAsText } from './as-text.ts';
 import { GLOBAL_OPTIONS, LINE_COMMANDS } from './command-line.ts';
 import { EXAMPLES } from './examples.ts';
@@ -42,7 +43,8 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     return await (exit ?? Promise.resolve(EXIT.done));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    if (cli.options.json) io.out(JSON.stringify({ refused: error.message }));
+    if (cli.options.json)
+      io.out(JSON.stringify(enveloped({ refused: error.message, code: 'usage' })));
     else io.err(error.message);
     return EXIT.usage;
   }

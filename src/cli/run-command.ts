@@ -7,6 +7,7 @@ import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { Outcome, RunOutcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
+import { enveloped } from '../result.ts';
 import { saidOf, untoldOf } from '../words/said.ts';
 import { doneWords } from '../words/steps.ts';
 import { stateDeps } from './deps.ts';
@@ -112,7 +113,7 @@ async function runOnce(
 ): Promise<Ran> {
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string, code: Code) => {
-    if (options.json) io.out(JSON.stringify({ refused, code }));
+    if (options.json) io.out(JSON.stringify(enveloped({ refused, code })));
     else io.err(refused);
   };
   // A target of several nodes is shown node by node; one node as before.

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { berthAtTerminal } from '../helpers/terminal.ts';
@@ -100,14 +100,10 @@ describe('approval at a terminal', () => {
 
 describe('approval of a target at a terminal', () => {
   let world: World;
-  const rootOf = (node: string) => join(world.dir, node);
+  const rootOf = (node: string) => world.rootOf(node);
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
-    for (const node of ['db1', 'db2']) await mkdir(rootOf(node), { recursive: true });
-    await world.writeSettings({
-      nodes: { db1: { root: rootOf('db1') }, db2: { root: rootOf('db2') } },
-      groups: { db: ['db1', 'db2'] },
-    });
+    await world.rootedNodes(['db1', 'db2'], { db: ['db1', 'db2'] });
     await world.berth('assign', '@db', 'postgres');
   });
   after(() => world.cleanup());

@@ -130,6 +130,7 @@ describe('the command line: usage, exit codes and --json', () => {
     const usage = await world.berth('--json', 'adopt');
     assert.equal(usage.code, 2);
     assert.deepEqual(JSON.parse(usage.stdout), {
+      format_version: 1,
       refused: 'node is needed',
       code: 'fields_missing',
     });
@@ -137,7 +138,9 @@ describe('the command line: usage, exit codes and --json', () => {
     const unknown = await world.berth('--json', 'assign', 'box', 'gitea', '--bogus');
     assert.equal(unknown.code, 2);
     assert.deepEqual(JSON.parse(unknown.stdout), {
+      format_version: 1,
       refused: 'berth assign has no option --bogus; see berth help assign',
+      code: 'usage',
     });
     assert.equal(unknown.stderr, '');
   });
@@ -187,7 +190,11 @@ describe('the command line when the stores cannot be opened', () => {
     const json = await world.berth('--json', 'adopt', 'box');
     assert.equal(json.code, 3);
     const answer = JSON.parse(json.stdout);
-    assert.deepEqual(Object.keys(answer), ['refused', 'code'], 'as the API answers a 503');
+    assert.deepEqual(
+      Object.keys(answer),
+      ['format_version', 'refused', 'code'],
+      'a 503 as the API answers it, in the envelope',
+    );
     assert.equal(answer.code, 'stores_unavailable');
     assert.match(answer.refused, /state\.json is not valid JSON/);
 

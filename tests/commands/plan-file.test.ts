@@ -5,24 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 
 describe('plan files', () => {
   let world: World;
-  const rootOf = (node: string) => join(world.dir, node);
+  const rootOf = (node: string) => world.rootOf(node);
   const conf = (node: string) => join(rootOf(node), 'etc/postgres/pg.conf');
   const planPath = (name: string) => join(world.dir, name);
 
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
-    for (const node of ['db1', 'db2']) await mkdir(rootOf(node), { recursive: true });
-    await world.writeSettings({
-      nodes: { db1: { root: rootOf('db1') }, db2: { root: rootOf('db2') } },
-      groups: { db: ['db1', 'db2'] },
-    });
+    await world.rootedNodes(['db1', 'db2'], { db: ['db1', 'db2'] });
     await world.berth('assign', '@db', 'postgres');
   });
   after(() => world.cleanup());
@@ -149,7 +145,9 @@ describe('plan files', () => {
     // With --json, the refusal is the API's shape.
     const json = await world.berth('act', planPath('text.plan'), '--json');
     assert.equal(json.code, 2);
-    assert.match(JSON.parse(json.stdout).refused, /is not a berth plan file .*: it is not JSON$/);
+    const enveloped = JSON.parse(json.stdout);
+    assert.equal(enveloped.code, 'invalid_plan');
+    assert.equal(enveloped.format_version, 1);
     assert.equal((await world.journal()).length, journalBefore);
   });
 

@@ -86,8 +86,10 @@ describe("other tools' habits are answered with berth's way, in one line", () =>
     const run = await world.berth('converge', 'box', '--yes', '--json', '--limit', 'box');
     assert.equal(run.code, 2);
     assert.deepEqual(JSON.parse(run.stdout), {
+      format_version: 1,
       refused:
         'berth converge has no option --limit: name the nodes in the target instead (berth converge @web,!web3)',
+      code: 'usage',
     });
     assert.deepEqual(await world.journal(), journal);
   });

@@ -58,13 +58,17 @@ function spawnBerth(args: string[], env: Record<string, string | undefined> = {}
   return { child, lines, listeners, stderr: () => stderr, exited };
 }
 
-/** `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens. */
+/**
+ * `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens;
+ * `more` are further flags (`--lock-timeout 1s`).
+ */
 export function startApiOn(
   state: string,
   issuer: string,
   env?: Record<string, string | undefined>,
+  more: string[] = [],
 ): Promise<ApiProcess> {
-  return startApi(['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state], env);
+  return startApi(['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state, ...more], env);
 }
 
 /**

@@ -29,6 +29,10 @@ export interface World {
   writeSettings(settings: unknown): Promise<void>;
   /** Writes a file on the box, making its directories. */
   onBox(path: string, content: string): Promise<void>;
+  /** Where a node made by `rootedNodes` has its root. */
+  rootOf(node: string): string;
+  /** berth.json with these nodes, each rooted in a directory of its own, and these groups. */
+  rootedNodes(nodes: readonly string[], groups?: Record<string, string[]>): Promise<void>;
   /** Every node's record on disk, gathered by kind: `{assignments, managed, accounts}` by node. */
   readState(): Promise<Record<string, Record<string, unknown>>>;
   /** Every journal on disk (each node's and the directory's), oldest first. */
@@ -60,6 +64,14 @@ export async function makeWorld(modules: Record<string, unknown> = {}): Promise<
       const full = join(root, path);
       await mkdir(resolve(full, '..'), { recursive: true });
       await writeFile(full, content);
+    },
+    rootOf: (node) => join(dir, node),
+    async rootedNodes(nodes, groups = {}) {
+      for (const node of nodes) await mkdir(world.rootOf(node), { recursive: true });
+      await world.writeSettings({
+        nodes: Object.fromEntries(nodes.map((node) => [node, { root: world.rootOf(node) }])),
+        groups,
+      });
     },
     readState: () => readRecords(state),
     journal: () => readJournals(state),

@@ -281,7 +281,9 @@ describe('copy-state into PostgreSQL', () => {
 
     said.err = '';
     assert.equal(await runCopyState(url, location(), true, io), 1);
-    assert.match(JSON.parse(said.out).refused, /is not empty/);
+    const refused = JSON.parse(said.out);
+    assert.equal(refused.code, 'store_not_empty');
+    assert.equal(refused.format_version, 1);
 
     said.out = '';
     const down = url.replace(`:${server.port}/`, ':1/');

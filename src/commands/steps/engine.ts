@@ -75,7 +75,9 @@ export async function carryOut(
       } catch (error) {
         if (error instanceof StoreError) throw error;
         const why = (error as Error).message;
-        return { told, failure: { module, how: 'failed', why, code: failureCode(turn, error) } };
+        // A hook stopped because berth was told to stop was interrupted, not failed.
+        const code = context.signal?.aborted ? 'interrupted' : failureCode(turn, error);
+        return { told, failure: { module, how: 'failed', why, code } };
       }
     }
   }

@@ -1,0 +1,60 @@
+/**
+ * The closed list, its documentation and its tests agree: coverage.ts says where each code
+ * of src/codes.ts is produced (or why it cannot be), docs/codes.md says when each is
+ * given; a code added to the list without both fails here.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { CODES } from '../../src/codes.ts';
+import { CELLS, SUITES, WHERE } from './coverage.ts';
+
+const REPO = join(import.meta.dirname, '../..');
+
+describe('every code of the list is produced through the faces, or said why not', () => {
+  test('the table names every code of src/codes.ts, and no other', () => {
+    assert.deepEqual(Object.keys(WHERE).sort(), [...CODES].sort());
+  });
+
+  test('each suite the table names is a test file of tests/codes/', async () => {
+    for (const suite of SUITES) await readFile(join(import.meta.dirname, `${suite}.test.ts`));
+  });
+
+  test('each code is produced by a test on the command line or over the API', () => {
+    const nowhere = CODES.filter((code) =>
+      CELLS.every((cell) => typeof WHERE[code][cell] === 'object' && 'never' in WHERE[code][cell]),
+    );
+    assert.deepEqual(nowhere, [], 'a code that can arise nowhere is dead');
+  });
+
+  test('each cell names a suite of tests/codes/, a test file that asserts the code, or why not', async () => {
+    for (const code of CODES)
+      for (const cell of CELLS) {
+        const where = WHERE[code][cell];
+        if (typeof where === 'string') assert.ok(SUITES.includes(where), `${code} on ${cell}`);
+        else if ('in' in where) {
+          const text = await readFile(join(REPO, where.in), 'utf8');
+          assert.ok(text.includes(`'${code}'`), `${where.in} asserts ${code}`);
+        } else {
+          const why = 'never' in where ? where.never : where.todo;
+          assert.ok(why.length > 20, `${code} on ${cell}: why, in a sentence`);
+        }
+      }
+  });
+
+  for (const code of CODES)
+    for (const cell of CELLS) {
+      const where = WHERE[code][cell];
+      if (typeof where === 'object' && 'todo' in where)
+        test(`${code} on ${cell}`, { todo: where.todo }, () => {
+          assert.fail('no test produces it yet');
+        });
+    }
+});
+
+test('docs/codes.md says when each code is given and what to do, and no code beside the list', async () => {
+  const doc = await readFile(join(REPO, 'docs/codes.md'), 'utf8');
+  const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (.+?) \| (.+?) \|$/gm)];
+  assert.deepEqual([...new Set(rows.map((row) => row[1]))].sort(), [...CODES].sort());
+});

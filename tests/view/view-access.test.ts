@@ -1,0 +1,285 @@
+/**
+ * berth view over a real socket, as another local user or a stray page would meet it:
+ * nothing without the printed token, the token once in the URL and then a cookie that
+ * scripts cannot read and other sites cannot send, and no route that changes anything.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { needs } from '../helpers/needs.ts';
+import { readJournals, runBerth } from '../helpers/world.ts';
+import { type Fleet, makeFleet } from './fleet.ts';
+import { startView, type ViewProcess } from './view-process.ts';
+
+describe('berth view: who may see it', () => {
+  let fleet: Fleet;
+  let view: ViewProcess;
+  let cookie: string;
+  const get = (path: string, init: RequestInit = {}) =>
+    fetch(`${view.origin}${path}`, { redirect: 'manual', ...init });
+  const withCookie = (path: string, init: RequestInit = {}) =>
+    get(path, { ...init, headers: { cookie, ...(init.headers as Record<string, string>) } });
+
+  before(async () => {
+    fleet = await makeFleet();
+    view = await startView(fleet.world.state);
+    const first = await get(`/?token=${view.token}`);
+    cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  });
+  after(async () => {
+    await view?.stop();
+    await fleet?.world.cleanup();
+  });
+
+  it('prints its address on loopback with a fresh token each start', async () => {
+    assert.match(view.address, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+    const again = await startView(fleet.world.state);
+    try {
+      assert.notEqual(again.token, view.token);
+      const theirs = await fetch(`${again.origin}/`, {
+        headers: {
+          cookie: cookie.replace(/^berth_view_\d+/, `berth_view_${new URL(again.origin).port}`),
+        },
+      });
+      assert.equal(theirs.status, 403, 'a token of another view is not this one');
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('shows nothing to a request without the token: 401, words, no node', async () => {
+    for (const path of [
+      '/',
+      '/nodes/web2',
+      '/journal',
+      '/live',
+      '/view.css',
+      '/live.js',
+      '/nosuch',
+    ]) {
+      const answer = await get(path);
+      const body = await answer.text();
+      assert.equal(answer.status, 401, path);
+      assert.match(body, /Open that address/);
+      assert.doesNotMatch(body, /web1|web2|app\.conf|stylesheet|<script/, path);
+    }
+  });
+
+  it('refuses a token that is not the one printed, in the URL or the cookie: 403', async () => {
+    const wrong = view.token.replace(/^./, (first) => (first === 'a' ? 'b' : 'a'));
+    const inUrl = await get(`/?token=${wrong}`);
+    assert.equal(inUrl.status, 403);
+    assert.equal(inUrl.headers.get('set-cookie'), null);
+    assert.match(await inUrl.text(), /not the one berth view printed/);
+    const inCookie = await get('/', { headers: { cookie: `${cookie.split('=')[0]}=${wrong}` } });
+    assert.equal(inCookie.status, 403);
+    assert.doesNotMatch(await inCookie.text(), /web2/);
+  });
+
+  it('takes the token once in the URL: an HttpOnly, SameSite=Strict cookie, then the URL without it', async () => {
+    const first = await get(`/nodes/web2?token=${view.token}`);
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.get('location'), '/nodes/web2');
+    const set = first.headers.get('set-cookie') ?? '';
+    assert.match(set, /^berth_view_\d+=[\w-]+; /);
+    assert.match(set, /; HttpOnly/);
+    assert.match(set, /; SameSite=Strict/);
+    assert.match(set, /; Path=\//);
+    assert.doesNotMatch(set, /Domain=/, 'for this host alone');
+    const page = await withCookie('/');
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /web2/);
+  });
+
+  it('changes nothing: every method but GET and HEAD is refused, in words, and nothing is journaled', async () => {
+    const before = await readJournals(fleet.world.state);
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+      for (const path of ['/', '/nodes/web2', '/journal']) {
+        const answer = await withCookie(path, {
+          method,
+          body: method === 'OPTIONS' ? undefined : 'yes=true',
+        });
+        assert.equal(answer.status, 405, `${method} ${path}`);
+        assert.equal(answer.headers.get('allow'), 'GET, HEAD');
+        assert.match(await answer.text(), /changes nothing/);
+      }
+    }
+    const head = await withCookie('/journal', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.deepEqual(await readJournals(fleet.world.state), before);
+  });
+
+  it('lets the page load nothing from elsewhere, be framed by nothing, leak no address', async () => {
+    const answer = await withCookie('/');
+    const policy = answer.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /default-src 'none'/);
+    assert.match(policy, /script-src 'self'/);
+    assert.match(policy, /frame-ancestors 'none'/);
+    assert.equal(answer.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(answer.headers.get('x-content-type-options'), 'nosniff');
+  });
+
+  it('answers bad input with a page of words, never a stack trace', async () => {
+    const cases: [string, number, RegExp][] = [
+      ['/nodes/web9', 404, /berth does not know node web9; did you mean web1\?/],
+      ['/nodes/Web%201', 404, /is not a node name/],
+      ['/nodes/@web', 404, /is not a node name/],
+      ['/journal?node=..%2Fetc', 400, /a name/],
+      [`/journal?module=${'a'.repeat(5000)}`, 414, /at most 2048 characters/],
+      ['/nosuch', 404, /no page at/],
+    ];
+    for (const [path, status, words] of cases) {
+      const answer = await withCookie(path);
+      const body = await answer.text();
+      assert.equal(answer.status, status, path);
+      assert.match(answer.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(body, words, path);
+      assert.doesNotMatch(body, /\bat .*\.(?:m?js|ts):\d+/, 'no stack trace');
+    }
+  });
+});
+
+describe('berth view: what others wrote', () => {
+  it('shows a name someone put in the journal as text, never as markup', async () => {
+    const fleet = await makeFleet();
+    const view = await startView(fleet.world.state);
+    try {
+      const hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>';
+      const refused = await fleet.world.berth('assign', '--', hostile, 'app');
+      assert.equal(refused.code, 1, 'refused, and journaled apart from every node');
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const body = await (await fetch(`${view.origin}/journal`, { headers: { cookie } })).text();
+      assert.ok(
+        body.includes(
+          '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;',
+        ),
+        body,
+      );
+      assert.doesNotMatch(body, /<script>alert|<img src=x/);
+    } finally {
+      await view.stop();
+      await fleet.world.cleanup();
+    }
+  });
+});
+
+describe('berth view: a node that cannot be reached', {
+  skip: needs('ssh', 'openssh-client'),
+}, () => {
+  it('says why on its row and its page, with its code, and offers no command', async () => {
+    const fleet = await makeFleet();
+    const settings = JSON.parse(await readFile(join(fleet.world.state, 'berth.json'), 'utf8'));
+    settings.nodes.gone = { ssh: 'nobody@gone.invalid' };
+    await fleet.world.writeSettings(settings);
+    assert.equal((await fleet.world.berth('assign', 'gone', 'app')).code, 0);
+    const view = await startView(fleet.world.state);
+    try {
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const fleetPage = await (await fetch(`${view.origin}/`, { headers: { cookie } })).text();
+      assert.match(
+        fleetPage,
+        /<a href="\/nodes\/gone">gone<\/a><p class="note">gone cannot be reached: /,
+      );
+      assert.match(fleetPage, /<td class="cell refused"><span class="mark">refused<\/span><\/td>/);
+      assert.match(fleetPage, /<td class="cell update">/, 'the other nodes are shown as they are');
+      const answer = await fetch(`${view.origin}/nodes/gone`, { headers: { cookie } });
+      const page = await answer.text();
+      assert.equal(answer.status, 200);
+      assert.match(page, /gone cannot be reached: .*\(unreachable\)/);
+      assert.doesNotMatch(page, /--yes --digest/);
+    } finally {
+      await view.stop();
+      await fleet.world.cleanup();
+    }
+  });
+});
+
+describe('berth view: stopping', () => {
+  it('ends with 0 on SIGTERM, a page following it live or not', async () => {
+    const fleet = await makeFleet();
+    const view = await startView(fleet.world.state);
+    try {
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const following = await fetch(`${view.origin}/live`, { headers: { cookie } });
+      assert.equal(following.status, 200);
+      // The stream ends with the view, cleanly or cut.
+      const ended = following.text().catch(() => 'cut');
+      assert.equal(await view.stop(), 0);
+      await ended;
+    } finally {
+      await fleet.world.cleanup();
+    }
+  });
+});
+
+describe('berth view: a state it cannot read', () => {
+  it('says what is wrong with berth.json on a page, and goes on serving', async () => {
+    const fleet = await makeFleet();
+    const view = await startView(fleet.world.state);
+    try {
+      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      await fleet.world.writeSettings({ nodes: { web1: { root: 'relative/path' } }, grups: {} });
+      const answer = await fetch(`${view.origin}/`, { headers: { cookie } });
+      const body = await answer.text();
+      assert.equal(answer.status, 409);
+      assert.match(body, /berth\.json/);
+      assert.match(body, /invalid_config/);
+      const journal = await fetch(`${view.origin}/journal`, { headers: { cookie } });
+      assert.equal(journal.status, 409, 'berth.json says where the journal is');
+      assert.match(await journal.text(), /berth\.json/);
+      await fleet.world.writeSettings({ nodes: { web1: { root: fleet.world.root } } });
+      const mended = await fetch(`${view.origin}/`, { headers: { cookie } });
+      assert.equal(mended.status, 200, 'mended, the next page is drawn');
+      assert.match(await mended.text(), /web1/);
+    } finally {
+      await view.stop();
+      await fleet.world.cleanup();
+    }
+  });
+});
+
+describe('berth view --listen', () => {
+  let fleetState: string;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    const fleet = await makeFleet();
+    fleetState = fleet.world.state;
+    cleanup = fleet.world.cleanup;
+  });
+  after(() => cleanup());
+
+  it('refuses an address off loopback, or one another program holds, saying so', async () => {
+    for (const listen of ['0.0.0.0:8082', '192.168.1.5:8082', '[::]:8082', 'example.com:80']) {
+      const run = await runBerth(['view', '--listen', listen]);
+      assert.equal(run.code, 2, listen);
+      assert.match(run.stderr, /loopback alone/);
+      assert.match(run.stderr, /ssh -L/);
+    }
+    const taken = await startView(fleetState);
+    try {
+      const port = new URL(taken.origin).port;
+      const second = await runBerth([
+        '--state',
+        fleetState,
+        'view',
+        '--listen',
+        `127.0.0.1:${port}`,
+      ]);
+      assert.equal(second.code, 1);
+      assert.match(
+        second.stderr,
+        new RegExp(`^berth view cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
+      );
+    } finally {
+      await taken.stop();
+    }
+    const bad = await runBerth(['view', '--listen', 'nonsense']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--listen takes host:port/);
+  });
+});
