@@ -7,6 +7,12 @@
  */
 import { range } from './hunk-range.ts';
 
+/**
+ * In place of a file's diff in a node's preview: words that it is shown once elsewhere,
+ * or undefined to show it there.
+ */
+export type DiffShownOnce = (path: string, diff: readonly string[]) => string | undefined;
+
 /** The most lines a preview shows of one file's diff, unless the whole is asked for. */
 export const DIFF_LINES = 40;
 /** Lines of context around a change, as `diff -u`. */

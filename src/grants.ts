@@ -33,11 +33,12 @@ export type GrantedTarget =
   | { ok: false; refused: string; code: 'not_granted'; byGrants: true };
 
 /**
- * A target of several nodes as a subject over the API may name it, read on the whole
- * inventory. The subject is told nothing of the inventory its grants for the command do
- * not give it: a name it is not given is refused in the same words whether berth.json
- * has it or not, with no hint at what was meant and no count. A subject granted every
- * node is told what the command line would be.
+ * A target as a subject over the API may name it, read on the inventory. One node is
+ * asked of the grants before the inventory is looked at. Of a target of several, the
+ * subject is told nothing of the inventory its grants for the command do not give it: a
+ * name it is not given is refused in the same words whether berth.json has it or not,
+ * with no hint at what was meant and no count. A subject granted every node is told what
+ * the command line would be.
  */
 export function grantedTarget(
   settings: Pick<Settings, 'grants' | 'groups' | 'nodes'>,
@@ -49,6 +50,12 @@ export function grantedTarget(
   const terms = parseTarget(target);
   if (typeof terms === 'string' || settings.grants === undefined)
     return resolveTarget(target, inventory);
+  const [first] = terms;
+  if (terms.length === 1 && first?.kind === 'node') {
+    const refused = grantRefusal(settings, subject, command, first.name);
+    if (refused) return { ok: false, refused, code: 'not_granted', byGrants: true };
+    return resolveTarget(target, inventory);
+  }
   const given = givenTo(settings, subject, command, inventory);
   if (given.granted.size === inventory.nodes.length) return resolveTarget(target, inventory);
   const refused = (what: string): GrantedTarget => ({

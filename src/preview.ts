@@ -51,6 +51,11 @@ export function scopeWords(node: string, scope: unknown): string {
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
+/** Whether `given` is spelt as a digest: 64 lower-case hex characters. */
+export function isDigest(given: string): boolean {
+  return DIGEST.test(given);
+}
+
 /** Each definition (or why it has none) as a basis names it: by the digest of its canonical JSON. */
 export async function definitionDigests(
   definitions: Record<string, unknown>,
@@ -92,15 +97,17 @@ export async function checkDigest(
   basis: Basis,
 ): Promise<{ error: string; code: 'invalid_digest' | 'digest_stale' } | undefined> {
   if (given === current) return undefined;
-  if (!DIGEST.test(given)) return { error: notADigest(given), code: 'invalid_digest' };
-  const shown = `${given.slice(0, 12)}…`;
+  if (!isDigest(given)) return { error: notADigest(given), code: 'invalid_digest' };
   const kept = await store.findPreview(given);
   const changes = kept ? describeChanges(kept.basis as Basis, basis) : [];
-  const error =
-    changes.length === 0
-      ? `the preview changed since digest ${shown}; preview again`
-      : `the preview changed since digest ${shown}: ${changes.join('; ')}; preview again`;
-  return { error, code: 'digest_stale' };
+  return { error: changedSince(given, changes), code: 'digest_stale' };
+}
+
+/** The words of a stale digest: what changed since it, when berth can tell. */
+export function changedSince(given: string, changes: readonly string[], after = ''): string {
+  const shown = `${given.slice(0, 12)}…`;
+  const what = changes.length === 0 ? '' : `: ${changes.join('; ')}`;
+  return `the preview changed since digest ${shown}${what}${after}; preview again`;
 }
 
 /** The words for a digest that is not one at all. */

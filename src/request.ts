@@ -1,8 +1,6 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
-import { type Code, CodeSchema } from './codes.ts';
-import type { CommandResult } from './commands/results.ts';
-import type { BlockerReport, NodeReport, StepReport } from './result.ts';
+import { CodeSchema } from './codes.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
@@ -32,36 +30,6 @@ export const CommandRequestSchema = v.object({
 });
 
 export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;
-
-/**
- * What a command function returns: what it did as a typed value (`result`), or, for a
- * command not moved to one yet, its words (`said`); and its refusal if it refused.
- * Read the words with `saidOf` (src/said.ts), never `said` alone.
- */
-export interface Outcome {
-  said?: string;
-  result?: CommandResult;
-  error?: string;
-  /** Beside `error`, always: why, as a code from the closed list (src/codes.ts). */
-  code?: Code;
-  /** The node's part of the typed result; `failed` when a step of the act failed. */
-  report?: {
-    digest?: string;
-    steps: StepReport[];
-    blockers: BlockerReport[];
-    failed?: true;
-  };
-  /**
-   * Set when the act told its steps through `progress` as it did them: the part of
-   * `said` not told so, which the command line prints at the end.
-   */
-  untold?: string;
-  /**
-   * A command on a target of several nodes: the target's digest on a preview, and each
-   * node's part of the typed result, by name (in place of `report`).
-   */
-  fleet?: { digest?: string; nodes: Record<string, NodeReport> };
-}
 
 /** Every other answer (400, 401, 404, 413, 503): why the request was not carried out. */
 export const RefusalSchema = v.object({

@@ -94,7 +94,7 @@ export const NodeReportSchema = v.object({
   outcome: NodeOutcomeSchema,
   /** Why the node was refused or failed, when it was: beside its words in `refused`. */
   code: v.optional(CodeSchema),
-  /** In a target's act: how long the node's own act took, in milliseconds. */
+  /** How long the node took, in milliseconds: its preview, or its act. */
   ms: v.optional(v.number()),
 });
 export type NodeReport = v.InferOutput<typeof NodeReportSchema>;

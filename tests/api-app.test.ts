@@ -6,6 +6,7 @@ import { locateState } from '../src/config/state-dir.ts';
 import { fileStores } from '../src/stores/file-store.ts';
 import { memoryStores } from '../src/stores/memory-store.ts';
 import { type App, appOver, ask, noRoute, post, REFUSED_ALL, refuseAll } from './helpers/api.ts';
+import { untimed } from './helpers/timed.ts';
 import {
   acceptAs,
   digestOf,
@@ -319,7 +320,7 @@ describe('the Command API through app.request()', () => {
           module: 'postgres',
         });
         assert.equal(answer.status, 200);
-        assert.deepEqual(answer.body, {
+        assert.deepEqual(untimed(answer.body), {
           format_version: 1,
           said: 'box is to run postgres',
           nodes: { box: { steps: [], blockers: [], outcome: 'done' } },
@@ -346,7 +347,7 @@ describe('the Command API through app.request()', () => {
         ]);
         assert.equal(answer.body?.said, 'box is to run gitea');
         assert.equal(answer.body?.code, 'does_not_resolve');
-        assert.deepEqual(answer.body?.nodes, {
+        assert.deepEqual(untimed(answer.body)?.nodes, {
           box: { steps: [], blockers: [], outcome: 'refused', code: 'does_not_resolve' },
         });
         assert.match(String(answer.body?.refused), /^gitea does not resolve: /);
@@ -435,7 +436,7 @@ describe('the Command API through app.request()', () => {
       await post(app, '/unassign', { node: 'box', module: 'postgres' });
       const answer = await post(unjournaled, '/assign', { node: 'box', module: 'postgres' });
       assert.equal(answer.status, 409);
-      assert.deepEqual(answer.body, {
+      assert.deepEqual(untimed(answer.body), {
         format_version: 1,
         said: 'box is to run postgres',
         refused: 'assign was done, but the journal could not record it: no space left on device',

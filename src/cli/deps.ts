@@ -1,4 +1,4 @@
-import type { ActDeps } from '../commands/act.ts';
+import type { ActDeps } from '../commands/act-shapes.ts';
 import { ConfigError, type LoadConfig } from '../config/config.ts';
 import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';

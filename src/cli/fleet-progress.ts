@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import type { FleetEvent, NodeStage } from '../commands/fleet-watch.ts';
-import { doneWords } from '../commands/steps/words.ts';
+import { doneWords } from '../words/steps.ts';
 import type { Io } from './io.ts';
 
 /**

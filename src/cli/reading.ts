@@ -1,20 +1,20 @@
-import type { Catalog } from '../catalog.ts';
-import type { ActDeps } from '../commands/act.ts';
-import type { CheckOutcome } from '../commands/steps/step.ts';
+import type { ActDeps } from '../commands/act-shapes.ts';
+import type { ChecksNow } from '../commands/check-now.ts';
+import type { CommandShape } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { declaredFor, runField, toRun } from '../declared.ts';
 import { describeAge } from '../duration.ts';
-import { MachineError } from '../machines/machine.ts';
 import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
 import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
 import { enveloped } from '../result.ts';
 import { checkNodeIn } from '../settings.ts';
-import type { Managed, NodeRecord } from '../state.ts';
+import type { Managed } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
 import { VaultError } from '../vault/seal.ts';
+import { describeCheck } from '../words/steps.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { DEFAULT_LOCK_TIMEOUT_MS, sayingWhenWaiting } from './lock-wait.ts';
@@ -69,6 +69,12 @@ export async function showStatus(
         holder,
       ]),
     );
+    // The checks run through the runner, each node under its lock, before anything is said.
+    const checks = check ? await checksNow(nodes, deps) : undefined;
+    if (checks && 'refused' in checks) {
+      io.err(checks.refused);
+      return checks.exit;
+    }
     const report = [];
     // berth.json naming a module the catalog has not is a mistake in the file a team
     // reviews, as `berth validate` finds it: said with its field, and exit 1.
@@ -108,7 +114,7 @@ export async function showStatus(
         unresolved,
         lock: holders.get(name) ?? null,
         ...(unneeded.length > 0 ? { unneededPackages: unneeded } : {}),
-        ...(check ? { checks: await runChecksNow(name, record, catalog, deps) } : {}),
+        ...(checks ? { checks: checks.get(name) ?? {} } : {}),
       });
     }
     // A check that fails is news a script acts on: exit 1, whatever is printed.
@@ -121,7 +127,7 @@ export async function showStatus(
       return exit;
     }
     // A check's words come with the diff's, which a status without --check does not load.
-    const words = check ? await import('../commands/steps/words.ts') : undefined;
+    const words = check ? await import('../words/steps.ts') : undefined;
     const lines: string[] = [];
     for (const item of report) {
       const where =
@@ -190,34 +196,31 @@ function unneededPackages(
 }
 
 /**
- * Runs the check of every module berth manages on the node, as it is now; under the
- * node's lock like a preview, so the vault's values can clear its output of secrets.
+ * The checks of every module berth manages on each node, run now through the runner (a
+ * target of these nodes, each under its lock), or why they could not all be run.
  */
-async function runChecksNow(
-  node: string,
-  record: NodeRecord,
-  catalog: Catalog,
+async function checksNow(
+  nodes: readonly string[],
   deps: ActDeps,
-): Promise<Record<string, CheckOutcome | null>> {
-  const { runCheck } = await import('../commands/steps/check.ts');
-  const modules = Object.keys(record.managed).sort();
-  const entries = await loadEntries(catalog, modules);
-  const { settings } = await deps.loadConfig([node]);
-  const machine = deps.machines(settings)(node);
-  const store = await deps.stores.openNode(node, 'status --check');
-  try {
-    const secrets = await store.vault.all();
-    const checks: Record<string, CheckOutcome | null> = {};
-    for (const module of modules) {
-      const entry = entries.get(module);
-      const script = entry && 'definition' in entry ? entry.definition.check : undefined;
-      checks[module] = script ? await runCheck(node, module, script, secrets, { machine }) : null;
-    }
-    return checks;
-  } finally {
-    await store.close();
-    await machine.close();
-  }
+): Promise<Map<string, ChecksNow> | { refused: string; exit: number }> {
+  const { openAct } = await import('../commands/act.ts');
+  const { checkNow } = await import('../commands/check-now.ts');
+  const checks = new Map<string, ChecksNow>();
+  const command: CommandShape = {
+    name: 'status --check',
+    needs: ['node'],
+    summary: "Run each managed module's check",
+    options: [],
+    run: checkNow((node, seen) => checks.set(node, seen)),
+    changesNothing: true,
+  };
+  const request = { node: nodes.join(','), module: '', yes: false };
+  // Not journaled (it changes nothing): there is no one to name.
+  const opened = await openAct(command, request, deps, { actor: '', via: 'cli', mint: [] });
+  if (opened.kind !== 'ready') return { refused: opened.refused, exit: EXIT.stores };
+  const outcome = await opened.run();
+  if (outcome.error === undefined) return checks;
+  return { refused: outcome.error, exit: outcome.storeFailed ? EXIT.stores : EXIT.refused };
 }
 
 /** `berth log`: the journal of every node, oldest first. */
@@ -256,11 +259,6 @@ export async function showLog(location: StateLocation, json: boolean, io: Io) {
 }
 
 function failed(error: unknown, io: Io): number {
-  if (error instanceof MachineError) {
-    // Only status --check reaches a machine: what stopped it is the machine, not the stores.
-    io.err(`a check could not be run: ${error.message}`);
-    return EXIT.refused;
-  }
   // status --check opens the vault (to clear a check's output of secrets): a value berth
   // cannot open is refused as every command refuses it.
   if (error instanceof ConfigError || error instanceof VaultError) {

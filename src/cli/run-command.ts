@@ -1,13 +1,15 @@
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
 import type { Code } from '../codes.ts';
-import { answerOf, codeOf, missingFields, openAct, type RunOutcome } from '../commands/act.ts';
-import { doneWords } from '../commands/steps/words.ts';
+import { missingFields, openAct } from '../commands/act.ts';
+import { answerOf, codeOf } from '../commands/answer.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { Outcome, RunOutcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import { enveloped } from '../result.ts';
-import { saidOf, untoldOf } from '../said.ts';
+import { saidOf, untoldOf } from '../words/said.ts';
+import { doneWords } from '../words/steps.ts';
 import { stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
@@ -59,7 +61,7 @@ export async function runFromCli(
     const preview = { ...request, yes: false };
     const shown = await run(preview);
     if ('exit' in shown) return shown.exit;
-    const next = approval.whatToAsk(answerOf(command, preview, shown.outcome));
+    const next = approval.whatToAsk(answerOf(shown.outcome));
     if (next.to === 'act') return printed(await run({ ...request, digest: shown.digest }));
     printed(shown);
     if (next.to === 'refuse') {
@@ -83,7 +85,7 @@ export async function runFromCli(
   function printed(ran: Ran): number {
     if ('exit' in ran) return ran.exit;
     const { outcome, rest, asked, note } = ran;
-    if (options.json) io.out(JSON.stringify(answerOf(command, asked, outcome)));
+    if (options.json) io.out(JSON.stringify(answerOf(outcome)));
     else if (rest) io.out(rest);
     if (outcome.error !== undefined && !options.json) io.err(outcome.error);
     if (note) io.err(note);
@@ -156,12 +158,12 @@ async function runOnce(
       return { exit: EXIT.stores };
     }
     // What was told step by step is printed already; the rest of said is printed now.
-    // A target shown on a terminal had its steps drawn on standard error: said is whole.
+    // A target of several shown on a terminal had its steps drawn on standard error: said
+    // is whole.
+    const several = Object.keys(outcome.target?.nodes ?? {}).length > 1;
     const rest =
-      outcome.fleet && !progress?.toldOnOutput
-        ? saidOf(outcome)
-        : (untoldOf(outcome) ?? saidOf(outcome));
-    const answer = answerOf(command, request, outcome);
+      several && !progress?.toldOnOutput ? saidOf(outcome) : (untoldOf(outcome) ?? saidOf(outcome));
+    const answer = answerOf(outcome);
     const ran = { outcome, rest, asked: request, digest: answer.digest };
     if (options.out === undefined || request.yes) return ran;
     const { planOf, writePlan } = await import('./plan-file.ts');
@@ -181,11 +183,7 @@ async function runOnce(
  * 1 already, and the stores 3).
  */
 function previewExit(outcome: Outcome): number {
-  const reports = outcome.fleet
-    ? Object.values(outcome.fleet.nodes)
-    : outcome.report
-      ? [outcome.report]
-      : [];
+  const reports = Object.values(outcome.target?.nodes ?? {});
   if (reports.some((report) => report.blockers.length > 0)) return EXIT.refused;
   if (reports.some((report) => report.steps.length > 0)) return EXIT.somethingToDo;
   return EXIT.done;

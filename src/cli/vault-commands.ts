@@ -1,12 +1,11 @@
-import type { Code } from '../codes.ts';
-import { codeOf, openAct } from '../commands/act.ts';
+import { openAct } from '../commands/act.ts';
+import { answerOf } from '../commands/answer.ts';
 import { rekey } from '../commands/rekey.ts';
 import { readSecret } from '../commands/secret.ts';
 import type { CommandShape } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
-import { enveloped } from '../result.ts';
-import { saidOf } from '../said.ts';
+import { type CommandAnswer, enveloped } from '../result.ts';
 import { secretText } from '../secrets.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
@@ -23,9 +22,10 @@ const REKEY: CommandShape = {
 };
 
 /**
- * `berth rekey [node]`: every node with records (or the one named), one act a node, each
- * journaled. Exits 0 when every value was sealed again, 1 when a value could not be
- * opened (named, and kept as it was) or berth.json is not valid, 3 when the stores fail.
+ * `berth rekey [node]`: every node with records (or the one named) as one target, through
+ * the runner: one act a node, each journaled. Exits 0 when every value was sealed again,
+ * 1 when a value could not be opened (named, and kept as it was) or berth.json is not
+ * valid, 3 when the stores fail.
  */
 export async function runRekey(
   node: string | undefined,
@@ -34,35 +34,28 @@ export async function runRekey(
   io: Io,
 ): Promise<number> {
   const deps = stateDeps(location, io.env);
-  let nodes: string[];
+  let target: string;
   try {
     await deps.stores.open();
-    nodes = node === undefined ? await deps.stores.listNodes() : [node];
+    target = node ?? (await deps.stores.listNodes()).join(',');
   } catch (error) {
     return readingFailed(error, io, { json });
   }
-  let exit: number = EXIT.done;
-  const results: Record<string, RekeyNode> = {};
   try {
-    for (const each of nodes) {
-      const outcome = await runOne(REKEY, { node: each, module: '', yes: false }, deps, io);
-      const { said, refused, code } = outcome;
-      results[each] =
-        refused === undefined
-          ? { outcome: 'done', said }
-          : { outcome: 'refused', said, refused, code: code ?? 'failed' };
-      if (!json) {
-        if (outcome.said) io.out(outcome.said);
-        if (outcome.refused) io.err(outcome.refused);
-      }
-      exit = Math.max(exit, outcome.exit);
+    if (target === '') {
+      io.out(json ? JSON.stringify(answerOf({})) : 'no node has records: nothing to seal again');
+      return EXIT.done;
     }
+    const ran = await runOne(REKEY, { node: target, module: '', yes: false }, deps, io);
+    if (json) io.out(JSON.stringify(ran.answer));
+    else {
+      if (ran.answer.said) io.out(ran.answer.said);
+      if (ran.answer.refused) io.err(ran.answer.refused);
+    }
+    return ran.exit;
   } finally {
     await deps.stores.close();
   }
-  if (json) io.out(JSON.stringify(rekeyAnswer(results)));
-  else if (nodes.length === 0) io.out('no node has records: nothing to seal again');
-  return exit;
 }
 
 /**
@@ -91,11 +84,11 @@ export async function runSecret(
   };
   const deps = stateDeps(location, io.env);
   try {
-    const outcome = await runOne(command, { node, module, yes: false }, deps, io);
-    if (outcome.refused !== undefined) {
-      if (json) io.out(JSON.stringify(enveloped({ refused: outcome.refused, code: outcome.code })));
-      else io.err(outcome.refused);
-      return outcome.exit;
+    const { answer, exit } = await runOne(command, { node, module, yes: false }, deps, io);
+    if (answer.refused !== undefined) {
+      if (json) io.out(JSON.stringify(enveloped({ refused: answer.refused, code: answer.code })));
+      else io.err(answer.refused);
+      return exit;
     }
     const text = secretText(value ?? new Uint8Array());
     io.out(json ? JSON.stringify(enveloped({ value: text })) : text);
@@ -105,42 +98,17 @@ export async function runSecret(
   }
 }
 
-/** A node's part of `rekey --json`: what it said, and its refusal with its code. */
-type RekeyNode =
-  | { outcome: 'done'; said: string }
-  | { outcome: 'refused'; said: string; refused: string; code: Code };
-
-/** `rekey --json`: the one envelope, each node by name, the refusals named by node as a target's. */
-function rekeyAnswer(nodes: Record<string, RekeyNode>) {
-  const refusals = Object.entries(nodes).flatMap(([node, part]) =>
-    part.outcome === 'refused' ? [{ node, ...part }] : [],
-  );
-  const codes = new Set(refusals.map((part) => part.code));
-  return enveloped({
-    said: Object.values(nodes)
-      .map((part) => part.said)
-      .filter((said) => said !== '')
-      .join('\n'),
-    ...(refusals.length === 0
-      ? {}
-      : {
-          refused: refusals.map((part) => `${part.node}: ${part.refused}`).join('\n'),
-          code: codes.size === 1 ? [...codes][0] : 'nodes_refused',
-        }),
-    nodes,
-  });
-}
-
+/** A command run through the runner, its answer typed, and its exit code. */
 async function runOne(
   command: CommandShape,
   request: CommandRequest,
   deps: ReturnType<typeof stateDeps>,
   io: Io,
-): Promise<{ said: string; refused?: string; code?: Code; exit: number }> {
+): Promise<{ answer: Pick<CommandAnswer, 'said' | 'refused' | 'code'>; exit: number }> {
   const opened = await openAct(command, request, deps, { actor: osUser(io), via: 'cli', mint: [] });
   if (opened.kind !== 'ready') {
     const exit = opened.kind === 'missing' ? EXIT.usage : EXIT.stores;
-    return { said: '', refused: opened.refused, code: opened.code, exit };
+    return { answer: { said: '', refused: opened.refused, code: opened.code }, exit };
   }
   const outcome = await opened.run();
   const exit = outcome.storeFailed
@@ -148,6 +116,5 @@ async function runOne(
     : outcome.error === undefined
       ? EXIT.done
       : EXIT.refused;
-  if (outcome.error === undefined) return { said: saidOf(outcome), exit };
-  return { said: saidOf(outcome), refused: outcome.error, code: codeOf(outcome), exit };
+  return { answer: answerOf(outcome), exit };
 }

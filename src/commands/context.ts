@@ -1,10 +1,11 @@
 import type { Catalog } from '../catalog.ts';
 import type { Code } from '../codes.ts';
 import type { Machine } from '../machines/machine.ts';
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { Outcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
-import type { Told } from './steps/words.ts';
+import type { Told } from './steps/told.ts';
 
 /** What every command function is given besides the request: one node, opened for the act. */
 export interface CommandContext {
@@ -53,6 +54,6 @@ export type CommandFunction = (
 ) => Promise<Outcome>;
 
 /** A command's refusal: its code and its words (nothing done, so nothing said). */
-export function refuse(code: Code, error: string, said = ''): Outcome {
-  return { said, error, code };
+export function refuse(code: Code, error: string): Outcome {
+  return { error, code };
 }

@@ -2,13 +2,14 @@ import type { ModuleDefinition } from '../catalog.ts';
 import { BLOCKER_CODES } from '../codes.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
+import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import { packagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
-import type { Outcome } from '../request.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { surveyModules } from '../survey.ts';
+import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
   type Blocker,
@@ -19,7 +20,6 @@ import {
   planConverge,
   SEALED,
 } from './converge-plan.ts';
-import { describeBlocker } from './converge-words.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
@@ -71,11 +71,10 @@ export const converge: CommandFunction = async (request, context) => {
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
-  if (gated.to === 'refused') return { said: '', error: gated.error, code: gated.code, report };
+  if (gated.to === 'refused') return { error: gated.error, code: gated.code, report };
   if (plan.blockers.length > 0) {
     const words = report.blockers.map((blocker) => blocker.words);
     return {
-      said: '',
       code: 'blocked',
       error: `the act is refused while ${words.length === 1 ? 'a blocker stands' : 'blockers stand'}: ${words.join('; ')}`,
       report,

@@ -1,4 +1,4 @@
-import type { Told } from './steps/words.ts';
+import type { Told } from './steps/told.ts';
 
 /** Nodes of a target acted on at once when the request does not say (`--parallel`, `parallel`). */
 export const DEFAULT_PARALLEL = 10;

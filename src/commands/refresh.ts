@@ -1,7 +1,7 @@
 import { MachineError } from '../machines/machine.ts';
-import type { Outcome } from '../request.ts';
+import type { Outcome } from '../outcome.ts';
+import { refreshedWords } from '../words/packages.ts';
 import type { CommandContext } from './context.ts';
-import { refreshedWords } from './package-words.ts';
 
 /** How long a refresh waits for the package manager's lock unless told (`--lock-timeout`). */
 const REFRESH_LOCK_WAIT_MS = 10_000;
@@ -37,5 +37,5 @@ export async function refreshLists(
     said: error === undefined ? refreshedWords(node) : '',
     ...(error === undefined ? {} : { error }),
   });
-  return error === undefined ? undefined : { said: '', error, code: 'refresh_failed' };
+  return error === undefined ? undefined : { error, code: 'refresh_failed' };
 }

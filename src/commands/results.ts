@@ -1,12 +1,12 @@
 import type { Unresolved } from '../resolve.ts';
 import type { Account } from '../state.ts';
+import type { TakePreview } from '../words/take.ts';
 import type { ConvergePlan } from './converge-plan.ts';
-import type { Told } from './steps/words.ts';
-import type { TakePreview } from './take-words.ts';
+import type { Told } from './steps/told.ts';
 
 /**
  * What a command did, as a value and in no words: the command line and the API render
- * `said` from it with the one renderer (src/said.ts).
+ * `said` from it with the one renderer (src/words/said.ts).
  */
 export type CommandResult =
   /** `already`: the node was to run the module before; nothing changed. */

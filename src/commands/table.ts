@@ -31,6 +31,8 @@ export interface CommandShape {
    * sealed to a recipient removed).
    */
   recordsAlone?: true;
+  /** Changes nothing (`status --check`): not journaled, as a preview is not. */
+  changesNothing?: true;
 }
 
 /** One command, described once: the command line and the Command API are both made from it. */

@@ -4,11 +4,11 @@ import { didYouMean } from '../did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import { checkName } from '../names.ts';
+import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import type { PackageFacts } from '../packages/packages.ts';
 import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
-import type { Outcome } from '../request.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { secretText } from '../secrets.ts';
@@ -16,79 +16,21 @@ import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
-import { type PackageBlocker, packageSteps } from './package-plan.ts';
+import { packageSteps } from './package-plan.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { compareFile } from './steps/file-diff.ts';
 import { gate } from './steps/gate.ts';
-import {
-  type NoSuchAccount,
-  noSuchAccountWords,
-  Owners,
-  SECRET_FILE_MODE,
-} from './steps/owners.ts';
+import { noSuchAccountWords, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import { stepReport } from './steps/report.ts';
-import type { Attributes, CheckOutcome, Step, WriteReason } from './steps/step.ts';
-
-/** What refuses a take's act, as a value: the preview and the refusal say it in words. */
-type TakeRefusal =
-  | { because: 'account-stale'; node: string; age: number; flip: number }
-  /** A path through a link another user could have placed: its words are the survey's. */
-  | { because: 'link'; path: string; words: string }
-  | {
-      because: 'mint-not-a-secret' | 'mint-found' | 'mint-kept' | 'mint-over-data';
-      secret: string;
-    }
-  /** A secret file berth writes names an owner or group the machine does not know. */
-  | NoSuchAccount;
-
-/** Where a secret comes from when a module is taken. */
-type Origin = 'found' | 'vault' | 'mint';
-
-export interface TakePlan {
-  data: { path: string; found: boolean }[];
-  secrets: ({
-    name: string;
-    path: string;
-    origin: Origin;
-    bytes: number;
-    /** A secret inside its file: read out with this expression; placed by the file's write. */
-    match?: string;
-    /** What a secret file berth writes is written with (not for one found or inside a file). */
-    attributes?: Attributes;
-  } & Ownership)[];
-  /** The secrets `--mint` names: the preview shows what the act with the same options does. */
-  mint: string[];
-  /** What the act would be refused for (besides an account too old, which time brings). */
-  refusals: TakeRefusal[];
-  /** What the module's check said, when it has one and the machine holds something. */
-  check?: CheckOutcome;
-  /** The files that differ from what berth would write (the next converge rewrites them). */
-  files?: { path: string; why: WriteReason & { because: 'missing' | 'differs' } }[];
-  /**
-   * The packages the module names, as the node has them: `installed` when it is (at its
-   * pin or not); one missing, or not at its pin, the next converge installs.
-   */
-  packages?: TakenPackage[];
-  /** Why the node's packages could not be looked at: the next converge is blocked on it. */
-  packagesBlocker?: PackageBlocker;
-}
-
-/** A package a taken module names, as the take found it. */
-export interface TakenPackage {
-  name: string;
-  /** The version the definition pins, when it pins one. */
-  pinned?: string;
-  /** The version installed, when it is. */
-  installed?: string;
-}
-
-/** Whether a package the take found is as the module wants it: installed, at its pin if it has one. */
-export function foundAsWanted(item: TakenPackage): boolean {
-  return (
-    item.installed !== undefined && (item.pinned === undefined || item.pinned === item.installed)
-  );
-}
+import type { Step } from './steps/step.ts';
+import {
+  foundAsWanted,
+  type Origin,
+  type TakenPackage,
+  type TakePlan,
+  type TakeRefusal,
+} from './take-plan.ts';
 
 /**
  * The module's packages as the survey found them, or what stands in the way of looking
@@ -267,9 +209,9 @@ export const take: CommandFunction = async (request, context) => {
     const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
     return { result: { command: 'take', node, module, preview }, report };
   }
-  if (gated.to === 'refused') return { said: '', error: gated.error, code: gated.code, report };
+  if (gated.to === 'refused') return { error: gated.error, code: gated.code, report };
   const [firstRefusal] = report.blockers;
-  if (firstRefusal) return { said: '', error: firstRefusal.words, code: firstRefusal.code, report };
+  if (firstRefusal) return { error: firstRefusal.words, code: firstRefusal.code, report };
   const outcome = await actOnTake(node, module, plan, holdings, gated.digest, surveyed, context);
   if (outcome.error !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.

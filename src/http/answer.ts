@@ -1,4 +1,4 @@
-import type { OpenedAct } from '../commands/act.ts';
+import type { OpenedAct } from '../commands/act-shapes.ts';
 import type { CommandRequest } from '../request.ts';
 
 /** What the middleware chain hands on, step by step, to the command at its end. */

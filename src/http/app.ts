@@ -1,6 +1,6 @@
 import { HonoBase } from 'hono/hono-base';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
-import type { ActDeps } from '../commands/act.ts';
+import type { ActDeps } from '../commands/act-shapes.ts';
 import { commands } from '../commands/table.ts';
 import { type ApiEnv, answer } from './answer.ts';
 import type { Authenticator } from './authenticator.ts';
@@ -33,7 +33,7 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
       authenticate(options.authenticator),
       validateRequest(command),
       openStores(command, options, options),
-      runCommand(command),
+      runCommand(),
     );
   app.notFound((c) =>
     answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)), code: 'no_route' }),

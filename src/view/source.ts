@@ -1,5 +1,7 @@
 import type { Code } from '../codes.ts';
-import { type ActDeps, answerOf, openAct } from '../commands/act.ts';
+import { openAct } from '../commands/act.ts';
+import type { ActDeps } from '../commands/act-shapes.ts';
+import { answerOf } from '../commands/answer.ts';
 import { inParallel } from '../commands/in-parallel.ts';
 import { commands } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
@@ -75,7 +77,7 @@ export function viewSource(deps: ActDeps, face: { actor: string; lockWaitMs: num
     if (opened.kind !== 'ready')
       return { refused: opened.refused, code: opened.code, status: 503 } as const;
     const outcome = await opened.run();
-    const answer = answerOf(converge, request, outcome);
+    const answer = answerOf(outcome);
     if (outcome.storeFailed)
       return {
         refused: answer.refused ?? '',

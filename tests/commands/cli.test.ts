@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { untimed } from '../helpers/timed.ts';
 import { GITEA, makeWorld, POSTGRES, runBerth, type World } from '../helpers/world.ts';
 import { vaultPath } from './support.ts';
 
@@ -108,7 +109,7 @@ describe('the command line: usage, exit codes and --json', () => {
   it('prints what the API would answer with --json: said alone, or said and refused, with the typed result', async () => {
     const both = await world.berth('assign', 'box', 'gitea', '--json');
     assert.equal(both.code, 1);
-    assert.deepEqual(JSON.parse(both.stdout), {
+    assert.deepEqual(untimed(JSON.parse(both.stdout)), {
       format_version: 1,
       said: 'box is to run gitea',
       refused: 'gitea does not resolve: it needs postgres, which box is not assigned',
@@ -119,7 +120,7 @@ describe('the command line: usage, exit codes and --json', () => {
 
     const done = await world.berth('--json', 'assign', 'box', 'postgres');
     assert.equal(done.code, 0);
-    assert.deepEqual(JSON.parse(done.stdout), {
+    assert.deepEqual(untimed(JSON.parse(done.stdout)), {
       format_version: 1,
       said: 'box is to run postgres',
       nodes: { box: { steps: [], blockers: [], outcome: 'done' } },

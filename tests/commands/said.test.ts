@@ -10,9 +10,10 @@ import { assign } from '../../src/commands/assign.ts';
 import type { CommandContext } from '../../src/commands/context.ts';
 import { forget } from '../../src/commands/forget.ts';
 import { unassign } from '../../src/commands/unassign.ts';
-import { saidOf, untoldOf } from '../../src/said.ts';
+import type { Outcome } from '../../src/outcome.ts';
 import { SettingsSchema } from '../../src/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
+import { saidOf, untoldOf } from '../../src/words/said.ts';
 import { memoryMachine } from '../core/memory-machine.ts';
 
 describe('typed results, said at the edge', () => {
@@ -64,7 +65,7 @@ describe('typed results, said at the edge', () => {
       'box is no longer to run redis; converge box to release it (its data stays)',
     );
     const forgotten = await forget(request, context);
-    assert.equal(forgotten.said, undefined, 'no words come from the command');
+    assert.equal('said' in forgotten, false, 'no words come from the command');
     assert.equal(
       saidOf(forgotten),
       'berth no longer manages redis on box; its stop was not run, and its data, files and secrets stay on box and in the vault',
@@ -107,8 +108,8 @@ describe('typed results, said at the edge', () => {
     assert.equal(untoldOf(idle), undefined, 'nothing was told: all of said is printed');
   });
 
-  it('a command not moved yet brings its words, which the renderer passes on', () => {
-    assert.equal(saidOf({ said: 'digest abc' }), 'digest abc');
-    assert.equal(saidOf({}), '');
+  it('a refusal with no result says nothing', () => {
+    const refused: Outcome = { error: 'no', code: 'failed' };
+    assert.equal(saidOf(refused), '');
   });
 });

@@ -10,11 +10,11 @@ import { type CatalogEntry, parseDefinition } from '../../src/catalog.ts';
 import type { CommandContext } from '../../src/commands/context.ts';
 import { carryOut } from '../../src/commands/steps/engine.ts';
 import type { ModuleSteps } from '../../src/commands/steps/step.ts';
-import { toldLines } from '../../src/commands/steps/words.ts';
 import { fingerprintWith } from '../../src/digest.ts';
 import { SettingsSchema } from '../../src/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import type { NodeStore } from '../../src/stores/stores.ts';
+import { toldLines } from '../../src/words/steps.ts';
 import { type MemoryMachine, memoryMachine } from '../core/memory-machine.ts';
 
 const SVC = {

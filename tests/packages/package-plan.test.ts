@@ -4,12 +4,12 @@ import { describe, it } from 'node:test';
 import * as v from 'valibot';
 import { type ModuleDefinition, ModuleDefinitionSchema } from '../../src/catalog.ts';
 import { planConverge } from '../../src/commands/converge-plan.ts';
-import { describePreview } from '../../src/commands/converge-words.ts';
 import { packageSteps } from '../../src/commands/package-plan.ts';
-import { packageBlockerWords } from '../../src/commands/package-words.ts';
-import { previewWords } from '../../src/commands/steps/words.ts';
 import type { PackageFacts } from '../../src/packages/packages.ts';
 import type { ModuleSurvey } from '../../src/survey.ts';
+import { describePreview } from '../../src/words/converge.ts';
+import { packageBlockerWords } from '../../src/words/packages.ts';
+import { previewWords } from '../../src/words/steps.ts';
 
 function definition(packages: ModuleDefinition['packages']): ModuleDefinition {
   return { description: '', needs: [], packages, data: [], secrets: {}, files: {} };

@@ -322,7 +322,7 @@ describe('berth rekey on a node no longer in berth.json, through the binary', ()
     assert.deepEqual([rekeyed.code, rekeyed.stderr], [0, '']);
     assert.equal(
       rekeyed.stdout,
-      'sealed 2 values of box again to the recipients of now\nsealed 2 values of old again to the recipients of now\n',
+      'box: sealed 2 values of box again to the recipients of now\nold: sealed 2 values of old again to the recipients of now\n',
     );
     const vault = JSON.parse(await oldVault()) as Vault;
     assert.equal(ageDecrypt(vault.key, bob.file), undefined, 'bob opens not the key');

@@ -16,7 +16,7 @@ import {
   type ModuleSteps,
   type Step,
 } from './step.ts';
-import type { Told, Voice } from './words.ts';
+import type { Told, Voice } from './told.ts';
 
 /** Where an act stopped: before a module's next step (told to stop), or at a failing one. */
 export interface StepFailure {

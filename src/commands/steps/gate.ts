@@ -1,24 +1,36 @@
-import { type Basis, checkDigest, keepPreview, previewDigest, scopeWords } from '../../preview.ts';
+import {
+  type Basis,
+  changedSince,
+  checkDigest,
+  describeChanges,
+  isDigest,
+  keepPreview,
+  notADigest,
+  previewDigest,
+  scopeWords,
+} from '../../preview.ts';
 import type { CommandRequest } from '../../request.ts';
-import type { KeptPreview } from '../../stores/stores.ts';
+import type { KeptPreview, NodeStore } from '../../stores/stores.ts';
 import type { CommandContext } from '../context.ts';
+
+/** Why the gate refused an act. */
+export type GateRefusal = {
+  error: string;
+  code: 'digest_stale' | 'digest_needed' | 'invalid_digest';
+};
 
 /** Where the gate lets a request through: to a preview, a refusal, or the act. */
 export type Gated =
   | { to: 'preview'; digest: string }
-  | {
-      to: 'refused';
-      digest: string;
-      error: string;
-      code: 'digest_stale' | 'digest_needed' | 'invalid_digest';
-    }
+  | ({ to: 'refused'; digest: string } & GateRefusal)
   | { to: 'act'; digest: string };
 
 /**
  * The one gate of take and converge: the preview is sealed (digested and kept); without
  * `yes` that is all; with `yes`, the digest given must name this very preview, or, when
  * there is nothing to compare, `yes` alone is enough. What else refuses the act (blockers,
- * a stale account) is the command's own, after the gate.
+ * a stale account) is the command's own, after the gate. A target of several nodes is
+ * gated twice: each node here, and the target as a whole (`sealTarget`, `gateTarget`).
  */
 export async function gate(
   request: Pick<CommandRequest, 'yes' | 'digest'>,
@@ -36,13 +48,79 @@ export async function gate(
   await keepPreview(context.store, kind, digest, basis, context.now());
   if (!request.yes) return { to: 'preview', digest };
   if (changed) return { to: 'refused', digest, ...changed };
-  if (request.digest === undefined && !preview.yesAlone) {
-    return {
-      to: 'refused',
-      digest,
-      code: 'digest_needed',
-      error: `a ${kind} acts on a preview: preview it (berth ${scopeWords(basis.node, basis.scope)}), then act with yes and its digest`,
-    };
-  }
+  if (request.digest === undefined && !preview.yesAlone)
+    return { to: 'refused', digest, ...digestNeeded(kind, scopeWords(basis.node, basis.scope)) };
   return { to: 'act', digest };
+}
+
+/** The refusal of `yes` without a digest where there is something to do. */
+function digestNeeded(command: string, words: string): GateRefusal {
+  return {
+    code: 'digest_needed',
+    error: `a ${command} acts on a preview: preview it (berth ${words}), then act with yes and its digest`,
+  };
+}
+
+/** One node of a target as the target's gate sees it: its records and its own digest. */
+export interface GatedNode {
+  node: string;
+  store: NodeStore;
+  /** The node's own preview digest; none when its preview was refused. */
+  own?: string;
+  /** Nothing to do and nothing in the way: `yes` alone would do for it. */
+  nothing: boolean;
+}
+
+/**
+ * Seals a target's preview: each node keeps its part of it by the target's digest, with
+ * its own digest beside, so that an act naming the target's digest says what changed on
+ * each node.
+ */
+export async function sealTarget(digest: string, nodes: readonly GatedNode[]): Promise<void> {
+  for (const { store, own } of nodes) {
+    const kept = own === undefined ? undefined : await store.findPreview(own);
+    if (kept)
+      await store.keepPreview({
+        ...kept,
+        digest,
+        basis: { ...(kept.basis as Basis), nodeDigest: own },
+      });
+  }
+}
+
+/**
+ * The gate of a target of several nodes, every node planned again under its lock: the
+ * digest given must be the target's of now, or `yes` alone when no node has anything to
+ * do; else nothing is done on any node, and what changed is said node by node.
+ */
+export async function gateTarget(
+  request: { digest?: string; command: string; target: string; words: string },
+  digest: string,
+  nodes: readonly GatedNode[],
+): Promise<GateRefusal | undefined> {
+  const given = request.digest;
+  if (given === undefined)
+    return nodes.every((node) => node.nothing)
+      ? undefined
+      : digestNeeded(request.command, request.words);
+  if (given === digest) return undefined;
+  if (!isDigest(given)) return { error: notADigest(given), code: 'invalid_digest' };
+  const changes: string[] = [];
+  for (const { node, store, own } of nodes) {
+    const kept = await store.findPreview(given);
+    if (!kept) {
+      changes.push(`${node} was not in that preview`);
+      continue;
+    }
+    const before = kept.basis as Basis & { nodeDigest?: string };
+    if (before.nodeDigest === own) continue;
+    const now = own === undefined ? undefined : await store.findPreview(own);
+    const said = now ? describeChanges(before, now.basis as Basis) : [];
+    changes.push(said.length > 0 ? `${node}: ${said.join('; ')}` : `${node}: its preview changed`);
+  }
+  if (changes.length === 0) changes.push(`the nodes of ${request.target} changed`);
+  return {
+    error: changedSince(given, changes, '; nothing was done on any node'),
+    code: 'digest_stale',
+  };
 }

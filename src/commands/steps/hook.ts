@@ -1,13 +1,6 @@
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
-
-/** A hook's words once it ran: its own, and its last lines, cleared of secrets. */
-export interface HookDone {
-  hook: 'start' | 'stop' | 'reload';
-  module: string;
-  /** The hook's last lines (at most HOOK_LINES_KEPT): said, so the journal, keeps them. */
-  tail: string[];
-}
+import type { HookDone } from './told.ts';
 
 /** How many of a hook's last lines said (and so the journal) keeps. */
 const HOOK_LINES_KEPT = 5;

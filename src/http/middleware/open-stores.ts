@@ -1,5 +1,6 @@
 import { createMiddleware } from 'hono/factory';
-import { type ActDeps, openAct } from '../../commands/act.ts';
+import { openAct } from '../../commands/act.ts';
+import type { ActDeps } from '../../commands/act-shapes.ts';
 import type { Command } from '../../commands/table.ts';
 import { type ApiEnv, answer } from '../answer.ts';
 

@@ -1,12 +1,6 @@
-import { shownDiff } from '../diff-shown.ts';
-import type { Outcome } from '../request.ts';
-import { heldLabel } from './steps/file-diff.ts';
-
-/**
- * In place of a file's diff in a node's preview: words that it is shown once elsewhere,
- * or undefined to show it there.
- */
-export type DiffShownOnce = (path: string, diff: readonly string[]) => string | undefined;
+import { heldLabel } from '../commands/steps/file-diff.ts';
+import { type DiffShownOnce, shownDiff } from '../diff-shown.ts';
+import type { Outcome } from '../outcome.ts';
 
 /** One diff the same on several nodes of a target: the file, the nodes, the diff. */
 interface SharedDiff {

@@ -1,20 +1,7 @@
-import { shownDiff } from '../../diff-shown.ts';
-import type { DiffShownOnce } from '../fleet-diffs.ts';
-import type { HookDone } from './hook.ts';
-import type { Attributes, CheckOutcome, Drift, Step } from './step.ts';
-
-/**
- * Whose words a step is said in once done: a take says its secrets one by one
- * ("secret db: read into the vault from …"), a converge says what it did.
- */
-export type Voice = 'take' | 'converge';
-
-/** A step done, as the engine tells it: the step, and a hook's outcome when it ran one. */
-export interface Told {
-  step: Step;
-  voice: Voice;
-  hook?: HookDone;
-}
+import type { Attributes, CheckOutcome, Drift, Step } from '../commands/steps/step.ts';
+import type { Told, Voice } from '../commands/steps/told.ts';
+import type { DiffShownOnce } from '../diff-shown.ts';
+import { shownDiff } from '../diff-shown.ts';
 
 /** How `said` marks a line a hook wrote, after the step's own line. */
 const HOOK_LINE = '  > ';

@@ -1,14 +1,30 @@
-import type { CommandRequest, Outcome } from '../request.ts';
+import type { Code } from '../codes.ts';
+import type { NodeEnd, Outcome } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
 import type { StepReport } from '../result.ts';
 import { holdsNothing } from '../state.ts';
-import type { RunOutcome } from './act.ts';
 
-/** How a node of a target's act ended, with what it said and how long its act took. */
-export interface NodeEnd {
-  node: string;
-  how: 'done' | 'failed' | 'blocked' | 'refused' | 'not-begun';
-  outcome: RunOutcome;
-  ms: number | undefined;
+/**
+ * A target's refusal: each node refused or failed, by name, and those not begun; one
+ * code when they share one, else `nodes_refused` (each node has its own).
+ */
+export function targetRefusal(ends: readonly NodeEnd[]): Pick<Outcome, 'error' | 'code'> {
+  const refusals: string[] = [];
+  const codes = new Set<Code>();
+  for (const { node, how, outcome } of ends) {
+    if (outcome.error !== undefined) {
+      refusals.push(`${node}: ${outcome.error}`);
+      codes.add(outcome.code ?? 'failed');
+    } else if (how === 'not-begun') {
+      refusals.push(`${node}: not begun, as a batch before it had a node fail`);
+      codes.add('not_begun');
+    }
+  }
+  if (refusals.length === 0) return {};
+  return {
+    error: refusals.join('\n'),
+    code: codes.size === 1 ? ([...codes][0] as Code) : 'nodes_refused',
+  };
 }
 
 /** A target's command as an operator types it after `berth`: `converge @web --filter redis`. */
@@ -39,9 +55,10 @@ export function previewRecapLine(node: string, command: string, outcome: Outcome
 
 /** An act's recap line: done, failed at which step, blocked, refused or not begun, with its time. */
 export function actRecapLine(node: string, end: NodeEnd): string {
-  const time = end.ms === undefined ? '' : ` in ${(end.ms / 1000).toFixed(1)} s`;
+  const time = ` in ${(end.ms / 1000).toFixed(1)} s`;
   const error = end.outcome.error ?? '';
   switch (end.how) {
+    case 'previewed':
     case 'done':
       return `  ${node}: done${time}`;
     case 'failed':

@@ -1,4 +1,4 @@
-import type { PackageBlocker } from './package-plan.ts';
+import type { PackageBlocker } from '../commands/package-plan.ts';
 
 /** What the operator does when a node's package lists are old or lack a version. */
 export function refreshWords(node: string): string {

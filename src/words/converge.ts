@@ -1,9 +1,9 @@
+import type { Blocker, ConvergePlan } from '../commands/converge-plan.ts';
+import { noSuchAccountWords } from '../commands/steps/owners.ts';
+import type { DiffShownOnce } from '../diff-shown.ts';
 import { doesNotResolve } from '../resolve.ts';
-import type { Blocker, ConvergePlan } from './converge-plan.ts';
-import type { DiffShownOnce } from './fleet-diffs.ts';
-import { listsOldWords, packageBlockerWords } from './package-words.ts';
-import { noSuchAccountWords } from './steps/owners.ts';
-import { previewWords } from './steps/words.ts';
+import { listsOldWords, packageBlockerWords } from './packages.ts';
+import { previewWords } from './steps.ts';
 
 /** A converge preview in words: each module's steps, the blockers, and the digest. */
 export function describePreview(

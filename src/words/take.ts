@@ -1,10 +1,10 @@
+import { foundAsWanted, type TakePlan } from '../commands/take-plan.ts';
+import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
-import type { DiffShownOnce } from './fleet-diffs.ts';
-import { packageBlockerWords } from './package-words.ts';
-import { describeCheck, describeTaken } from './steps/words.ts';
-import { foundAsWanted, type TakePlan } from './take.ts';
+import { packageBlockerWords } from './packages.ts';
+import { describeCheck, describeTaken } from './steps.ts';
 
 /** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
 export interface TakePreview {

@@ -1,24 +1,27 @@
-import { describePreview } from './commands/converge-words.ts';
-import type { DiffShownOnce } from './commands/fleet-diffs.ts';
-import { refreshedWords } from './commands/package-words.ts';
-import type { CommandResult } from './commands/results.ts';
-import { toldLines } from './commands/steps/words.ts';
-import { describeTakePreview } from './commands/take-words.ts';
-import type { Outcome } from './request.ts';
-import { doesNotResolve } from './resolve.ts';
-import { type Account, type Holdings, holdsNothing } from './state.ts';
+import type { CommandResult } from '../commands/results.ts';
+import type { DiffShownOnce } from '../diff-shown.ts';
+import type { Outcome, TargetRun } from '../outcome.ts';
+import { doesNotResolve } from '../resolve.ts';
+import { type Account, type Holdings, holdsNothing } from '../state.ts';
+import { describePreview } from './converge.ts';
+import { refreshedWords } from './packages.ts';
+import { SharedDiffs } from './shared-diffs.ts';
+import { toldLines } from './steps.ts';
+import { describeTakePreview } from './take.ts';
+import { actRecapLine, adoptRecapLine, prefixed, previewRecapLine, targetWords } from './target.ts';
 
 /**
  * The one renderer of `said`: the words of a command's typed result, the same for the
- * command line, the API's answer and the journal. A command not moved to a typed result
- * yet (take, converge) brings its words along. A target's preview may show a diff once for
- * several nodes (`shownOnce`), in place of each node's.
+ * command line, the API's answer and the journal; a target of several nodes in each
+ * node's words and a recap. A target's preview may show a diff once for several nodes
+ * (`shownOnce`), in place of each node's.
  */
 export function saidOf(
-  outcome: Pick<Outcome, 'said' | 'result'>,
+  outcome: Pick<Outcome, 'result' | 'several'>,
   shownOnce?: DiffShownOnce,
 ): string {
-  return outcome.result ? said(outcome.result, shownOnce) : (outcome.said ?? '');
+  if (outcome.several) return targetSaid(outcome.several).said;
+  return outcome.result ? said(outcome.result, shownOnce) : '';
 }
 
 function said(result: CommandResult, shownOnce: DiffShownOnce | undefined): string {
@@ -80,12 +83,65 @@ function blockedLine(result: CommandResult & { command: 'take' }): string | unde
  * The part of `said` the command line has not printed yet when it printed each step as
  * it was done (`progress`); undefined when it told none (then `said` is all to print).
  */
-export function untoldOf(outcome: Pick<Outcome, 'result' | 'untold'>): string | undefined {
-  const { result } = outcome;
+export function untoldOf(outcome: Pick<Outcome, 'result' | 'several'>): string | undefined {
+  const { result, several } = outcome;
+  if (several) return targetSaid(several).untold;
   if (result?.command === 'converge' && 'act' in result && result.act !== 'nothing-to-do')
     return convergedLine(result) ?? '';
   if (result?.command === 'take' && 'act' in result) return blockedLine(result) ?? '';
-  return outcome.untold;
+  return undefined;
+}
+
+/**
+ * A target's words: every node's own, by node; a recap, a line a node; a preview's digest
+ * last. `untold`, after an act: what the command line has not printed yet when it printed
+ * each node's steps as they were done.
+ */
+export function targetSaid(run: TargetRun): { said: string; untold?: string } {
+  const { ends, command } = run;
+  const recapOf = `recap of ${targetWords(command, run.request)}:`;
+  if (run.kind === 'each') {
+    const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+    // An adopt of many nodes ends with what each holds, a line a node, to read at a glance.
+    if (command === 'adopt') {
+      const adopted = ends.filter(({ outcome }) => outcome.error === undefined).length;
+      said.push(
+        recapOf,
+        ...ends.map(({ node, outcome }) => adoptRecapLine(node, outcome)),
+        `${adopted} of ${ends.length} nodes adopted`,
+      );
+    }
+    return { said: said.join('\n') };
+  }
+  if (run.kind === 'preview') {
+    // A diff the same on several nodes is shown once, after the nodes, naming them.
+    const shared = new SharedDiffs(new Map(ends.map(({ node, outcome }) => [node, outcome])));
+    const blocks = ends.map(({ node, outcome }) => {
+      const said = saidOf(outcome, shared.shownOnceFor(node));
+      const lines = said === '' ? [] : [said];
+      if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
+      return lines.join('\n');
+    });
+    const once = shared.words(run.fullDiff);
+    const recap = ends.map(({ node, outcome }) => previewRecapLine(node, command, outcome));
+    const said = [
+      ...blocks,
+      ...(once === '' ? [] : [once]),
+      [recapOf, ...recap].join('\n'),
+      `digest ${run.digest}`,
+    ].join('\n\n');
+    return { said };
+  }
+  if (run.refused) return { said: '' };
+  const recap = ends.map((end) => actRecapLine(end.node, end));
+  const done = ends.filter((end) => end.how === 'done').length;
+  const last = `${done} of ${ends.length} nodes done`;
+  const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+  const untold = ends.flatMap(({ node, outcome }) => prefixed(node, untoldOf(outcome) ?? ''));
+  return {
+    said: [...said, recapOf, ...recap, last].join('\n'),
+    untold: [...untold, recapOf, ...recap, last].join('\n'),
+  };
 }
 
 /** The last line of a converge act that went through. */

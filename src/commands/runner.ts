@@ -1,0 +1,356 @@
+import { setMaxListeners } from 'node:events';
+import type { Config } from '../config/config.ts';
+import { digestOf } from '../digest.ts';
+import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
+import { targetRefusal, targetWords } from '../words/target.ts';
+import type { ActDeps, Face } from './act-shapes.ts';
+import { nodeReport } from './answer.ts';
+import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
+import { inParallel } from './in-parallel.ts';
+import { lockNode, type NodeAct } from './node-act.ts';
+import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
+import type { CommandShape as Command } from './table.ts';
+
+/** Nodes surveyed at once for a target's preview: surveys wait on machines, not on berth. */
+const SURVEYS_AT_ONCE = 32;
+
+/** A node's act opened under its lock, with the count of steps its progress is told against. */
+interface Opened {
+  act: NodeAct;
+  steps: { of: number };
+  closed: boolean;
+}
+
+/** A node's preview under its lock, and how long it took. */
+type Plans = ReadonlyMap<string, { outcome: RunOutcome; ms: number }>;
+
+/**
+ * The one runner from a resolved target to its acts, for both faces, for one node as for
+ * many: lock, plan, gate, act, each node's part of the answer typed the same. assign,
+ * unassign, forget, adopt, rekey and secret do the same on each node, each under its own
+ * lock. A preview of take or converge is every node's own preview and one digest; the
+ * act takes every node's lock in name order, and with several nodes plans each again and
+ * acts only if none changed (one node's own gate checks it under the same lock as it acts).
+ */
+export class Runner {
+  /** At most `parallel` nodes at once; a rolling act `batch` at a time (the request's, both faces). */
+  private readonly options: { parallel: number; batch?: number };
+
+  constructor(
+    private readonly command: Command,
+    private readonly request: CommandRequest,
+    private readonly nodes: readonly string[],
+    private readonly config: Config,
+    private readonly deps: ActDeps,
+    private readonly face: Face,
+  ) {
+    this.options = { parallel: request.parallel ?? DEFAULT_PARALLEL, batch: request.batch };
+    // Every node acting at once listens for the one stop (Ctrl-C, the API's close deadline).
+    if (face.signal) setMaxListeners(0, face.signal);
+  }
+
+  run(): Promise<RunOutcome> {
+    if (!this.command.options.includes('yes')) return this.eachNode();
+    return this.request.yes ? this.act() : this.preview();
+  }
+
+  /** A target of one is shown as its node alone: no progress by node, no recap. */
+  private get one(): boolean {
+    return this.nodes.length === 1;
+  }
+
+  private watch(event: FleetEvent): void {
+    if (!this.one) this.face.watch?.(event);
+  }
+
+  /** A command with no preview: the same on each node, each under its own lock. */
+  private async eachNode(): Promise<RunOutcome> {
+    const ends = await inParallel(this.nodes, this.options.parallel, async (node) => {
+      const started = performance.now();
+      const opened = await this.open(node);
+      if ('outcome' in opened) return this.ended(node, 'refused', opened.outcome, started);
+      try {
+        const outcome = await opened.act.run(this.requestFor(node));
+        const how = outcome.error === undefined ? 'done' : 'refused';
+        this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
+        return this.ended(node, how, outcome, started);
+      } finally {
+        await this.close(opened);
+      }
+    });
+    return this.answer('each', ends);
+  }
+
+  /** Every node's own preview, surveyed in parallel under its lock, and one digest. */
+  private async preview(): Promise<RunOutcome> {
+    const opened = await this.lockAll();
+    if ('outcome' in opened) return opened.outcome;
+    try {
+      const plans = await this.planAll(opened.acts);
+      const stores = this.storeFailure(plans);
+      if (stores) return stores;
+      // A target of one is its node's preview, by its node's own digest.
+      const own = plans.get(this.nodes[0] as string)?.outcome.report?.digest;
+      const digest = this.one ? own : await this.digestOf(plans);
+      if (!this.one && digest !== undefined)
+        await sealTarget(digest, this.gatedNodes(plans, opened.acts));
+      const ends = this.nodes.map((node) => {
+        const { outcome, ms } = plans.get(node) as { outcome: RunOutcome; ms: number };
+        const how = outcome.error === undefined ? 'previewed' : 'refused';
+        return { node, how, outcome, ms } as const;
+      });
+      return this.answer('preview', ends, { digest });
+    } finally {
+      for (const item of opened.acts.values()) await this.close(item);
+    }
+  }
+
+  /**
+   * The act: every lock, in name order; with several nodes, every node planned again and
+   * nothing done anywhere if the target's digest is not the one given; then each node
+   * acted on, at most `parallel` at once, a batch at a time when asked, each lock let go
+   * when its node is done.
+   */
+  private async act(): Promise<RunOutcome> {
+    const opened = await this.lockAll();
+    if ('outcome' in opened) return opened.outcome;
+    const { acts } = opened;
+    try {
+      let plans: Plans | undefined;
+      if (!this.one) {
+        plans = await this.planAll(acts);
+        const stores = this.storeFailure(plans);
+        if (stores) return stores;
+        const refusal = await gateTarget(
+          {
+            digest: this.request.digest,
+            command: this.command.name,
+            target: this.request.node,
+            words: targetWords(this.command.name, this.request),
+          },
+          await this.digestOf(plans),
+          this.gatedNodes(plans, acts),
+        );
+        if (refusal) {
+          const ends = this.nodes.map((node) => {
+            const { outcome, ms } = (plans as Plans).get(node) as {
+              outcome: RunOutcome;
+              ms: number;
+            };
+            return { node, how: 'refused', outcome: { ...outcome, ...refusal }, ms } as const;
+          });
+          return { ...this.answer('act', ends, { refused: true }), ...refusal };
+        }
+      }
+      return this.answer('act', await this.actInBatches(plans, acts));
+    } finally {
+      for (const item of acts.values()) await this.close(item);
+    }
+  }
+
+  private async actInBatches(
+    plans: Plans | undefined,
+    acts: ReadonlyMap<string, Opened>,
+  ): Promise<NodeEnd[]> {
+    const ends = new Map<string, NodeEnd>();
+    const size = this.options.batch ?? this.nodes.length;
+    let stopped = false;
+    for (let from = 0; from < this.nodes.length; from += size) {
+      const batch = this.nodes.slice(from, from + size);
+      if (stopped) {
+        for (const node of batch) {
+          ends.set(node, { node, how: 'not-begun', outcome: {}, ms: 0 });
+          this.watch({ node, kind: 'stage', stage: 'not-begun' });
+          await this.close(acts.get(node) as Opened);
+        }
+        continue;
+      }
+      await inParallel(batch, this.options.parallel, async (node, index) => {
+        const opened = acts.get(node) as Opened;
+        // The first nodes begin as soon as the check is over: their survey is still the one
+        // their act would ask for. A node that waited for its turn is surveyed again.
+        if (plans && from === 0 && index < this.options.parallel) opened.act.planOnLastSurvey();
+        ends.set(node, await this.actOn(node, plans?.get(node)?.outcome, opened));
+      });
+      // A rolling act stops where a node failed: the next batch would likely fail alike.
+      if (batch.some((node) => ['failed', 'refused'].includes(ends.get(node)?.how ?? '')))
+        stopped = this.options.batch !== undefined;
+    }
+    return this.nodes.map((node) => ends.get(node) as NodeEnd);
+  }
+
+  /**
+   * One node's act, on the plan it was given under its lock (a node alone: on the digest
+   * the request gives, which its own gate checks); its lock is let go after.
+   */
+  private async actOn(
+    node: string,
+    plan: RunOutcome | undefined,
+    opened: Opened,
+  ): Promise<NodeEnd> {
+    const started = performance.now();
+    try {
+      if (plan?.error !== undefined) {
+        this.watch({ node, kind: 'stage', stage: 'refused', words: plan.error });
+        return this.ended(node, 'refused', plan, started);
+      }
+      opened.steps.of = plan?.report?.steps.length ?? 0;
+      this.watch({ node, kind: 'stage', stage: 'acting' });
+      const outcome = await opened.act.run({
+        ...this.requestFor(node),
+        yes: true,
+        digest: plan ? plan.report?.digest : this.request.digest,
+      });
+      const blocked = ((plan ?? outcome).report?.blockers.length ?? 0) > 0;
+      const how: NodeEnd['how'] =
+        outcome.error === undefined
+          ? 'done'
+          : outcome.report?.failed || outcome.storeFailed
+            ? 'failed'
+            : blocked
+              ? 'blocked'
+              : 'refused';
+      this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
+      return this.ended(node, how, outcome, started);
+    } finally {
+      await this.close(opened);
+    }
+  }
+
+  private ended(node: string, how: NodeEnd['how'], outcome: RunOutcome, started: number): NodeEnd {
+    return { node, how, outcome, ms: performance.now() - started };
+  }
+
+  /** The target's digest: over the target, the command, and every node's own digest. */
+  private digestOf(plans: Plans): Promise<string> {
+    const { command, request } = this;
+    return digestOf({
+      target: request.node,
+      command: command.name,
+      module: request.module,
+      filter: request.filter ?? '',
+      nodes: Object.fromEntries(
+        this.nodes.map((node) => [node, plans.get(node)?.outcome.report?.digest ?? null]),
+      ),
+    });
+  }
+
+  /** Each node as the target's gate sees it. */
+  private gatedNodes(plans: Plans, acts: ReadonlyMap<string, Opened>): GatedNode[] {
+    return this.nodes.map((node) => {
+      const plan = plans.get(node)?.outcome;
+      return {
+        node,
+        store: (acts.get(node) as Opened).act.context.store,
+        own: plan?.report?.digest,
+        nothing:
+          plan?.error === undefined &&
+          plan?.report?.steps.length === 0 &&
+          plan?.report?.blockers.length === 0,
+      };
+    });
+  }
+
+  /** Every node's preview, in parallel, under the locks already held. */
+  private async planAll(acts: ReadonlyMap<string, Opened>): Promise<Plans> {
+    const plans = await inParallel(this.nodes, SURVEYS_AT_ONCE, async (node) => {
+      this.watch({ node, kind: 'stage', stage: 'surveying' });
+      const started = performance.now();
+      const outcome = await (acts.get(node) as Opened).act.run({
+        ...this.requestFor(node),
+        yes: false,
+        digest: undefined,
+      });
+      return [node, { outcome, ms: performance.now() - started }] as const;
+    });
+    return new Map(plans);
+  }
+
+  /** A store that failed for a node while planning: the whole target is a store failure. */
+  private storeFailure(plans: Plans): RunOutcome | undefined {
+    for (const [node, { outcome }] of plans)
+      if (outcome.storeFailed) return this.storesFailed(node, outcome);
+    return undefined;
+  }
+
+  private storesFailed(node: string, outcome: RunOutcome): RunOutcome {
+    const error = this.one ? outcome.error : `${node}: ${outcome.error}`;
+    return { error, code: outcome.code, storeFailed: true };
+  }
+
+  /**
+   * Every node's lock, one after another in name order: two targets that share nodes then
+   * never hold one each of what the other waits for. Nothing is done if one cannot be had.
+   */
+  private async lockAll(): Promise<{ acts: Map<string, Opened> } | { outcome: RunOutcome }> {
+    const acts = new Map<string, Opened>();
+    for (const node of this.nodes) this.watch({ node, kind: 'stage', stage: 'waiting' });
+    for (const node of this.nodes) {
+      const opened = await this.open(node);
+      if ('outcome' in opened) {
+        for (const item of acts.values()) await this.close(item);
+        return { outcome: this.storesFailed(node, opened.outcome) };
+      }
+      acts.set(node, opened);
+    }
+    return { acts };
+  }
+
+  private async open(node: string): Promise<Opened | { outcome: RunOutcome }> {
+    const steps = { of: 0 };
+    let done = 0;
+    const { watch } = this.face;
+    // A node of several tells its steps and its hooks' lines through the watcher, by node.
+    const face: Face =
+      this.one || !watch
+        ? this.face
+        : {
+            ...this.face,
+            progress: (told) => watch({ node, kind: 'step', told, done: ++done, of: steps.of }),
+            output: (line) => watch({ node, kind: 'output', line }),
+          };
+    const opened = await lockNode(this.command, node, this.config, this.deps, face);
+    if (opened.kind === 'open') return { act: opened.act, steps, closed: false };
+    return {
+      outcome: { error: opened.refused, code: opened.code, storeFailed: true },
+    };
+  }
+
+  private async close(opened: Opened): Promise<void> {
+    if (opened.closed) return;
+    opened.closed = true;
+    await opened.act.close();
+  }
+
+  private requestFor(node: string): CommandRequest {
+    return { ...this.request, node };
+  }
+
+  /**
+   * The target's answer: each node's part of the typed result, the same for a node alone.
+   * A node alone is its own outcome; several are how each ended (`several`), whose words
+   * are made at the edge, and the refusal naming each node refused or failed.
+   */
+  private answer(
+    kind: 'each' | 'preview' | 'act',
+    ends: readonly NodeEnd[],
+    options: { digest?: string; refused?: true } = {},
+  ): RunOutcome {
+    const nodes = Object.fromEntries(
+      ends.map((end) => [end.node, nodeReport(this.command, this.requestFor(end.node), end)]),
+    );
+    const target = { ...(options.digest === undefined ? {} : { digest: options.digest }), nodes };
+    if (this.one) return { ...(ends[0] as NodeEnd).outcome, target };
+    const several: TargetRun = {
+      kind,
+      command: this.command.name,
+      request: this.request,
+      ends,
+      ...(options.digest === undefined ? {} : { digest: options.digest }),
+      fullDiff: this.face.fullDiff ?? false,
+      ...(options.refused ? { refused: true } : {}),
+    };
+    return { ...targetRefusal(ends), target, several };
+  }
+}

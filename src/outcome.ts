@@ -1,0 +1,54 @@
+import type { Code } from './codes.ts';
+import type { CommandResult } from './commands/results.ts';
+import type { CommandRequest } from './request.ts';
+import type { BlockerReport, NodeReport, StepReport } from './result.ts';
+
+/**
+ * What a command returns: what it did as a typed value (`result`), and its refusal if it
+ * refused. Its words are rendered from it at the edge, by `saidOf` (src/words/said.ts).
+ */
+export interface Outcome {
+  result?: CommandResult;
+  error?: string;
+  /** Beside `error`, always: why, as a code from the closed list (src/codes.ts). */
+  code?: Code;
+  /** The node's part of the typed result; `failed` when a step of the act failed. */
+  report?: {
+    digest?: string;
+    steps: StepReport[];
+    blockers: BlockerReport[];
+    failed?: true;
+  };
+  /**
+   * What the runner made of the command on its target (one node or several): the
+   * preview's digest, and each node's part of the typed result, by name.
+   */
+  target?: { digest?: string; nodes: Record<string, NodeReport> };
+  /** A target of several nodes: how each ended, which its words are made from. */
+  several?: TargetRun;
+}
+
+/** A run's outcome; `storeFailed` when the stores failed mid-act (then 503, exit 3). */
+export type RunOutcome = Outcome & { storeFailed?: true };
+
+/** How a node of a target ended, with its outcome and how long it took. */
+export interface NodeEnd {
+  node: string;
+  how: 'previewed' | 'done' | 'failed' | 'blocked' | 'refused' | 'not-begun';
+  outcome: RunOutcome;
+  ms: number;
+}
+
+/** A target of several nodes, run: what its words are made from. */
+export interface TargetRun {
+  /** A command with no preview on each node, a preview, or an act. */
+  kind: 'each' | 'preview' | 'act';
+  command: string;
+  request: CommandRequest;
+  ends: readonly NodeEnd[];
+  /** A preview's digest, over the target and every node's own. */
+  digest?: string;
+  fullDiff: boolean;
+  /** The act was refused by the target's gate: nothing was begun, nothing to say. */
+  refused?: true;
+}
