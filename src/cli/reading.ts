@@ -14,7 +14,6 @@ import type { Managed } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
 import { VaultError } from '../vault/seal.ts';
-import { describeCheck } from '../words/steps.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { DEFAULT_LOCK_TIMEOUT_MS, sayingWhenWaiting } from './lock-wait.ts';
