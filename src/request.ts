@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { clip } from './clip.ts';
 import { CodeSchema } from './codes.ts';
+import { NodeReportSchema } from './result.ts';
 import { describeIssues } from './schema-issues.ts';
 
 /**
@@ -35,6 +36,13 @@ export type CommandRequest = v.InferOutput<typeof CommandRequestSchema>;
 export const RefusalSchema = v.object({
   refused: v.pipe(v.string(), v.description('Why, in words')),
   code: CodeSchema,
+  /** A 503 of a command on its nodes: the node whose lock or records could not be had. */
+  nodes: v.optional(
+    v.pipe(
+      v.record(v.string(), NodeReportSchema),
+      v.description('On a 503 met at a node: that node, with its code'),
+    ),
+  ),
 });
 
 export type Decoded = { ok: true; request: CommandRequest } | { ok: false; message: string };

@@ -7,7 +7,7 @@ import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { Outcome, RunOutcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
-import { enveloped } from '../result.ts';
+import { type CommandAnswer, enveloped } from '../result.ts';
 import { saidOf, untoldOf } from '../words/said.ts';
 import { doneWords } from '../words/steps.ts';
 import { stateDeps } from './deps.ts';
@@ -112,8 +112,8 @@ async function runOnce(
   io: Io,
 ): Promise<Ran> {
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
-  const refuseBefore = (refused: string, code: Code) => {
-    if (options.json) io.out(JSON.stringify(enveloped({ refused, code })));
+  const refuseBefore = (refused: string, code: Code, nodes?: CommandAnswer['nodes']) => {
+    if (options.json) io.out(JSON.stringify(enveloped({ refused, code, ...(nodes && { nodes }) })));
     else io.err(refused);
   };
   // A target of several nodes is shown node by node; one node as before.
@@ -154,7 +154,8 @@ async function runOnce(
     const outcome = await opened.run();
     progress?.end();
     if (outcome.storeFailed) {
-      refuseBefore(outcome.error ?? '', codeOf(outcome));
+      // A node whose lock or records could not be had is named, with its code.
+      refuseBefore(outcome.error ?? '', codeOf(outcome), outcome.target?.nodes);
       return { exit: EXIT.stores };
     }
     // What was told step by step is printed already; the rest of said is printed now.

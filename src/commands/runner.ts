@@ -287,10 +287,14 @@ export class Runner {
     const acts = new Map<string, Opened>();
     for (const node of this.nodes) this.watch({ node, kind: 'stage', stage: 'waiting' });
     for (const node of this.nodes) {
+      const started = performance.now();
       const opened = await this.open(node);
       if ('outcome' in opened) {
         for (const item of acts.values()) await this.close(item);
-        return { outcome: this.storesFailed(node, opened.outcome) };
+        // The node not had is in the answer, with its code; no other node was begun.
+        const end = this.ended(node, 'refused', opened.outcome, started);
+        const nodes = { [node]: nodeReport(this.command, this.requestFor(node), end) };
+        return { outcome: { ...this.storesFailed(node, opened.outcome), target: { nodes } } };
       }
       acts.set(node, opened);
     }

@@ -106,15 +106,22 @@ describe('an act that met its node', () => {
     assert.doesNotMatch(journal, /"act":"converge"/);
   });
 
-  it('lock_timeout: the node of a group whose lock was not had carries the code in its entry', {
-    todo: "a target's act answers a lock not had as the whole target's 503 / exit 3, with no nodes",
-  }, async () => {
+  it('lock_timeout: the node of a group whose lock was not had carries the code in its entry', async () => {
     const here = join(faces.world.state, FILES.nodes, 'web1');
     await mkdir(here, { recursive: true });
     const held = await takeLock(join(here, FILES.lock), { node: 'web1', act: 'converge' }, 1_000);
     try {
-      const line = await faces.line('converge', { node: '@web' }, '--lock-timeout', '1s');
-      assert.equal(line.body.nodes?.web1?.code, 'lock_timeout', JSON.stringify(line.body));
+      for (const node of ['web1', '@web']) {
+        const line = await faces.line('converge', { node }, '--lock-timeout', '1s');
+        assert.equal(line.status, 3);
+        assert.equal(line.body.nodes?.web1?.code, 'lock_timeout', JSON.stringify(line.body));
+        assert.equal(line.body.nodes?.web1?.outcome, 'refused');
+        // Nothing of the other node was begun: it is not in the answer.
+        assert.equal(line.body.nodes?.web2, undefined);
+        const served = await faces.served('converge', { node });
+        assert.equal(served.status, 503);
+        assert.equal(served.body.nodes?.web1?.code, 'lock_timeout', JSON.stringify(served.body));
+      }
     } finally {
       await held.release();
     }

@@ -10,7 +10,15 @@ import { type ApiEnv, answer } from '../answer.ts';
 export function runCommand(): Handler<ApiEnv> {
   return async (c) => {
     const outcome = await c.get('act').run();
-    if (outcome.storeFailed) return answer(503, { refused: outcome.error, code: codeOf(outcome) });
+    if (outcome.storeFailed) {
+      // A node whose lock or records could not be had is named, with its code.
+      const nodes = outcome.target?.nodes;
+      return answer(503, {
+        refused: outcome.error,
+        code: codeOf(outcome),
+        ...(nodes && { nodes }),
+      });
+    }
     const body = answerOf(outcome);
     return answer(outcome.error === undefined ? 200 : 409, body);
   };
