@@ -52,6 +52,12 @@ export async function openAct(
       return ready({ error: error.message, code: 'invalid_config' });
     return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
+  // A refresh is a preview's first step: on an act it would change what was approved.
+  if (face.refresh && request.yes)
+    return refusedUnplaced(command, request, deps, face, {
+      error: `--refresh refreshes the package lists before a preview: preview with it (berth ${command.name} ${request.node} --refresh), then act on that preview's digest`,
+      code: 'refresh_not_on_act',
+    });
   if (!targeted.ok)
     return refusedUnplaced(
       command,

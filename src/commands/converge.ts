@@ -37,12 +37,8 @@ export const converge: CommandFunction = async (request, context) => {
   const filter = request.filter === '' ? undefined : request.filter;
   const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse('invalid_name', refusal);
+  // An act with --refresh never reaches here: it is refused before its target (act.ts).
   if (context.refresh) {
-    if (request.yes)
-      return refuse(
-        'refresh_not_on_act',
-        `--refresh refreshes ${node}'s package lists before a preview: preview with it (berth converge ${node} --refresh), then act on that preview's digest`,
-      );
     const refused = await refreshLists(node, context);
     if (refused) return refused;
   }

@@ -21,6 +21,7 @@ export const SUITES = [
   'interrupts',
   'blockers',
   'packages',
+  'no-manager',
   'stores',
 ] as const;
 export type Suite = (typeof SUITES)[number];
@@ -59,13 +60,6 @@ const groupOnly = (suite: Suite, why: string): Row => ({
   'api group': suite,
 });
 
-const todoEverywhere = (todo: { todo: string }): Row => ({
-  'cli node': todo,
-  'cli group': todo,
-  'api node': todo,
-  'api group': todo,
-});
-
 const NO_SERVER = 'the command line is no server: it reads no HTTP request';
 const BEFORE_THE_BODY =
   'answered from the request line and headers alone, before a body names a node or a group';
@@ -81,10 +75,6 @@ const httpOnly = (where: Where): Row => ({
 const NO_ROUTE = (what: string) =>
   `${what} is the command line's alone: no route of the API does it`;
 const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
-/** A machine with no package manager berth knows: this one has apt, its nodes rooted here use it. */
-const NO_MANAGER = {
-  todo: 'needs a node whose machine has no package manager berth knows: this machine has apt',
-};
 
 export const WHERE: Record<Code, Row> = {
   usage: {
@@ -143,9 +133,7 @@ export const WHERE: Record<Code, Row> = {
   secret_unreadable: everywhere('commands'),
   secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret')),
   vault_unopened: everywhere('commands'),
-  refresh_not_on_act: lineOnly('commands', "the API's request has no refresh", {
-    todo: "a target's act plans each node again with --refresh and answers the refusal as a changed preview (digest_stale); the commands suite has it as a todo test",
-  }),
+  refresh_not_on_act: lineOnly('commands', "the API's request has no refresh"),
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
   invalid_digest: everywhere('gate'),
@@ -173,7 +161,7 @@ export const WHERE: Record<Code, Row> = {
   mint_kept: lineOnly('blockers', NO_MINT),
   mint_over_data: everywhere('blockers'),
   package_unavailable: everywhere('packages'),
-  no_package_manager: todoEverywhere(NO_MANAGER),
+  no_package_manager: everywhere('no-manager'),
   packages_not_here: everywhere('blockers'),
   package_refused: everywhere('packages'),
 };

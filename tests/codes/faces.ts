@@ -90,6 +90,8 @@ export async function openFaces(options: {
   env?: Record<string, string | undefined>;
   /** Flags `berth api` is started with beside its listen, issuer and state. */
   apiFlags?: string[];
+  /** A command both faces' berth runs through (runBerth's `launcher`). */
+  launcher?: string[];
 }): Promise<Faces> {
   const world = await makeWorld(options.modules);
   const rootOf = (node: string) => join(world.dir, node);
@@ -100,7 +102,13 @@ export async function openFaces(options: {
     ...options.settings,
   });
   const issuer = await startIssuer();
-  const api = await startApiOn(world.state, issuer.url, options.env, options.apiFlags);
+  const api = await startApiOn(
+    world.state,
+    issuer.url,
+    options.env,
+    options.apiFlags,
+    options.launcher,
+  );
   const tokens = new Map<string, string>();
   const token = async (subject: string) => {
     const made = tokens.get(subject) ?? (await issuer.token({ sub: subject }));
@@ -108,7 +116,11 @@ export async function openFaces(options: {
     return made;
   };
   const cli = async (...args: string[]) => {
-    const run = await runBerth(['--state', world.state, ...args, '--json'], options.env);
+    const run = await runBerth(
+      ['--state', world.state, ...args, '--json'],
+      options.env,
+      options.launcher,
+    );
     return { status: run.code, body: bodyOf(run), stderr: run.stderr };
   };
   return {

@@ -30,8 +30,13 @@ export interface ApiProcess {
 }
 
 /** `env` is laid over the user's: a name given undefined is taken out. */
-function spawnBerth(args: string[], env: Record<string, string | undefined> = {}) {
-  const child = spawn(process.execPath, [BERTH, ...args], {
+function spawnBerth(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  launcher: readonly string[] = [],
+) {
+  const [program, ...before] = [...launcher, process.execPath];
+  const child = spawn(program as string, [...before, BERTH, ...args], {
     env: { ...userEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -60,15 +65,17 @@ function spawnBerth(args: string[], env: Record<string, string | undefined> = {}
 
 /**
  * `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens;
- * `more` are further flags (`--lock-timeout 1s`).
+ * `more` are further flags (`--lock-timeout 1s`); `launcher` as runBerth's.
  */
 export function startApiOn(
   state: string,
   issuer: string,
   env?: Record<string, string | undefined>,
   more: string[] = [],
+  launcher: readonly string[] = [],
 ): Promise<ApiProcess> {
-  return startApi(['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state, ...more], env);
+  const args = ['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state, ...more];
+  return startApi(args, env, launcher);
 }
 
 /**
@@ -78,8 +85,9 @@ export function startApiOn(
 export async function startApi(
   args: string[],
   env?: Record<string, string | undefined>,
+  launcher: readonly string[] = [],
 ): Promise<ApiProcess> {
-  const started = spawnBerth(['api', ...args], env);
+  const started = spawnBerth(['api', ...args], env, launcher);
   const { child, lines, listeners, exited } = started;
   let ended = false;
   void exited.then(() => {

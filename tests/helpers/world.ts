@@ -83,24 +83,30 @@ export async function makeWorld(modules: Record<string, unknown> = {}): Promise<
   return world;
 }
 
-/** Runs the real binary with the environment a user would have (less the CA bundle, for speed). */
+/**
+ * Runs the real binary with the environment a user would have (less the CA bundle, for speed).
+ * `launcher` is a command node is run through (`unshare -m …`), for a machine made other.
+ */
 export function runBerth(
   args: string[],
   env: Record<string, string | undefined> = {},
+  launcher: readonly string[] = [],
 ): Promise<Run> {
-  return runNode([BERTH, ...args], env);
+  return runNode([BERTH, ...args], env, launcher);
 }
 
 /** Runs node on `args` (a copy of the bundle, say) as runBerth runs berth. */
 export function runNode(
   args: string[],
   env: Record<string, string | undefined> = {},
+  launcher: readonly string[] = [],
 ): Promise<Run> {
   const { NODE_EXTRA_CA_CERTS: _, BERTH_STATE: __, ...rest } = process.env;
+  const [program, ...before] = [...launcher, process.execPath];
   return new Promise((done) => {
     execFile(
-      process.execPath,
-      args,
+      program as string,
+      [...before, ...args],
       { env: { ...rest, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

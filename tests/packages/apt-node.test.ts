@@ -256,7 +256,10 @@ done
     );
     const act = await world.actOn(preview, 'converge', 'here', '--refresh');
     assert.equal(act.code, 1);
-    assert.match(act.stderr, /^--refresh refreshes here's package lists before a preview/);
+    assert.match(
+      act.stderr,
+      /^--refresh refreshes the package lists before a preview: preview with it \(berth converge here --refresh\)/,
+    );
   });
 
   it('release leaves the package installed, and says so', async () => {
