@@ -36,6 +36,11 @@ describe('a group converge over ssh with a host cut off mid-act', () => {
         start:
           'touch /var/lib/berth-test-web.starting; sleep 8; echo up > /var/lib/berth-test-web.started',
       },
+      later: {
+        description: 'another start that takes a while',
+        start: 'touch /var/lib/berth-test-later.starting; sleep 8',
+      },
+      broken: { description: 'a start that fails', start: 'echo no port >&2; exit 3' },
     });
     await copyFile(fleet.sshConfig, join(world.state, 'ssh_config'));
     await world.writeSettings({
@@ -93,5 +98,34 @@ describe('a group converge over ssh with a host cut off mid-act', () => {
       assert.equal(started.stdout, 'up\n', host);
     }
     await fleet.host('charlie').exec('ip link set eth0 up');
+  });
+
+  it('reports a failing node and a host cut off as values, under --json', {
+    skip,
+  }, async () => {
+    assert.equal((await berth('assign', 'alpha', 'broken')).code, 0);
+    assert.equal((await berth('assign', 'charlie', 'later')).code, 0);
+    const preview = await berth('converge', '@edge', '--json');
+    assert.equal(preview.code, 0, preview.stderr);
+    const { digest } = JSON.parse(preview.stdout);
+
+    const acting = berth('converge', '@edge', '--yes', '--digest', digest, '--json');
+    while ((await fleet.host('charlie').exec('test -e /var/lib/berth-test-later.starting')).code)
+      await new Promise((done) => setTimeout(done, 100));
+    const cut = await fleet.host('charlie').exec('ip link set eth0 down');
+    assert.equal(cut.code, 0, cut.stderr);
+    const act = await acting;
+    await fleet.host('charlie').exec('ip link set eth0 up');
+
+    assert.equal(act.code, 1, act.stdout + act.stderr);
+    const answer = JSON.parse(act.stdout);
+    assert.equal(answer.format_version, 1);
+    assert.equal(answer.code, 'nodes_refused', answer.refused);
+    const { alpha, bravo, charlie } = answer.nodes;
+    assert.deepEqual([alpha.outcome, alpha.code], ['failed', 'hook_failed'], act.stdout);
+    assert.deepEqual([bravo.outcome, bravo.code], ['done', undefined], act.stdout);
+    assert.equal(charlie.outcome, 'failed', act.stdout);
+    assert.equal(charlie.code, 'unreachable', act.stdout);
+    for (const node of [alpha, bravo, charlie]) assert.equal(Number.isInteger(node.ms), true);
   });
 });
