@@ -31,9 +31,7 @@ export type Where =
   /** A test file of another suite that produces the code on this face (and asserts it). */
   | { in: string }
   /** Why the code cannot arise on this face. */
-  | { never: string }
-  /** It can arise here, and no test produces it yet: coverage.test.ts lists these as todo. */
-  | { todo: string };
+  | { never: string };
 
 type Row = Record<Cell, Where>;
 
