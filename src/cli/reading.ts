@@ -1,5 +1,7 @@
+import type { Catalog } from '../catalog.ts';
 import type { ActDeps } from '../commands/act-shapes.ts';
 import type { ChecksNow } from '../commands/check-now.ts';
+import type { CheckOutcome } from '../commands/steps/step.ts';
 import type { CommandShape } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
@@ -9,7 +11,7 @@ import { isName } from '../names.ts';
 import { oneLine } from '../one-line.ts';
 import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
 import { enveloped } from '../result.ts';
-import { checkNodeIn } from '../settings.ts';
+import { checkNodeIn, type Settings } from '../settings.ts';
 import type { Managed } from '../state.ts';
 import { type LockHolder, storesCannotOpen } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
@@ -41,25 +43,10 @@ export async function showStatus(
       io.err('berth status --check runs checks on a target: berth status TARGET --check');
       return EXIT.refused;
     }
-    let nodes: string[];
-    if (node === undefined) nodes = Object.keys(settings.nodes).sort();
-    else if (one) {
-      const refusal = checkNodeIn(settings, node);
-      if (refusal) {
-        io.err(refusal);
-        return EXIT.refused;
-      }
-      nodes = [node];
-    } else {
-      const targeted = resolveTarget(node, {
-        nodes: Object.keys(settings.nodes),
-        groups: settings.groups,
-      });
-      if (!targeted.ok) {
-        io.err(targeted.refused);
-        return EXIT.refused;
-      }
-      nodes = targeted.nodes;
+    const nodes = statusNodes(node, settings);
+    if ('refused' in nodes) {
+      io.err(nodes.refused);
+      return EXIT.refused;
     }
     const holders = new Map<string, LockHolder>(
       // `status NODE` reads that node's lock alone: its cost does not grow with the fleet.
@@ -75,101 +62,136 @@ export async function showStatus(
       return checks.exit;
     }
     const report = [];
+    for (const name of nodes)
+      report.push(await nodeStatus(name, settings, catalog, deps, holders.get(name), checks));
     // berth.json naming a module the catalog has not is a mistake in the file a team
     // reviews, as `berth validate` finds it: said with its field, and exit 1.
-    let misdeclared = false;
-    for (const name of nodes) {
-      const record = await stores.readNode(name);
-      const declared = declaredFor(settings, name);
-      const running = toRun(record.assigned, declared);
-      const entries = await loadEntries(catalog, [
-        ...new Set([...running, ...Object.keys(record.managed)]),
-      ]);
-      const unresolved: Record<string, string> = {};
-      const resolve = moduleResolver(new Set(running), entries);
-      for (const module of running) {
-        const resolution = resolve(module);
-        if (resolution.ok) continue;
-        const hint = await catalogHint(resolution.unresolved, module, catalog);
-        const words = `${doesNotResolve(module, name, resolution.unresolved)}${hint}`;
-        const fields =
-          resolution.unresolved.why === 'not-in-catalog'
-            ? (declared
-                .find((item) => item.module === module)
-                ?.from.map((target) => runField(settings, target, module)) ?? [])
-            : [];
-        if (fields.length > 0) misdeclared = true;
-        unresolved[module] =
-          fields.length > 0 ? `berth.json ${fields.join(', ')}: ${words}` : words;
-      }
-      const unneeded = unneededPackages(record, entries);
-      report.push({
-        node: name,
-        machine: settings.nodes[name],
-        assigned: record.assigned,
-        declared,
-        managed: record.managed,
-        account: record.account ? { takenAt: record.account.takenAt } : null,
-        unresolved,
-        lock: holders.get(name) ?? null,
-        ...(unneeded.length > 0 ? { unneededPackages: unneeded } : {}),
-        ...(checks ? { checks: checks.get(name) ?? {} } : {}),
-      });
-    }
+    const misdeclared = report.some((item) => item.misdeclared);
     // A check that fails is news a script acts on: exit 1, whatever is printed.
     const failing = report.some((item) =>
       Object.values(item.checks ?? {}).some((outcome) => outcome !== null && outcome.code !== 0),
     );
     const exit = failing || misdeclared ? EXIT.refused : EXIT.done;
     if (json) {
-      io.out(JSON.stringify(enveloped({ nodes: report })));
+      io.out(
+        JSON.stringify(enveloped({ nodes: report.map(({ misdeclared: _, ...item }) => item) })),
+      );
       return exit;
     }
     // A check's words come with the diff's, which a status without --check does not load.
     const words = check ? await import('../words/steps.ts') : undefined;
-    const lines: string[] = [];
-    for (const item of report) {
-      const where =
-        item.machine && 'root' in item.machine
-          ? `root ${item.machine.root}`
-          : `ssh ${item.machine?.ssh}`;
-      lines.push(`${item.node} (${where})`);
-      lines.push(`  to run: ${toRunWords(item.assigned, item.declared)}`);
-      const managed = Object.entries(item.managed).map(
-        ([module, record]) =>
-          `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'}${owedWords(record)})`,
-      );
-      lines.push(`  managed: ${managed.length ? managed.join(', ') : 'nothing'}`);
-      const takenAt = item.account?.takenAt;
-      lines.push(
-        takenAt
-          ? `  account: taken ${takenAt} (${describeAge(Date.now() - Date.parse(takenAt))} ago)`
-          : '  account: none yet (berth adopt to take one)',
-      );
-      if (item.lock)
-        lines.push(
-          `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
-        );
-      if (item.unneededPackages)
-        lines.push(
-          `  packages berth installed that nothing it runs needs: ${item.unneededPackages.join(', ')} (still installed: remove them by hand if nothing else uses them)`,
-        );
-      for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
-      for (const [module, outcome] of Object.entries(item.checks ?? {})) {
-        lines.push(
-          outcome === null
-            ? `  check ${module}: none in its definition`
-            : `  check ${module}: ${words?.describeCheck(outcome)}`,
-        );
-      }
-    }
-    io.out(lines.join('\n'));
+    io.out(report.flatMap((item) => statusLines(item, words?.describeCheck)).join('\n'));
     return exit;
   } catch (error) {
     return failed(error, io);
   } finally {
     await stores.close().catch(() => {});
   }
+}
+
+/** The nodes a status names: every node, one node, or a target's. */
+function statusNodes(node: string | undefined, settings: Settings): string[] | { refused: string } {
+  if (node === undefined) return Object.keys(settings.nodes).sort();
+  if (isName(node)) {
+    const refusal = checkNodeIn(settings, node);
+    return refusal ? { refused: refusal } : [node];
+  }
+  const targeted = resolveTarget(node, {
+    nodes: Object.keys(settings.nodes),
+    groups: settings.groups,
+  });
+  return targeted.ok ? targeted.nodes : { refused: targeted.refused };
+}
+
+type NodeStatus = Awaited<ReturnType<typeof nodeStatus>>;
+
+/** One node's part of the status: its record, what it is to run, and what does not resolve. */
+async function nodeStatus(
+  name: string,
+  settings: Settings,
+  catalog: Catalog,
+  deps: Pick<ActDeps, 'stores'>,
+  lock: LockHolder | undefined,
+  checks: Map<string, ChecksNow> | undefined,
+) {
+  const record = await deps.stores.readNode(name);
+  const declared = declaredFor(settings, name);
+  const running = toRun(record.assigned, declared);
+  const entries = await loadEntries(catalog, [
+    ...new Set([...running, ...Object.keys(record.managed)]),
+  ]);
+  const unresolved: Record<string, string> = {};
+  let misdeclared = false;
+  const resolve = moduleResolver(new Set(running), entries);
+  for (const module of running) {
+    const resolution = resolve(module);
+    if (resolution.ok) continue;
+    const hint = await catalogHint(resolution.unresolved, module, catalog);
+    const words = `${doesNotResolve(module, name, resolution.unresolved)}${hint}`;
+    const fields =
+      resolution.unresolved.why === 'not-in-catalog'
+        ? (declared
+            .find((item) => item.module === module)
+            ?.from.map((target) => runField(settings, target, module)) ?? [])
+        : [];
+    if (fields.length > 0) misdeclared = true;
+    unresolved[module] = fields.length > 0 ? `berth.json ${fields.join(', ')}: ${words}` : words;
+  }
+  const unneeded = unneededPackages(record, entries);
+  return {
+    node: name,
+    machine: settings.nodes[name],
+    assigned: record.assigned,
+    declared,
+    managed: record.managed,
+    account: record.account ? { takenAt: record.account.takenAt } : null,
+    unresolved,
+    lock: lock ?? null,
+    ...(unneeded.length > 0 ? { unneededPackages: unneeded } : {}),
+    ...(checks ? { checks: checks.get(name) ?? {} } : {}),
+    misdeclared,
+  };
+}
+
+/** A node's status as the command line prints it. */
+function statusLines(
+  item: NodeStatus,
+  describeCheck: ((check: CheckOutcome) => string) | undefined,
+): string[] {
+  const lines: string[] = [];
+  const where =
+    item.machine && 'root' in item.machine
+      ? `root ${item.machine.root}`
+      : `ssh ${item.machine?.ssh}`;
+  lines.push(`${item.node} (${where})`);
+  lines.push(`  to run: ${toRunWords(item.assigned, item.declared)}`);
+  const managed = Object.entries(item.managed).map(
+    ([module, record]) =>
+      `${module} (by ${record.via}, since ${record.since}${record.started ? '' : ', not yet started'}${owedWords(record)})`,
+  );
+  lines.push(`  managed: ${managed.length ? managed.join(', ') : 'nothing'}`);
+  const takenAt = item.account?.takenAt;
+  lines.push(
+    takenAt
+      ? `  account: taken ${takenAt} (${describeAge(Date.now() - Date.parse(takenAt))} ago)`
+      : '  account: none yet (berth adopt to take one)',
+  );
+  if (item.lock)
+    lines.push(
+      `  locked: berth process ${item.lock.pid} on ${item.lock.host} is acting (${item.lock.act}, since ${item.lock.since})`,
+    );
+  if (item.unneededPackages)
+    lines.push(
+      `  packages berth installed that nothing it runs needs: ${item.unneededPackages.join(', ')} (still installed: remove them by hand if nothing else uses them)`,
+    );
+  for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
+  for (const [module, outcome] of Object.entries(item.checks ?? {}))
+    lines.push(
+      outcome === null
+        ? `  check ${module}: none in its definition`
+        : `  check ${module}: ${describeCheck?.(outcome)}`,
+    );
+  return lines;
 }
 
 /** A hook that failed and is owed until it succeeds, as status says it beside the module. */
