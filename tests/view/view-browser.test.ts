@@ -1,7 +1,8 @@
 /**
  * berth view in a real browser: Debian's chromium, headless, driven by playwright-core. The
  * fleet's matrix, a node's diff with its secret masked, the journal, a group act followed
- * live to its end, and nothing asked of another origin. Screenshots at a phone's and a
+ * live to its end, and nothing asked of another origin; landmarks, and every text's contrast
+ * in light and dark measured from its computed colours. Screenshots at a phone's and a
  * desk's size are written to .view-shots/ (or $BERTH_VIEW_SHOTS), named in the output.
  */
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { needs } from '../helpers/needs.ts';
 import { digestOf } from '../helpers/world.ts';
+import { contrastFailures, type ShownText } from './contrast.ts';
 import { type Fleet, makeFleet } from './fleet.ts';
 import { startView, type ViewProcess } from './view-process.ts';
 
@@ -25,6 +27,29 @@ interface InPage {
   };
   getComputedStyle(element: unknown): { backgroundColor: string };
 }
+
+/** An element as the contrast walk and the landmark check read it in the page. */
+interface InPageElement {
+  tagName: string;
+  className: string;
+  childNodes: ArrayLike<{ nodeType: number; textContent: string | null }>;
+  parentElement: InPageElement | null;
+  labels?: ArrayLike<{ textContent: string | null }> | null;
+  checkVisibility(): boolean;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+}
+interface InPageWalk {
+  document: { querySelectorAll(selector: string): ArrayLike<InPageElement> };
+  getComputedStyle(element: InPageElement): {
+    color: string;
+    backgroundColor: string;
+    fontSize: string;
+    fontWeight: string;
+  };
+}
+/** The pages the reader sees: the fleet, a node with its diff, the journal. */
+const PAGES = ['/', '/nodes/web2', '/journal'] as const;
 const SHOTS = resolve(
   process.env.BERTH_VIEW_SHOTS ?? join(import.meta.dirname, '../../.view-shots'),
 );
@@ -169,6 +194,94 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     assert.match((await rows.first().locator('td:nth-child(2)').textContent()) ?? '', /\(cli\)/);
     assert.match((await rows.first().locator('.outcome').textContent()) ?? '', /^done/);
     await shoot('journal-desk');
+  });
+
+  it('has text readable in light and dark: 4.5:1 against its background, 3:1 when large', async () => {
+    const reader = await context.newPage();
+    const failures: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await reader.emulateMedia({ colorScheme });
+      for (const path of PAGES) {
+        await reader.goto(`${view.origin}${path}`);
+        const texts: ShownText[] = await reader.evaluate(() => {
+          const { document, getComputedStyle } = globalThis as unknown as InPageWalk;
+          // What a reader opens is read too.
+          for (const details of Array.from(document.querySelectorAll('details')))
+            details.setAttribute('open', '');
+          const shown: ShownText[] = [];
+          for (const element of Array.from(document.querySelectorAll('body *'))) {
+            const text = Array.from(element.childNodes)
+              .filter((node) => node.nodeType === 3)
+              .map((node) => node.textContent ?? '')
+              .join('')
+              .trim();
+            if (!text || !element.checkVisibility()) continue;
+            const style = getComputedStyle(element);
+            const backgrounds: string[] = [];
+            for (let at: InPageElement | null = element; at; at = at.parentElement)
+              backgrounds.push(getComputedStyle(at).backgroundColor);
+            shown.push({
+              tag: element.tagName.toLowerCase(),
+              className: element.className,
+              text,
+              color: style.color,
+              backgrounds,
+              fontSize: Number.parseFloat(style.fontSize),
+              fontWeight: Number(style.fontWeight),
+            });
+          }
+          return shown;
+        });
+        assert.ok(texts.length > 5, `${path} shows text`);
+        failures.push(
+          ...contrastFailures(texts).map((failure) => `${colorScheme} ${path} ${failure}`),
+        );
+      }
+    }
+    await reader.close();
+    assert.deepEqual(failures, [], `text below its contrast:\n${failures.join('\n')}`);
+  });
+
+  it('has landmarks: one main, a named nav, named tables, labelled form controls', async () => {
+    const reader = await context.newPage();
+    for (const path of PAGES) {
+      await reader.goto(`${view.origin}${path}`);
+      assert.equal(await reader.getByRole('main').count(), 1, `${path} has one main`);
+      const navs = await reader.getByRole('navigation').count();
+      assert.ok(navs >= 1, `${path} has a nav`);
+      assert.equal(
+        await reader.getByRole('navigation', { name: /\S/ }).count(),
+        navs,
+        `${path}: each nav has a name`,
+      );
+      const tables = await reader.locator('table').count();
+      assert.equal(
+        await reader.getByRole('table', { name: /\S/ }).count(),
+        tables,
+        `${path}: each table has a caption or a label`,
+      );
+      const unlabelled = await reader.evaluate(() => {
+        const { document } = globalThis as unknown as InPageWalk;
+        return Array.from(document.querySelectorAll('input, select, textarea'))
+          .filter(
+            (control) =>
+              !Array.from(control.labels ?? []).some((label) => label.textContent?.trim()) &&
+              !control.getAttribute('aria-label')?.trim() &&
+              !control.getAttribute('aria-labelledby'),
+          )
+          .map((control) => control.getAttribute('name') ?? control.tagName);
+      });
+      assert.deepEqual(unlabelled, [], `${path}: form controls without a label`);
+    }
+    await reader.goto(`${view.origin}/journal`);
+    for (const name of ['Node', 'Module'])
+      assert.equal(
+        await reader.getByRole('textbox', { name }).count(),
+        1,
+        `the journal's filter has ${name}`,
+      );
+    assert.equal(await reader.getByRole('search', { name: 'Filter the journal' }).count(), 1);
+    await reader.close();
   });
 
   it('follows a group act from another berth to its end, without a reload', async () => {
