@@ -69,7 +69,7 @@ pre.command code { user-select: all; }
 .diff-note, .digest-line { color: var(--muted); }
 .filter { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: 1rem; }
 .filter label { display: flex; flex-direction: column; font-size: .9rem; }
-input, button { font: inherit; padding: .3rem .5rem; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); }
+input, button { font: inherit; padding: .3rem .5rem; border: 1px solid var(--muted); border-radius: 4px; background: var(--bg); color: var(--fg); }
 button { cursor: pointer; background: var(--head); }
 details pre { max-height: 20rem; white-space: pre-wrap; }
 @media (max-width: 40rem) { main { padding: .5rem; } h1 { font-size: 1.35rem; } th, td { padding: .3rem .4rem; } }

@@ -12,7 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { needs } from '../helpers/needs.ts';
 import { digestOf } from '../helpers/world.ts';
-import { contrastFailures, type ShownText } from './contrast.ts';
+import {
+  contrastFailures,
+  contrastRatio,
+  effectiveBackground,
+  type ShownText,
+} from './contrast.ts';
 import { type Fleet, makeFleet } from './fleet.ts';
 import { startView, type ViewProcess } from './view-process.ts';
 
@@ -46,6 +51,7 @@ interface InPageWalk {
     backgroundColor: string;
     fontSize: string;
     fontWeight: string;
+    borderTopColor: string;
   };
 }
 /** The pages the reader sees: the fleet, a node with its diff, the journal. */
@@ -240,6 +246,38 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     }
     await reader.close();
     assert.deepEqual(failures, [], `text below its contrast:\n${failures.join('\n')}`);
+  });
+
+  it('has form controls whose edges show: 3:1 against what is behind them, light and dark', async () => {
+    const reader = await context.newPage();
+    const failures: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await reader.emulateMedia({ colorScheme });
+      await reader.goto(`${view.origin}/journal`);
+      const controls = await reader.evaluate(() => {
+        const { document, getComputedStyle } = globalThis as unknown as InPageWalk;
+        return Array.from(document.querySelectorAll('input, button')).map((element) => {
+          const backgrounds: string[] = [];
+          for (let at = element.parentElement; at; at = at.parentElement)
+            backgrounds.push(getComputedStyle(at).backgroundColor);
+          return {
+            what: `<${element.tagName.toLowerCase()}> ${element.getAttribute('name') ?? ''}`,
+            border: getComputedStyle(element).borderTopColor,
+            backgrounds,
+          };
+        });
+      });
+      assert.ok(controls.length >= 3, 'the journal has its filter boxes and button');
+      for (const control of controls) {
+        const ratio = contrastRatio(
+          effectiveBackground([control.border]),
+          effectiveBackground(control.backgrounds),
+        );
+        if (ratio < 3) failures.push(`${colorScheme} ${control.what}: ${ratio.toFixed(2)}:1`);
+      }
+    }
+    await reader.close();
+    assert.deepEqual(failures, [], `form control edges below 3:1:\n${failures.join('\n')}`);
   });
 
   it('has landmarks: one main, a named nav, named tables, labelled form controls', async () => {
