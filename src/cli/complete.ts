@@ -5,6 +5,7 @@ import { isName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
 import { GLOBAL_OPTIONS, LINE_COMMANDS, nameOf, type WordKind } from './command-line.ts';
 import { EXIT, type Io } from './io.ts';
+import { SHELLS } from './shells.ts';
 
 interface Words {
   args: readonly WordKind[];
@@ -37,8 +38,6 @@ const TAKES_VALUE = new Set(
     .filter(([usage]) => usage.includes('<'))
     .map(([usage]) => firstWord(usage)),
 );
-
-export const SHELLS = ['bash', 'zsh', 'fish'];
 
 /**
  * `berth __complete WORD… CURRENT`: the candidates for the word being typed (CURRENT,

@@ -1,8 +1,8 @@
 import { didYouMean } from '../did-you-mean.ts';
 import { ownValue } from '../own-record.ts';
-import { SHELLS } from './complete.ts';
 import { COMPLETE } from './complete-word.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
+import { SHELLS } from './shells.ts';
 
 /**
  * The completion scripts. Each is thin: at a Tab it asks `berth __complete` with the
