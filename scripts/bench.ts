@@ -89,7 +89,7 @@ await run('packages', async () =>
   (await import('./bench/packages.ts')).benchPackages(quick ? 1 : 3),
 );
 await run('packages-fleet', async () =>
-  (await import('./bench/packages.ts')).benchPackagesFleet(quick ? 2 : 8),
+  (await import('./bench/packages.ts')).benchPackagesFleet(quick ? 2 : 8, quick ? 1 : 5),
 );
 await run('view', async () => (await import('./bench/view.ts')).benchView(quick ? 3 : 11));
 

