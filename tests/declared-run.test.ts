@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { digestOf, makeWorld, type World } from './helpers/world.ts';
+import { makeWorld, type World } from './helpers/world.ts';
 
 describe("berth.json's run", () => {
   let world: World;
@@ -81,13 +81,7 @@ describe("berth.json's run", () => {
   test('a converge installs the declared module; it is never written into the kept assignments', async () => {
     const preview = await world.berth('converge', '@web');
     assert.match(preview.stdout, / {2}web1: install nginx, install redis/);
-    const act = await world.berth(
-      'converge',
-      '@web',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'converge', '@web');
     assert.equal(act.code, 0, act.stderr);
     assert.equal(existsSync(join(rootOf('web2'), 'started-nginx')), true);
     assert.deepEqual(await assignedOnDisk('web1'), ['redis']);

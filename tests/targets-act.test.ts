@@ -93,13 +93,7 @@ describe('a target of several nodes', () => {
 
   test('the act on an unchanged preview acts on every node and recaps each with its time', async () => {
     const preview = await world.berth('converge', '@web');
-    const act = await world.berth(
-      'converge',
-      '@web',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await world.actOn(preview, 'converge', '@web');
     assert.equal(act.code, 0, act.stderr);
     assert.match(act.stdout, /web1: wrote \/etc\/nginx\/nginx.conf\n/);
     assert.match(
@@ -137,14 +131,7 @@ describe('a failing and a blocked node do not stop the others', () => {
     const preview = await world.berth('converge', '@all');
     assert.equal(preview.code, 0, preview.stderr);
     assert.match(preview.stdout, / {2}web3: blocked: needy does not resolve/);
-    const act = await world.berth(
-      'converge',
-      '@all',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-      '--json',
-    );
+    const act = await world.actOn(preview, 'converge', '@all', '--json');
     assert.equal(act.code, 1);
     const answer = JSON.parse(act.stdout);
     assert.equal(answer.nodes.db1.outcome, 'done');
@@ -182,15 +169,7 @@ describe('--batch: a rolling act', () => {
 
   test('no batch is begun after one in which a node failed', async () => {
     const preview = await world.berth('converge', '@all');
-    const act = await world.berth(
-      'converge',
-      '@all',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-      '--batch',
-      '1',
-    );
+    const act = await world.actOn(preview, 'converge', '@all', '--batch', '1');
     assert.equal(act.code, 1);
     assert.match(
       act.stdout,
@@ -227,16 +206,7 @@ describe('a node whose act waits for its turn is surveyed again', () => {
   test('with --parallel 1, web1 acts on what it holds after db1 acted, not on the check', async () => {
     const preview = await world.berth('converge', 'db1,web1');
     assert.equal(preview.code, 0, preview.stderr);
-    const act = await world.berth(
-      'converge',
-      'db1,web1',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-      '--parallel',
-      '1',
-      '--json',
-    );
+    const act = await world.actOn(preview, 'converge', 'db1,web1', '--parallel', '1', '--json');
     assert.equal(act.code, 1, act.stderr);
     const answer = JSON.parse(act.stdout);
     assert.equal(answer.nodes.db1.outcome, 'done');

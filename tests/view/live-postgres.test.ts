@@ -9,7 +9,6 @@ import {
   postgresUnavailable,
   startPostgres,
 } from '../helpers/postgres-server.ts';
-import { digestOf } from '../helpers/world.ts';
 import { type Fleet, makeFleet } from './fleet.ts';
 import { startView, type ViewProcess } from './view-process.ts';
 
@@ -42,13 +41,7 @@ describe('berth view over a PostgreSQL store', { skip: postgresUnavailable() }, 
 
     const preview = await fleet.world.berth('converge', '@web');
     assert.equal(preview.code, 0, preview.stderr);
-    const act = await fleet.world.berth(
-      'converge',
-      '@web',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await fleet.world.actOn(preview, 'converge', '@web');
     assert.equal(act.code, 0, act.stderr);
 
     const ended = new Map<string, { outcome: string; actor: string }>();

@@ -11,7 +11,6 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { needs } from '../helpers/needs.ts';
-import { digestOf } from '../helpers/world.ts';
 import {
   contrastFailures,
   contrastRatio,
@@ -331,13 +330,7 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     );
     const preview = await fleet.world.berth('converge', '@web');
     assert.equal(preview.code, 0, preview.stderr);
-    const act = await fleet.world.berth(
-      'converge',
-      '@web',
-      '--yes',
-      '--digest',
-      digestOf(preview.stdout),
-    );
+    const act = await fleet.world.actOn(preview, 'converge', '@web');
     assert.equal(act.code, 0, act.stderr);
     for (const node of ['web1', 'web2', 'web3'])
       await page.waitForFunction(
