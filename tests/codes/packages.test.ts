@@ -8,28 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
+import { candidateOf, holdMachineApt, refuseHelloInstalls } from '../helpers/machine-apt.ts';
 import { type Asked, codesSeen, type Faces, openFaces } from './faces.ts';
 
 const codes = codesSeen('packages');
-/** An apt configuration this suite puts in place for a moment, to have apt refuse. */
-const REFUSING = '/etc/apt/apt.conf.d/99berth-codes-refuse-hello';
 
-function whyNot(): string | false {
-  if (process.getuid?.() !== 0) return 'needs root';
-  if (!existsSync('/usr/bin/apt-get')) return 'needs apt-get';
-  const policy = execFileSync('apt-cache', ['policy', 'hello'], {
-    encoding: 'utf8',
-    env: { ...process.env, LC_ALL: 'C' },
-  });
-  const candidate = /Candidate: (\S+)/.exec(policy)?.[1];
-  return !candidate || candidate === '(none)' ? "needs hello in apt's lists" : false;
-}
-const skip = whyNot();
+const found = candidateOf('hello');
+const skip = typeof found === 'string' ? false : found.skip;
 
 describe("a module's packages on this machine's apt", { skip }, () => {
   let faces: Faces;
@@ -52,7 +40,6 @@ describe("a module's packages on this machine's apt", { skip }, () => {
     });
   });
   after(async () => {
-    await rm(REFUSING, { force: true });
     await faces?.close();
     await release?.();
   });
@@ -101,17 +88,7 @@ describe("a module's packages on this machine's apt", { skip }, () => {
   it('package_failed: an install apt refuses, one node at a time', async () => {
     assert.equal((await faces.world.berth('assign', '@here', 'greet')).code, 0);
     // apt here refuses any install of hello=<version> (berth's), and no other.
-    const refuser = join(faces.world.dir, 'refuse-hello.sh');
-    await writeFile(
-      refuser,
-      `p=$PPID
-for i in 1 2 3; do
-  if tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q ' hello='; then exit 1; fi
-  p=$(awk '/^PPid:/ { print $2 }' /proc/$p/status 2>/dev/null) || break
-done
-`,
-    );
-    await writeFile(REFUSING, `DPkg::Pre-Invoke {"sh ${refuser}";};\n`);
+    const refusing = await refuseHelloInstalls(faces.world.dir);
     try {
       for (const [scope, node, nodes] of [
         ['node', 'here1', ['here1']],
@@ -130,7 +107,7 @@ done
         codes.refused(`api ${scope}`, served, 'package_failed', [...nodes]);
       }
     } finally {
-      await rm(REFUSING, { force: true });
+      await refusing.undo();
     }
   });
 });

@@ -7,7 +7,10 @@
  * runner runs test files side by side: two of these at once would meet each other's lock,
  * configuration or half-installed package. Each takes this lock for its whole suite.
  */
-import { open, readFile, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { open, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const LOCK = '/tmp/berth-tests-machine-apt.lock';
 
@@ -36,4 +39,42 @@ function alive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The version of `name` this machine's apt lists offer, or why a test of it cannot run here. */
+export function candidateOf(name: string): string | { skip: string } {
+  if (process.getuid?.() !== 0) return { skip: 'needs root' };
+  if (!existsSync('/usr/bin/apt-get')) return { skip: 'needs apt-get' };
+  const policy = execFileSync('apt-cache', ['policy', name], {
+    encoding: 'utf8',
+    env: { ...process.env, LC_ALL: 'C' },
+  });
+  const candidate = /Candidate: (\S+)/.exec(policy)?.[1];
+  if (!candidate || candidate === '(none)')
+    return { skip: `needs ${name} in apt's lists (apt-get update)` };
+  return candidate;
+}
+
+/** An apt configuration put in place for a while, to have apt refuse. */
+const REFUSING = '/etc/apt/apt.conf.d/99berth-test-refuse-hello';
+
+/**
+ * Makes this machine's apt refuse any install of `hello=<version>` (berth's), and no other,
+ * with a script kept in `dir` (apt names it when it refuses); `undo` takes it away again.
+ */
+export async function refuseHelloInstalls(
+  dir: string,
+): Promise<{ script: string; undo: () => Promise<void> }> {
+  const refuser = join(dir, 'refuse-hello.sh');
+  await writeFile(
+    refuser,
+    `p=$PPID
+for i in 1 2 3; do
+  if tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q ' hello='; then exit 1; fi
+  p=$(awk '/^PPid:/ { print $2 }' /proc/$p/status 2>/dev/null) || break
+done
+`,
+  );
+  await writeFile(REFUSING, `DPkg::Pre-Invoke {"sh ${refuser}";};\n`);
+  return { script: refuser, undo: () => rm(REFUSING, { force: true }) };
 }

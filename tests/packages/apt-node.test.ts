@@ -10,30 +10,14 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
+import { candidateOf, holdMachineApt, refuseHelloInstalls } from '../helpers/machine-apt.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
 const FILE = '/etc/berth-test-greet/greeting';
 /** An apt configuration a test puts in place for a moment, to have apt refuse. */
-const REFUSING = '/etc/apt/apt.conf.d/99berth-test-refuse-hello';
 
-/** The version of hello the lists offer, or why this test cannot run here. */
-function helloCandidate(): string | { skip: string } {
-  if (process.getuid?.() !== 0) return { skip: 'needs root' };
-  if (!existsSync('/usr/bin/apt-get')) return { skip: 'needs apt-get' };
-  const policy = execFileSync('apt-cache', ['policy', 'hello'], {
-    encoding: 'utf8',
-    env: { ...process.env, LC_ALL: 'C' },
-  });
-  const candidate = /Candidate: (\S+)/.exec(policy)?.[1];
-  if (!candidate || candidate === '(none)')
-    return { skip: "needs hello in apt's lists (apt-get update)" };
-  return candidate;
-}
-
-const found = helloCandidate();
+const found = candidateOf('hello');
 const skip = typeof found === 'string' ? false : found.skip;
 const CANDIDATE = typeof found === 'string' ? found : '';
 
@@ -158,27 +142,17 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
 
   it("an install apt refuses is said in apt's own E: lines, and nothing else of the module is written", async () => {
     // apt on this node refuses any install of hello=<version> (berth's), and no other.
-    const refuser = join(world.dir, 'refuse-hello.sh');
-    await writeFile(
-      refuser,
-      `p=$PPID
-for i in 1 2 3; do
-  if tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q ' hello='; then exit 1; fi
-  p=$(awk '/^PPid:/ { print $2 }' /proc/$p/status 2>/dev/null) || break
-done
-`,
-    );
-    await writeFile(REFUSING, `DPkg::Pre-Invoke {"sh ${refuser}";};\n`);
+    const refusing = await refuseHelloInstalls(world.dir);
     try {
       const preview = await world.berth('converge', 'here');
       const act = await world.actOn(preview, '--lock-timeout', '5m', 'converge', 'here');
       assert.equal(act.code, 1);
       assert.equal(
         act.stderr,
-        `converge of here stopped at greet: installing hello on here failed: E: Problem executing scripts DPkg::Pre-Invoke 'sh ${refuser}' E: Sub-process returned an error code\n`,
+        `converge of here stopped at greet: installing hello on here failed: E: Problem executing scripts DPkg::Pre-Invoke 'sh ${refusing.script}' E: Sub-process returned an error code\n`,
       );
     } finally {
-      await rm(REFUSING, { force: true });
+      await refusing.undo();
     }
     assert.equal(installedHello(), undefined);
     assert.equal(existsSync(FILE), false);

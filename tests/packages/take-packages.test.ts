@@ -8,30 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
+import { candidateOf, holdMachineApt } from '../helpers/machine-apt.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
 const DIR = '/etc/berth-test-take-greet';
 const FILE = `${DIR}/greeting`;
 
-/** The version of sl the lists offer, or why this test cannot run here. */
-function slCandidate(): string | { skip: string } {
-  if (process.getuid?.() !== 0) return { skip: 'needs root' };
-  if (!existsSync('/usr/bin/apt-get')) return { skip: 'needs apt-get' };
-  const policy = execFileSync('apt-cache', ['policy', 'sl'], {
-    encoding: 'utf8',
-    env: { ...process.env, LC_ALL: 'C' },
-  });
-  const candidate = /Candidate: (\S+)/.exec(policy)?.[1];
-  if (!candidate || candidate === '(none)')
-    return { skip: "needs sl in apt's lists (apt-get update)" };
-  return candidate;
-}
-
-const found = slCandidate();
+const found = candidateOf('sl');
 const skip = typeof found === 'string' ? false : found.skip;
 const CANDIDATE = typeof found === 'string' ? found : '';
 const VERSION = CANDIDATE.replaceAll('.', '\\.').replaceAll('+', '\\+');
