@@ -17,8 +17,12 @@ export async function benchColdStart(runs: number): Promise<string> {
   const world = await makeBenchWorld(1);
   await world.writeState(1, 1);
   const state = ['--state', world.state];
+  // What any program shipped as an ES module pays before its first line: Node's ES loader.
+  const empty = join(world.dir, 'empty.mjs');
+  await writeFile(empty, '');
   const cases: [string, string[]][] = [
     ['node -e 0', ['-e', '0']],
+    ['node empty.mjs (an empty ES module)', [empty]],
     ['berth --version', [BERTH, '--version']],
     ['berth status', [BERTH, ...state, 'status']],
     ['berth completion bash', [BERTH, 'completion', 'bash']],
