@@ -135,14 +135,18 @@ describe('an act that met its node', () => {
       for (const [scope, node] of [
         ['node', 'web2'],
         ['group', '@web'],
-      ] as const) {
-        const line = await faces.line('converge', { node });
-        assert.equal(line.status, 3);
-        codes.refused(`cli ${scope}`, line, 'stores_unavailable');
-        const served = await faces.served('converge', { node });
-        assert.equal(served.status, 503);
-        codes.refused(`api ${scope}`, served, 'stores_unavailable');
-      }
+      ] as const)
+        await codes.refusedOnBoth(
+          faces,
+          scope,
+          'converge',
+          { node },
+          {
+            exit: 3,
+            status: 503,
+            code: 'stores_unavailable',
+          },
+        );
     } finally {
       await rm(record);
     }

@@ -50,6 +50,14 @@ const lineOnly = (suite: Suite, why: string, group: Where = suite): Row => ({
   'api group': { never: why },
 });
 
+/** Produced over the API only, for `why` the command line never gives it. */
+const apiOnly = (suite: Suite, why: string): Row => ({
+  'cli node': { never: why },
+  'cli group': { never: why },
+  'api node': suite,
+  'api group': suite,
+});
+
 /** Produced for a group (a target of several nodes) only. */
 const groupOnly = (suite: Suite, why: string): Row => ({
   'cli node': { never: why },
@@ -82,12 +90,7 @@ export const WHERE: Record<Code, Row> = {
     'api group': { never: 'the API reads a JSON body, not words and flags (invalid_request)' },
   },
   fields_missing: everywhere('requests'),
-  invalid_request: {
-    'cli node': { never: 'the command line makes the request from its words (usage)' },
-    'cli group': { never: 'the command line makes the request from its words (usage)' },
-    'api node': 'http',
-    'api group': 'http',
-  },
+  invalid_request: apiOnly('http', 'the command line makes the request from its words (usage)'),
   unauthorized: httpOnly('http'),
   no_route: httpOnly('http'),
   body_too_large: httpOnly('http'),
@@ -112,12 +115,10 @@ export const WHERE: Record<Code, Row> = {
   ),
   unknown_node: everywhere('requests'),
   unknown_group: groupOnly('requests', 'one node name names no group'),
-  not_granted: {
-    'cli node': { never: "grants are for the API's subjects: the command line is the operator's" },
-    'cli group': { never: "grants are for the API's subjects: the command line is the operator's" },
-    'api node': 'requests',
-    'api group': 'requests',
-  },
+  not_granted: apiOnly(
+    'requests',
+    "grants are for the API's subjects: the command line is the operator's",
+  ),
   unknown_module: everywhere('commands'),
   invalid_module: everywhere('commands'),
   not_assigned: everywhere('commands'),

@@ -157,20 +157,39 @@ export async function openFaces(options: {
 export function codesSeen(suite: Suite) {
   const seen = new Set<string>();
   const saw = (cell: Cell, code: Code) => seen.add(`${code} on ${cell}`);
+  /**
+   * The answer refused with `code`, beside `refused`, and so did each node of `nodes`
+   * (the code in the closed list, the words a sentence for people).
+   */
+  const refused = (cell: Cell, answer: Answered, code: Code, nodes: string[] = []) => {
+    const { body } = answer;
+    assert.equal(body.code, code, `${cell}: ${body.refused ?? JSON.stringify(body)}`);
+    assert.ok(v.is(CodeSchema, body.code), `${cell}: ${body.code} is in the list`);
+    assert.equal(typeof body.refused, 'string', `${cell}: refused beside the code`);
+    assert.ok((body.refused ?? '').length > 0, `${cell}: words beside the code`);
+    for (const node of nodes)
+      assert.equal(body.nodes?.[node]?.code, code, `${cell}: ${node}'s code`);
+    saw(cell, code);
+  };
   return {
+    refused,
     /**
-     * The answer refused with `code`, beside `refused`, and so did each node of `nodes`
-     * (the code in the closed list, the words a sentence for people).
+     * `command` asked on both faces, the command line exiting `exit` and the API answering
+     * `status`, each refused with `code`.
      */
-    refused(cell: Cell, answer: Answered, code: Code, nodes: string[] = []) {
-      const { body } = answer;
-      assert.equal(body.code, code, `${cell}: ${body.refused ?? JSON.stringify(body)}`);
-      assert.ok(v.is(CodeSchema, body.code), `${cell}: ${body.code} is in the list`);
-      assert.equal(typeof body.refused, 'string', `${cell}: refused beside the code`);
-      assert.ok((body.refused ?? '').length > 0, `${cell}: words beside the code`);
-      for (const node of nodes)
-        assert.equal(body.nodes?.[node]?.code, code, `${cell}: ${node}'s code`);
-      saw(cell, code);
+    async refusedOnBoth(
+      faces: Faces,
+      scope: 'node' | 'group',
+      command: string,
+      asked: Asked,
+      expected: { exit: number; status: number; code: Code },
+    ) {
+      const line = await faces.line(command, asked);
+      assert.equal(line.status, expected.exit, `${command} ${asked.node}`);
+      refused(`cli ${scope}`, line, expected.code);
+      const served = await faces.served(command, asked);
+      assert.equal(served.status, expected.status, `${command} ${asked.node}`);
+      refused(`api ${scope}`, served, expected.code);
     },
     /** `node`'s entry refused or failed with `code`, whatever the answer's own code. */
     nodeRefused(cell: Cell, answer: Answered, node: string, code: Code) {

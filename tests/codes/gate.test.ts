@@ -45,12 +45,7 @@ describe('the gate between a preview and its act', () => {
         ['xyz', 'invalid_digest'],
       ] as const) {
         const asked = { node, yes: true, ...(digest === undefined ? {} : { digest }) };
-        const line = await faces.line('converge', asked);
-        assert.equal(line.status, 1);
-        codes.refused(`cli ${scope}`, line, code);
-        const served = await faces.served('converge', asked);
-        assert.equal(served.status, 409);
-        codes.refused(`api ${scope}`, served, code);
+        await codes.refusedOnBoth(faces, scope, 'converge', asked, { exit: 1, status: 409, code });
       }
     }
   });

@@ -74,14 +74,8 @@ describe('refused before any node', () => {
       ['group', 'converge', { node: 'web1,web9' }, 'unknown_node'],
       ['group', 'converge', { node: '@nope' }, 'unknown_group'],
     ] as const;
-    for (const [scope, command, asked, code] of refusals) {
-      const line = await faces.line(command, asked);
-      assert.equal(line.status, 1, `${command} ${asked.node}`);
-      codes.refused(`cli ${scope}`, line, code);
-      const served = await faces.served(command, asked);
-      assert.equal(served.status, 409, `${command} ${asked.node}`);
-      codes.refused(`api ${scope}`, served, code);
-    }
+    for (const [scope, command, asked, code] of refusals)
+      await codes.refusedOnBoth(faces, scope, command, asked, { exit: 1, status: 409, code });
   });
 
   it('not_granted: a subject no grant covers, for a node and for a group', async () => {
@@ -106,14 +100,18 @@ describe('refused before any node', () => {
       for (const [scope, node] of [
         ['node', 'web1'],
         ['group', '@web'],
-      ] as const) {
-        const line = await faces.line('converge', { node });
-        assert.equal(line.status, 1);
-        codes.refused(`cli ${scope}`, line, 'invalid_config');
-        const served = await faces.served('converge', { node });
-        assert.equal(served.status, 409);
-        codes.refused(`api ${scope}`, served, 'invalid_config');
-      }
+      ] as const)
+        await codes.refusedOnBoth(
+          faces,
+          scope,
+          'converge',
+          { node },
+          {
+            exit: 1,
+            status: 409,
+            code: 'invalid_config',
+          },
+        );
     } finally {
       await writeFile(settings, good);
     }
