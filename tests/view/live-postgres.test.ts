@@ -28,8 +28,7 @@ describe('berth view over a PostgreSQL store', { skip: postgresUnavailable() }, 
   });
 
   it("follows another controller's act on @web to its end", async () => {
-    const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
-    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const cookie = await view.cookie();
     const page = await (await fetch(`${view.origin}/`, { headers: { cookie } })).text();
     assert.match(page, /to update/, 'the fleet page is drawn from the PostgreSQL store');
     const stream = await fetch(`${view.origin}/live`, { headers: { cookie } });

@@ -24,8 +24,7 @@ describe('berth view: who may see it', () => {
   before(async () => {
     fleet = await makeFleet();
     view = await startView(fleet.world.state);
-    const first = await get(`/?token=${view.token}`);
-    cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    cookie = await view.cookie();
   });
   after(async () => {
     await view?.stop();
@@ -148,8 +147,7 @@ describe('berth view: what others wrote', () => {
       const hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>';
       const refused = await fleet.world.berth('assign', '--', hostile, 'app');
       assert.equal(refused.code, 1, 'refused, and journaled apart from every node');
-      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
-      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const cookie = await view.cookie();
       const body = await (await fetch(`${view.origin}/journal`, { headers: { cookie } })).text();
       assert.ok(
         body.includes(
@@ -176,8 +174,7 @@ describe('berth view: a node that cannot be reached', {
     assert.equal((await fleet.world.berth('assign', 'gone', 'app')).code, 0);
     const view = await startView(fleet.world.state);
     try {
-      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
-      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const cookie = await view.cookie();
       const fleetPage = await (await fetch(`${view.origin}/`, { headers: { cookie } })).text();
       assert.match(
         fleetPage,
@@ -202,8 +199,7 @@ describe('berth view: stopping', () => {
     const fleet = await makeFleet();
     const view = await startView(fleet.world.state);
     try {
-      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
-      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const cookie = await view.cookie();
       const following = await fetch(`${view.origin}/live`, { headers: { cookie } });
       assert.equal(following.status, 200);
       // The stream ends with the view, cleanly or cut.
@@ -221,8 +217,7 @@ describe('berth view: a state it cannot read', () => {
     const fleet = await makeFleet();
     const view = await startView(fleet.world.state);
     try {
-      const first = await fetch(`${view.origin}/?token=${view.token}`, { redirect: 'manual' });
-      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const cookie = await view.cookie();
       await fleet.world.writeSettings({ nodes: { web1: { root: 'relative/path' } }, grups: {} });
       const answer = await fetch(`${view.origin}/`, { headers: { cookie } });
       const body = await answer.text();

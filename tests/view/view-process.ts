@@ -9,6 +9,8 @@ export interface ViewProcess {
   origin: string;
   token: string;
   stderr(): string;
+  /** Opens its address as a browser would, and answers the cookie it sets (`name=value`). */
+  cookie(): Promise<string>;
   /** Ends it with SIGTERM, as Ctrl-C would, and answers its exit code. */
   stop(): Promise<number | null>;
 }
@@ -32,11 +34,17 @@ export function startView(state: string, args: string[] = []): Promise<ViewProce
       stdout += chunk;
       const match = /^(http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]+)$/m.exec(stdout);
       if (!match) return;
+      const origin = match[1] as string;
+      const token = match[2] as string;
       resolve({
         address: match[0],
-        origin: match[1] as string,
-        token: match[2] as string,
+        origin,
+        token,
         stderr: () => stderr,
+        cookie: async () => {
+          const first = await fetch(`${origin}/?token=${token}`, { redirect: 'manual' });
+          return (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+        },
         stop: async () => {
           if (child.exitCode === null) child.kill('SIGTERM');
           return exited;
