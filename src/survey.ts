@@ -40,12 +40,13 @@ function pathsOf(definition: ModuleDefinition): SurveyPath[] {
  * over ssh), and says what it holds for each; with `packages` (a converge), the packages
  * they name too. Data is "found" when it exists and is not empty; a secret when its file
  * exists and is not empty. A path berth may not read fails the survey, in words: what it
- * cannot see, it cannot plan for.
+ * cannot see, it cannot plan for. `key` gives the node's fingerprint key, asked only when a
+ * secret or file is found to fingerprint (opening it is an X25519 exchange).
  */
 export async function surveyModules(
   machine: Machine,
   definitions: ReadonlyMap<string, ModuleDefinition>,
-  key: Uint8Array,
+  key: () => Promise<Uint8Array>,
   { packages: withPackages = false }: { packages?: boolean } = {},
 ): Promise<Map<string, ModuleSurvey>> {
   const wanted = new Map<string, SurveyPath>();
@@ -90,7 +91,7 @@ export async function surveyModules(
 async function holdingsOf(
   definition: ModuleDefinition,
   facts: ReadonlyMap<string, PathFacts>,
-  key: Uint8Array,
+  key: () => Promise<Uint8Array>,
 ): Promise<Holdings> {
   const holdings: Holdings = { data: [], secrets: {}, files: {} };
   for (const { path } of definition.data) {
@@ -114,7 +115,7 @@ async function holdingsOf(
     }
     const value = secretHeld(facts, spec);
     holdings.secrets[name] = value?.length
-      ? { path: spec.path, found: true, fingerprint: await fingerprintWith(key, value) }
+      ? { path: spec.path, found: true, fingerprint: await fingerprintWith(await key(), value) }
       : { path: spec.path, found: false };
   }
   for (const path of Object.keys(definition.files)) {
@@ -127,7 +128,9 @@ async function holdingsOf(
       holdings.files[path] = {
         found: true,
         // A file larger than berth reads is no configuration berth wrote: it differs.
-        fingerprint: content ? await fingerprintWith(key, content) : `over ${fact.size} bytes`,
+        fingerprint: content
+          ? await fingerprintWith(await key(), content)
+          : `over ${fact.size} bytes`,
         mode: fact.mode,
       };
   }

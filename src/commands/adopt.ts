@@ -1,4 +1,5 @@
 import type { ModuleDefinition } from '../catalog.ts';
+import { once } from '../once.ts';
 import type { Account } from '../state.ts';
 import { surveyModules } from '../survey.ts';
 import type { CommandFunction } from './context.ts';
@@ -17,7 +18,8 @@ export const adopt: CommandFunction = async ({ node }, context) => {
     if ('problem' in entry) account.problems[name] = entry.problem;
     else definitions.set(name, entry.definition);
   }
-  const surveys = await surveyModules(machine, definitions, await store.vault.fingerprintKey());
+  const key = once(() => store.vault.fingerprintKey());
+  const surveys = await surveyModules(machine, definitions, key);
   for (const [name, survey] of surveys) account.modules[name] = survey.holdings;
 
   await store.saveRecord({ ...(await store.record()), account });

@@ -2,6 +2,7 @@ import type { ModuleDefinition } from '../catalog.ts';
 import { BLOCKER_CODES } from '../codes.ts';
 import { fingerprintWith } from '../digest.ts';
 import { checkName } from '../names.ts';
+import { once } from '../once.ts';
 import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import { packagesBasis } from '../packages/packages-basis.ts';
@@ -125,7 +126,8 @@ async function gatherAndPlan(
   const record = await store.record();
   const inScope = modulesInScope(record, filter);
   const entries = await loadEntries(catalog, inScope);
-  const key = await store.vault.fingerprintKey();
+  // Opened only when a file or secret is fingerprinted: a module of packages alone needs none.
+  const key = once(() => store.vault.fingerprintKey());
   const surveyed = modulesToSurvey(record, entries, filter);
   const surveys = await surveyModules(machine, surveyed, key, { packages: true });
   // A preview opens only the values its plan reads (each costs an X25519 exchange); an act
@@ -151,7 +153,7 @@ async function gatherAndPlan(
   for (const [module, files] of desired) {
     fingerprints[module] = {};
     for (const [path, bytes] of files)
-      fingerprints[module][path] = await fingerprintWith(key, bytes);
+      fingerprints[module][path] = await fingerprintWith(await key(), bytes);
   }
   const basis: Basis = {
     node,

@@ -184,6 +184,30 @@ describe('the sealed vault in a state directory, through the binary', () => {
     }
   });
 
+  it('without an identity, a preview that fingerprints nothing is made all the same', {
+    skip,
+  }, async () => {
+    // A module of data alone: nothing of it is read or fingerprinted, so its preview opens
+    // neither the fingerprint key nor a value. (An act opens every value of its node first.)
+    await writeFile(
+      join(world.state, 'modules/cache.json'),
+      JSON.stringify({ description: 'a cache', data: ['/var/cache/thing'] }),
+    );
+    assert.equal((await berth('assign', 'box', 'cache')).code, 0);
+    const away = `${me.identityFile}.away`;
+    await rename(me.identityFile, away);
+    try {
+      const preview = await berth('converge', 'box', '--filter', 'cache');
+      assert.equal(preview.stderr, '');
+      assert.equal(preview.code, 0);
+      assert.match(preview.stdout, /digest [0-9a-f]{64}\s*$/);
+      await assert.rejects(stat(me.identityFile), 'no identity made over kept values');
+    } finally {
+      await rename(away, me.identityFile);
+      assert.equal((await berth('unassign', 'box', 'cache')).code, 0);
+    }
+  });
+
   it('with the wrong identity: refused, naming it and why', { skip }, async () => {
     const other = await keygen(me.config, 'other');
     const preview = await berthIn(world.state, { ...me.env, BERTH_IDENTITY: other.file })(
