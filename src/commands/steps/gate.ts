@@ -74,18 +74,23 @@ export interface GatedNode {
 /**
  * Seals a target's preview: each node keeps its part of it by the target's digest, with
  * its own digest beside, so that an act naming the target's digest says what changed on
- * each node.
+ * each node. Each node's store is its own: they are written at once, and all are done
+ * (each under its node's lock) before a failure is told.
  */
 export async function sealTarget(digest: string, nodes: readonly GatedNode[]): Promise<void> {
-  for (const { store, own } of nodes) {
-    const kept = own === undefined ? undefined : await store.findPreview(own);
-    if (kept)
-      await store.keepPreview({
-        ...kept,
-        digest,
-        basis: { ...(kept.basis as Basis), nodeDigest: own },
-      });
-  }
+  const sealed = await Promise.allSettled(
+    nodes.map(async ({ store, own }) => {
+      const kept = own === undefined ? undefined : await store.findPreview(own);
+      if (kept)
+        await store.keepPreview({
+          ...kept,
+          digest,
+          basis: { ...(kept.basis as Basis), nodeDigest: own },
+        });
+    }),
+  );
+  const failed = sealed.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
