@@ -93,7 +93,11 @@ export async function lockNode(
         return await journaled(command, asked, face, now, outcome, (entry) => store.journal(entry));
       },
       planOnLastSurvey: surveys.again,
-      close: () => store.close().catch(() => {}),
+      // A session reached ahead and not used ends under the lock, before it is let go.
+      close: async () => {
+        await context.machine.close().catch(() => {});
+        await store.close().catch(() => {});
+      },
     },
   };
 }

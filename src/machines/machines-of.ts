@@ -51,6 +51,7 @@ function unreachable(why: string): Machine {
     run: fail,
     install: fail,
     refreshPackages: fail,
+    reachAhead: () => {},
     close: async () => {},
   };
 }

@@ -64,6 +64,7 @@ export function surveyAgain(inner: Machine): SurveyAgain {
       forget();
       return inner.run(script, env, options);
     },
+    reachAhead: () => inner.reachAhead(),
     close: () => inner.close(),
   };
   return {

@@ -77,6 +77,7 @@ export function memoryMachine(name = 'box'): MemoryMachine {
       machine.ran.push(script);
       return machine.hookResult;
     },
+    reachAhead() {},
     async close() {},
   };
   function reach() {
