@@ -164,9 +164,14 @@ A() {
   while [ $j -le $k ]; do eval "a \"\$b\" \"\${$j}\" \"\$n\""; j=$((j + 1)); done
 }
 # O: s <uid> <gid>, the effective ids it runs as, read by the shell itself (no program).
+# The reading stops at Gid, the line the kernel writes after Uid: sh reads a byte at a
+# time, and some forty lines follow.
 O() {
   if [ -r /proc/self/status ]; then
-    while read -r k _ e _; do case $k in Uid:) U=$e;; Gid:) V=$e;; esac; done </proc/self/status
-    printf 's %s %s\n' "$U" "$V"
+    ou='' og=''
+    while read -r k _ e _; do
+      case $k in Uid:) ou=$e ;; Gid:) og=$e; break ;; esac
+    done </proc/self/status
+    printf 's %s %s\n' "$ou" "$og"
   fi
 }
