@@ -297,9 +297,6 @@ export class Runner {
         return { outcome: { ...this.storesFailed(node, opened.outcome), target: { nodes } } };
       }
       acts.set(node, opened);
-      // Its first call (the survey) is made once the command's code and records are read:
-      // the nodes surveyed first are reached meanwhile.
-      if (acts.size <= SURVEYS_AT_ONCE) opened.act.context.machine.reachAhead();
     }
     return { acts };
   }

@@ -216,13 +216,7 @@ export interface Machine {
   install(pins: readonly PackagePin[], options: InstallOptions): Promise<Installed>;
   /** Fetches the package manager's lists anew (`apt-get update`), as `install` waits and answers. */
   refreshPackages(options: { waitMs: number }): Promise<Installed>;
-  /**
-   * Begins reaching the machine for a call soon to come, so that reaching it overlaps what
-   * berth does meanwhile: over ssh, a session whose shell waits for the next call's script.
-   * Runs nothing there. A machine that has nothing to begin does nothing.
-   */
-  reachAhead(): void;
-  /** Lets go of whatever the machine holds open: a session reached ahead and not used. */
+  /** Lets go of whatever the machine holds open (an ssh connection). */
   close(): Promise<void>;
 }
 

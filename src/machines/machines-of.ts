@@ -51,7 +51,6 @@ function unreachable(why: string): Machine {
     run: fail,
     install: fail,
     refreshPackages: fail,
-    reachAhead: () => {},
     close: async () => {},
   };
 }

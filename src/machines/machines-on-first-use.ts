@@ -3,8 +3,8 @@ import type { Machine, ReachMachine } from './machine.ts';
 
 /**
  * `machinesOf`, its kinds' code (ssh's scripts, the rooted machine's safe walks) loaded
- * when a machine is first used or reached ahead: a command that reaches no machine
- * (`berth status`, `assign`) does not evaluate them.
+ * when a machine is first used: a command that reaches no machine (`berth status`, a
+ * preview refused before its survey) does not evaluate them.
  */
 export function machinesOnFirstUse(settings: Settings): ReachMachine {
   let reach: Promise<ReachMachine> | undefined;
@@ -21,13 +21,6 @@ export function machinesOnFirstUse(settings: Settings): ReachMachine {
       install: async (pins, options) => (await made()).install(pins, options),
       refreshPackages: async (options) => (await made()).refreshPackages(options),
       run: async (script, env, options) => (await made()).run(script, env, options),
-      // Begins loading the machine's kind too; a kind that cannot load is told by the call.
-      reachAhead: () => {
-        made().then(
-          (ready) => ready.reachAhead(),
-          () => {},
-        );
-      },
       // A machine never used holds nothing to let go of.
       close: async () => {
         if (machine) await (await machine).close();

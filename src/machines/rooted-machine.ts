@@ -139,8 +139,6 @@ export function rootedMachine(root: string): Machine {
       release(reach());
       return runHook(script, top, { ...env, BERTH_ROOT: top }, options);
     },
-    // Its files are at hand: there is nothing to reach ahead, nor to let go of.
-    reachAhead: () => {},
     close: async () => {},
   };
 }

@@ -63,11 +63,10 @@ export interface SshMachineOptions {
 }
 
 /**
- * An ssh machine lets go of its ControlMaster on `close` (only of a session reached ahead
- * and not used): the master is shared by every act on the node in this process (and by
- * the next berth command within the minute), and ends by itself a minute after its last
- * session (ControlPersist). `exit` ends it now, for a process that knows it is done with
- * the node, such as a test.
+ * An ssh machine lets go of nothing on `close`: its ControlMaster is shared by every act
+ * on the node in this process (and by the next berth command within the minute), and
+ * ends by itself a minute after its last session (ControlPersist). `exit` ends it now,
+ * for a process that knows it is done with the node, such as a test.
  */
 export interface SshMachine extends Machine {
   exit(): Promise<void>;
@@ -134,9 +133,10 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     return child;
   };
 
-  /** A session's whole answer, heard from its start (an end before anyone asks is kept). */
-  const answerOf = (child: ChildProcess): Promise<Answer> =>
+  /** One round trip: the script out, the whole answer back. */
+  const call = (script: string, carried: Carried): Promise<Answer> =>
     new Promise((done, fail) => {
+      const child = start(script, carried);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
@@ -150,21 +150,6 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
         }),
       );
     });
-
-  /**
-   * A session begun by reachAhead, its shell waiting for a script on standard input: the
-   * next round trip's, whatever it carries (a secret too: it never rides in a command).
-   */
-  let ahead: { child: ChildProcess; answer: Promise<Answer> } | undefined;
-
-  /** One round trip: the script out, the whole answer back. */
-  const call = (script: string, carried: Carried): Promise<Answer> => {
-    const waiting = ahead;
-    ahead = undefined;
-    if (!waiting) return answerOf(start(script, carried));
-    waiting.child.stdin?.end(script);
-    return waiting.answer;
-  };
 
   /** The refusal for a call that never reached the script: ssh, sudo or sh said no. */
   const notReached = async (answer: Answer): Promise<MachineError> => {
@@ -279,21 +264,7 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
       if ('answer' in result) throw await notReached(result.answer);
       return result;
     },
-    reachAhead() {
-      if (ahead) return;
-      const child = ssh(['--', destination, ...remote]);
-      child.stdin?.on('error', () => {}); // The far side may stop reading early.
-      const answer = answerOf(child);
-      answer.catch(() => {}); // Told to the call that takes the session.
-      ahead = { child, answer };
-    },
-    // A session reached ahead and not taken: its shell reads an empty script and ends.
-    close: async () => {
-      const waiting = ahead;
-      ahead = undefined;
-      waiting?.child.stdin?.end();
-      await waiting?.answer.catch(() => {});
-    },
+    close: async () => {},
     exit: () =>
       new Promise((done) => {
         const child = ssh(['-O', 'exit', '--', destination]);

@@ -64,7 +64,6 @@ export function surveyAgain(inner: Machine): SurveyAgain {
       forget();
       return inner.run(script, env, options);
     },
-    reachAhead: () => inner.reachAhead(),
     close: () => inner.close(),
   };
   return {

@@ -77,7 +77,6 @@ export function memoryMachine(name = 'box'): MemoryMachine {
       machine.ran.push(script);
       return machine.hookResult;
     },
-    reachAhead() {},
     async close() {},
   };
   function reach() {

@@ -174,21 +174,6 @@ export function machineContract(
         assert.equal(((await one(`${dir}/there`)) as { mode: string }).mode, '0700');
       });
 
-      it('reached ahead, the next call is answered as one without it, and so is the call after', {
-        skip,
-      }, async () => {
-        const dir = fresh();
-        await exec(`mkdir -p ${at(dir)} && printf 'ahead' > ${at(`${dir}/f`)}`);
-        machine.reachAhead();
-        const first = await one(`${dir}/f`, true);
-        const second = await one(`${dir}/f`, true);
-        assert.equal(first.kind === 'file' && text(first.bytes), 'ahead');
-        assert.deepEqual(second, first);
-        machine.reachAhead();
-        await machine.close();
-        assert.deepEqual(await one(`${dir}/f`, true), first, 'closed, it is still of use');
-      });
-
       it('an empty survey only checks that the machine can be reached', { skip }, async () => {
         const survey = await machine.survey([]);
         assert.equal(survey.size, 0);
@@ -996,9 +981,6 @@ export function machineContract(
         assert.equal(applied.done, 0);
         isUnreachable(applied.failure);
         await assert.rejects(unreachable.run('true', {}), isUnreachable);
-        unreachable.reachAhead();
-        await assert.rejects(unreachable.survey([]), isUnreachable, 'reached ahead, the same');
-        await unreachable.close();
       });
     });
   });

@@ -20,7 +20,6 @@ import {
 } from '../../src/machines/ssh-machine.ts';
 import { startDelayProxy } from '../fleet/delay-proxy.ts';
 import { type Fleet, fleetUnavailable, SUDO_USER, startFleet } from '../fleet/fleet.ts';
-import { until } from '../helpers/safety.ts';
 import { makeDirectory, write } from './contract.ts';
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
@@ -190,45 +189,6 @@ describe('an ssh machine on the fleet', () => {
       );
       assert.match(stopped.output, /stopped by berth$/);
       assert.equal(await alpha.sessionsOpened(), sessions + 2, 'a hook stopped');
-    });
-
-    it('a session reached ahead is open before any call, and is the next call’s: still one session a call', {
-      skip,
-    }, async () => {
-      const alpha = fleet.host('alpha');
-      const machine = machineOn('alpha');
-      await machine.survey([]);
-      const sessions = await alpha.sessionsOpened();
-      machine.reachAhead();
-      machine.reachAhead();
-      await until(
-        async () => (await alpha.sessionsOpened()) === sessions + 1,
-        'a session reached ahead',
-      );
-      const survey = await machine.survey([{ path: '/srv/trips/f1', read: true }]);
-      const found = survey.get('/srv/trips/f1');
-      assert.equal(found?.kind === 'file' && new TextDecoder().decode(found.bytes), 'file 1\n');
-      assert.equal(await alpha.sessionsOpened(), sessions + 1, 'the survey rode it');
-      await machine.survey([]);
-      assert.equal(await alpha.sessionsOpened(), sessions + 2, 'the next call opened its own');
-    });
-
-    it('a session reached ahead and not used ends at close, having run nothing', {
-      skip,
-    }, async () => {
-      const alpha = fleet.host('alpha');
-      const machine = machineOn('alpha');
-      await machine.survey([]);
-      const shells = async () => (await alpha.exec('pgrep -c -x sh || true')).stdout.trim();
-      const before = await shells();
-      const sessions = await alpha.sessionsOpened();
-      machine.reachAhead();
-      await until(async () => (await shells()) !== before, 'its shell waiting on the host');
-      await machine.close();
-      assert.equal(await shells(), before, 'its shell is gone');
-      assert.equal(await alpha.sessionsOpened(), sessions + 1);
-      const after = await machine.survey([]);
-      assert.equal(after.size, 0, 'the machine is still of use');
     });
 
     it('over a slow link, forty paths go over one connection, one session each, the script in the command', {
