@@ -1,5 +1,4 @@
 import type { ModuleDefinition } from '../catalog.ts';
-import { once } from '../once.ts';
 import type { Account } from '../state.ts';
 import { surveyModules } from '../survey.ts';
 import type { CommandFunction } from './context.ts';
@@ -18,8 +17,10 @@ export const adopt: CommandFunction = async ({ node }, context) => {
     if ('problem' in entry) account.problems[name] = entry.problem;
     else definitions.set(name, entry.definition);
   }
-  const key = once(() => store.vault.fingerprintKey());
-  const surveys = await surveyModules(machine, definitions, key);
+  // Opened first, found or not: the account is what a take acts on, and a take needs the
+  // key; a vault berth cannot open is said now, before anything is recorded.
+  const key = await store.vault.fingerprintKey();
+  const surveys = await surveyModules(machine, definitions, async () => key);
   for (const [name, survey] of surveys) account.modules[name] = survey.holdings;
 
   await store.saveRecord({ ...(await store.record()), account });
