@@ -132,21 +132,11 @@ describe('an act that met its node', () => {
     await mkdir(join(record, '..'), { recursive: true });
     await writeFile(record, 'not a record');
     try {
-      for (const [scope, node] of [
-        ['node', 'web2'],
-        ['group', '@web'],
-      ] as const)
-        await codes.refusedOnBoth(
-          faces,
-          scope,
-          'converge',
-          { node },
-          {
-            exit: 3,
-            status: 503,
-            code: 'stores_unavailable',
-          },
-        );
+      await codes.convergeRefusedOnBoth(faces, 'web2', {
+        exit: 3,
+        status: 503,
+        code: 'stores_unavailable',
+      });
     } finally {
       await rm(record);
     }

@@ -191,6 +191,18 @@ export function codesSeen(suite: Suite) {
       assert.equal(served.status, expected.status, `${command} ${asked.node}`);
       refused(`api ${scope}`, served, expected.code);
     },
+    /** A converge of `node` and one of the group @web, each refused on both faces alike. */
+    async convergeRefusedOnBoth(
+      faces: Faces,
+      node: string,
+      expected: { exit: number; status: number; code: Code },
+    ) {
+      for (const [scope, asked] of [
+        ['node', node],
+        ['group', '@web'],
+      ] as const)
+        await this.refusedOnBoth(faces, scope, 'converge', { node: asked }, expected);
+    },
     /** `node`'s entry refused or failed with `code`, whatever the answer's own code. */
     nodeRefused(cell: Cell, answer: Answered, node: string, code: Code) {
       const entry = answer.body.nodes?.[node];

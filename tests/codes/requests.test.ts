@@ -97,21 +97,11 @@ describe('refused before any node', () => {
     const good = await readFile(settings, 'utf8');
     await writeFile(settings, JSON.stringify({ ...JSON.parse(good), groups: { web: 7 } }));
     try {
-      for (const [scope, node] of [
-        ['node', 'web1'],
-        ['group', '@web'],
-      ] as const)
-        await codes.refusedOnBoth(
-          faces,
-          scope,
-          'converge',
-          { node },
-          {
-            exit: 1,
-            status: 409,
-            code: 'invalid_config',
-          },
-        );
+      await codes.convergeRefusedOnBoth(faces, 'web1', {
+        exit: 1,
+        status: 409,
+        code: 'invalid_config',
+      });
     } finally {
       await writeFile(settings, good);
     }
