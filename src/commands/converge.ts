@@ -126,7 +126,7 @@ async function gatherAndPlan(
   const record = await store.record();
   const inScope = modulesInScope(record, filter);
   const entries = await loadEntries(catalog, inScope);
-  // Opened only when a file or secret is fingerprinted: a module of packages alone needs none.
+  // Opened only when a file or secret is fingerprinted: modules of packages or data need none.
   const key = once(() => store.vault.fingerprintKey());
   const surveyed = modulesToSurvey(record, entries, filter);
   const surveys = await surveyModules(machine, surveyed, key, { packages: true });

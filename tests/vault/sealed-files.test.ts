@@ -205,6 +205,7 @@ describe('the sealed vault in a state directory, through the binary', () => {
     } finally {
       await rename(away, me.identityFile);
       assert.equal((await berth('unassign', 'box', 'cache')).code, 0);
+      await rm(join(world.state, 'modules/cache.json'));
     }
   });
 
