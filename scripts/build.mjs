@@ -10,18 +10,22 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
- * The ssh machine's sh, read from src/machines/*.sh by shell-text.ts when run from source,
- * is carried in the bundle as text: that module is replaced by one holding the files.
+ * The sh berth ships to a machine, read from src/machines/*.sh and src/packages/*.sh by
+ * shell-text.ts when run from source, is carried in the bundle as text: that module is
+ * replaced by one holding the files, by their names from src/ (`machines/walk.sh`).
  * @type {import('esbuild').Plugin}
  */
 const shellTexts = {
   name: 'shell-texts',
   setup(build) {
     build.onLoad({ filter: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/ }, async () => {
-      const dir = new URL('../src/machines/', import.meta.url);
-      const names = (await readdir(dir)).filter((name) => name.endsWith('.sh'));
       const texts = {};
-      for (const name of names) texts[name] = await readFile(new URL(name, dir), 'utf8');
+      for (const folder of ['machines', 'packages']) {
+        const dir = new URL(`../src/${folder}/`, import.meta.url);
+        for (const name of await readdir(dir))
+          if (name.endsWith('.sh'))
+            texts[`${folder}/${name}`] = await readFile(new URL(name, dir), 'utf8');
+      }
       return {
         contents: `const texts = ${JSON.stringify(texts)};
 export function shellText(name) { return texts[name]; }`,

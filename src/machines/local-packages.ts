@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { packageManager, waitSeconds } from '../packages/managers.ts';
+import { packageManager } from '../packages/managers.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from '../packages/packages.ts';
+import { waitSeconds } from '../packages/packages.ts';
 import { MachineError } from './machine.ts';
 
 /** What a package manager's scripts find on PATH, whoever runs berth. */

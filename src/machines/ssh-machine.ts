@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
-import { packageManager, waitSeconds } from '../packages/managers.ts';
+import { packageManager } from '../packages/managers.ts';
+import { waitSeconds } from '../packages/packages.ts';
 import {
   type Change,
   type Machine,

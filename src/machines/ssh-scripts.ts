@@ -13,6 +13,7 @@ import {
   type SurveyPath,
 } from './machine.ts';
 import { shellText } from './shell-text.ts';
+import { shellWord } from './shell-word.ts';
 
 // What the ssh machine ships to the far side, one POSIX sh script a call (in ssh's command,
 // or on its standard input when it holds secrets: see ssh-machine.ts), and how it reads
@@ -26,11 +27,6 @@ export const NO_SETSID = 'berth: no setsid';
 
 /** The first line of every script's answer: the far side was reached and runs berth's sh. */
 export const REACHED = 'berth 1';
-
-/** A string as one word of sh: single quotes, each inner quote as '\''. */
-function quote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
-}
 
 const utf8 = new TextEncoder();
 
@@ -67,7 +63,7 @@ function pathRefusal(path: string): MachineError | undefined {
  * that berth never reads, writes, chowns or chmods through a link, or a directory swapped
  * in, that a user other than root could have placed (docs/safety.md).
  */
-const WALK = shellText('walk.sh');
+const WALK = shellText('machines/walk.sh');
 
 /** The limits both machine kinds keep (limits.ts), as the far side's sh reads them. */
 const LIMITS = `PATH_MAX=${PATH_MAX} NAME_MAX=${NAME_MAX} MOST_LINKS=${MOST_LINKS} READ_LIMIT=${READ_LIMIT}
@@ -87,7 +83,7 @@ ${LIMITS}${WALK}`;
  * the one lstat of every name asked about (u, then M), and a path sorted by them (k); the
  * accounts' ids (A) and who it runs as (O).
  */
-const SURVEY = shellText('survey.sh');
+const SURVEY = shellText('machines/survey.sh');
 
 /**
  * The survey script: one record a path, in order, each line `<index> <what> ...`:
@@ -136,7 +132,7 @@ export function surveyScript(
     }
     return `k ${index} ${asked.read ? 1 : 0} ${chain.join(' ')}`;
   });
-  const lookups = [...prefixes].map(([path, index]) => `u ${index} ${quote(path)}`);
+  const lookups = [...prefixes].map(([path, index]) => `u ${index} ${shellWord(path)}`);
   return `${opening('LC_ALL=C; export LC_ALL')}${SURVEY}${lookups.join('\n')}
 M
 ${asks.join('\n')}
@@ -155,7 +151,7 @@ function accountAsks(names?: AccountNames): string[] {
       if (!ACCOUNT_NAME.test(name))
         throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
     }
-    return [`A ${database} ${kind}`, ...asked.map(quote)].join(' ');
+    return [`A ${database} ${kind}`, ...asked.map(shellWord)].join(' ');
   };
   return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups), 'O'];
 }
@@ -330,7 +326,7 @@ export function applyScript(changes: readonly Change[]): string {
     if (change.kind === 'directory') {
       const mode = change.options?.mode;
       body.push(
-        `m ${index} ${quote(path)} ${quote(owner)} ${mode === undefined ? "''" : octal(mode)}`,
+        `m ${index} ${shellWord(path)} ${shellWord(owner)} ${mode === undefined ? "''" : octal(mode)}`,
       );
       staged = [];
       continue;
@@ -346,7 +342,7 @@ export function applyScript(changes: readonly Change[]): string {
       .toString('base64')
       .replace(/.{1,76}/g, '$&\n');
     body.push(
-      `s ${index} ${quote(path)} ${quote(temporary)} ${quote(owner)} ${octal(change.options.mode)} <<'berth-data-end'\n${encoded}berth-data-end`,
+      `s ${index} ${shellWord(path)} ${shellWord(temporary)} ${shellWord(owner)} ${octal(change.options.mode)} <<'berth-data-end'\n${encoded}berth-data-end`,
     );
   }
   return `${opening('set -C')}${APPLY}${body.join('\n')}
@@ -355,7 +351,7 @@ r
 }
 
 /** The batch's functions (apply.sh): a directory (m), a file staged (s), the staged ones renamed (r). */
-const APPLY = shellText('apply.sh');
+const APPLY = shellText('machines/apply.sh');
 
 /** A mode as chmod takes it: four octal digits. */
 function octal(mode: number): string {
@@ -377,7 +373,7 @@ ${STOP}`;
 }
 
 /** The stop's sh (stop.sh). */
-const STOP = shellText('stop.sh');
+const STOP = shellText('machines/stop.sh');
 
 /**
  * The hook's wrapper: starts the hook with `sh -c` under `setsid` (a process group of its
@@ -393,12 +389,12 @@ export function runScript(script: string, env: Record<string, string>): string {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new MachineError('failed', `${name} cannot be the name of an environment variable`);
     }
-    return quote(`${name}=${value}`);
+    return shellWord(`${name}=${value}`);
   });
-  return `HOOK_PATH=${quote(HOOK_PATH)} NO_SETSID=${quote(NO_SETSID)} HOOK=${quote(script)}
+  return `HOOK_PATH=${shellWord(HOOK_PATH)} NO_SETSID=${shellWord(NO_SETSID)} HOOK=${shellWord(script)}
 set -- ${assignments.join(' ')}
 ${RUN}`;
 }
 
 /** The hook's wrapper's sh (run.sh). */
-const RUN = shellText('run.sh');
+const RUN = shellText('machines/run.sh');

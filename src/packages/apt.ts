@@ -3,112 +3,17 @@ import type {
   PackageAsk,
   PackageFacts,
   PackageMove,
-  PackagePin,
   PackageState,
   Simulation,
 } from './packages.ts';
 
 /**
- * apt, the package managers' table's one entry (Debian, Ubuntu): the sh that surveys a
- * node's packages and the sh that installs them, and how their answers are read. Both are
- * POSIX sh run as root, on the far side of ssh or on this machine; names and versions are
- * checked by the catalog's schema, so neither is ever quoted into a shell's reading.
+ * apt, the package managers' table's one entry (Debian, Ubuntu): how the answers of its sh
+ * (apt-scripts.ts) are read, as values.
  */
-
-/** Where apt keeps its lists: their directory's mtime is when they were last fetched. */
-const LISTS = '/var/lib/apt/lists';
-
-/**
- * The flags a simulation and an install share, so that what a preview names is what the
- * act installs: a downgrade a pin asks for is allowed, a removal never is.
- */
-const SHARED = '-q --allow-downgrades --no-remove';
 
 /** A line the survey's apt part writes; the lines of apt's own output follow `| `. */
 const MARK = 'P';
-
-/**
- * apt before 2.9 says what an install would do in lines berth reads (`-V`: `   name
- * (version)`, `   name (old => new)`), without simulating dpkg's every step as `-s` does
- * (a third of the time); a later apt words its lists anew, and is simulated.
- */
-const LISTED = '[01].*|2.[0-8]|2.[0-8].*';
-
-/**
- * The survey's part for packages, its every line `P ...` or `| <apt's line>`: `P apt <now>
- * <lists mtime|->` (`P apt - -` when every package is installed as asked), a `P status
- * <name> <status> <version>` a package, apt-cache policy's lines (only when a package is
- * not installed as asked) then `P policy-end`, then for each module `P sim <module>`, what
- * apt says it would do to install what the module lacks (its lists, or an `apt-get -s`)
- * and `P sim-end <exit>`. With no apt, `P none <the package manager found, or ->`. One
- * dpkg-query answers for every package: each program the far side starts costs it a few
- * milliseconds, apt's each a few tens.
- */
-export function aptSurveyScript(asks: readonly PackageAsk[]): string {
-  const names = [...new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)))].sort();
-  const specsOf = (ask: PackageAsk) =>
-    ask.packages.map((spec) =>
-      spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`,
-    );
-  const specs = [...new Set(asks.flatMap(specsOf))];
-  const simulations = asks.map((ask) => `S ${ask.module} ${specsOf(ask).join(' ')}`);
-  return `# The packages: apt's database and lists, read; what an install would do, which changes nothing.
-if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
-  q=$(dpkg-query -W -f='\${Package} \${db:Status-Status} \${Version}\\n' apt ${names.join(' ')} 2>/dev/null)
-  # St <name>: its status and version in $q, as s.
-  St() {
-    s='unknown -'; set -f; IFS='
-'
-    for e in $q; do case $e in "$1 "*) s=\${e#"$1 "}; break ;; esac; done
-    unset IFS; set +f
-  }
-  # L <name[=version]>...: those not installed as named, as a.
-  L() {
-    a=
-    for w in "$@"; do
-      St "\${w%%=*}"
-      case $w in
-        *=*) [ "$s" = "installed \${w#*=}" ] || a="$a $w" ;;
-        *) case $s in "installed "*) ;; *) a="$a $w" ;; esac ;;
-      esac
-    done
-  }
-  # The lists (their age, what they offer) matter only to what is to be installed: of a
-  # package installed as named, only its version.
-  L ${specs.join(' ')}
-  if [ -n "$a" ]; then
-    printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
-  else
-    printf '${MARK} apt - -\\n'
-  fi
-  for n in ${names.join(' ')}; do St "$n"; printf '${MARK} status %s %s\\n' "$n" "$s"; done
-  if [ -n "$a" ]; then apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'; fi
-  printf '${MARK} policy-end\\n'
-  St apt; case \${s#installed } in ${LISTED}) v=1 ;; *) v= ;; esac
-  # S <module> <name[=version]>...: what apt would do to install what the module lacks.
-  S() {
-    m=$1; shift; L "$@"
-    printf '${MARK} sim %s\\n' "$m"
-    c=0
-    if [ -n "$a" ]; then
-      # --print-uris stops before anything is fetched or installed; --assume-no, were it asked.
-      if [ -n "$v" ]; then
-        o=$(apt-get -V --print-uris --assume-no -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
-      else
-        o=$(apt-get -s -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
-      fi
-      printf '%s\\n' "$o" | sed 's/^/| /'
-    fi
-    printf '${MARK} sim-end %s\\n' "$c"
-  }
-  ${simulations.join('\n  ')}
-else
-  f=-
-  for m in dnf yum zypper apk pacman; do command -v $m >/dev/null 2>&1 && { f=$m; break; }; done
-  printf '${MARK} none %s\\n' "$f"
-fi
-`;
-}
 
 /** Reads the survey's packages part (its lines, in order); throws words when it is broken. */
 export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly string[]): PackageFacts {
@@ -245,56 +150,6 @@ function refusal(lines: readonly string[]): { ok: false; errors: string[] } {
   const errors = lines.filter((line) => line.startsWith('E: '));
   const last = lines.filter((line) => line.trim() !== '').at(-1);
   return { ok: false, errors: errors.length > 0 ? errors : last ? [last] : ['apt-get failed'] };
-}
-
-/** A line of the policy file berth puts in place while it installs: it is how berth knows its own. */
-const POLICY_MARK = '# berth: no service starts while berth installs packages';
-
-/**
- * Installs exactly `pins`, non-interactively, as root. A package's own configuration file
- * never replaces one that is there (berth's, written before or after: --force-confold).
- * With `holdStarts`, no service starts meanwhile: /usr/sbin/policy-rc.d denies every start
- * (exit 101) for the install's length; one the node had is moved aside and put back after,
- * as is one a killed install left aside. apt waits `waitSeconds` for its lock, then says
- * who holds it.
- */
-export function aptInstallScript(
-  pins: readonly PackagePin[],
-  waitSeconds: number,
-  holdStarts: boolean,
-): string {
-  const args = pins.map((pin) => `${pin.name}=${pin.version}`).join(' ');
-  const install = `apt-get install -y ${SHARED} -o DPkg::Lock::Timeout=${waitSeconds} -o Dpkg::Options::=--force-confold ${args} 2>&1`;
-  const head = 'LC_ALL=C DEBIAN_FRONTEND=noninteractive; export LC_ALL DEBIAN_FRONTEND\n';
-  if (!holdStarts) return `${head}${install}\n`;
-  return `${head}D=/usr/sbin/policy-rc.d K=/usr/sbin/policy-rc.d.berth-kept
-M='${POLICY_MARK}'
-ours() { [ -f "$D" ] && grep -qxF "$M" "$D"; }
-back() {
-  if ours; then rm -f "$D"; fi
-  if [ -e "$K" ] && [ ! -e "$D" ]; then mv "$K" "$D"; fi
-}
-back
-if [ -e "$D" ]; then
-  if [ -e "$K" ]; then echo "E: $K is in the way of the node's own $D"; exit 100; fi
-  mv "$D" "$K" || exit 100
-fi
-trap back EXIT
-trap 'exit 130' HUP INT TERM
-(set -C; printf '#!/bin/sh\\n%s\\nexit 101\\n' "$M" > "$D") && chmod 755 "$D" || exit 100
-${install}
-c=$?
-back
-trap - EXIT
-exit $c
-`;
-}
-
-/** Fetches the package lists anew (`apt-get update`), waiting `waitSeconds` for apt's lock. */
-export function aptRefreshScript(waitSeconds: number): string {
-  return `LC_ALL=C DEBIAN_FRONTEND=noninteractive; export LC_ALL DEBIAN_FRONTEND
-apt-get update -q -o DPkg::Lock::Timeout=${waitSeconds} 2>&1
-`;
 }
 
 /** What an install said: done, or its `E:` lines, and who held apt's lock when that was why. */

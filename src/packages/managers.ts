@@ -1,10 +1,5 @@
-import {
-  aptInstallScript,
-  aptRefreshScript,
-  aptSurveyScript,
-  readAptInstall,
-  readAptSurvey,
-} from './apt.ts';
+import { readAptInstall, readAptSurvey } from './apt.ts';
+import { aptInstallScript, aptRefreshScript, aptSurveyScript } from './apt-scripts.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from './packages.ts';
 
 /**
@@ -34,8 +29,3 @@ export const PACKAGE_MANAGERS = {
 
 /** The manager a machine drives: the table's one entry, until it has another. */
 export const packageManager: PackageManager = PACKAGE_MANAGERS.apt;
-
-/** apt waits for its lock in whole seconds: a wait of 500ms is a second at most, never none. */
-export function waitSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}

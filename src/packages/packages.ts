@@ -72,3 +72,8 @@ export type Installed =
 /** A Debian package name, and a version as dpkg spells one: nothing a shell would read. */
 export const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]{1,}$/;
 export const PACKAGE_VERSION = /^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
+
+/** A package manager waits for its lock in whole seconds: a wait of 500ms is a second at most, never none. */
+export function waitSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}

@@ -2,7 +2,7 @@ import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
 import { ownValue } from '../../own-record.ts';
-import { waitSeconds } from '../../packages/managers.ts';
+import { waitSeconds } from '../../packages/packages.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
 import { type Managed, withAssigned, withManaged, withPackages } from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';

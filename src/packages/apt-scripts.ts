@@ -1,0 +1,50 @@
+import { shellText } from '../machines/shell-text.ts';
+import { shellWord } from '../machines/shell-word.ts';
+import type { PackageAsk, PackagePin } from './packages.ts';
+
+/**
+ * The sh apt is driven with (apt, the package managers' table's entry): its fixed text in
+ * apt-survey.sh, apt-install.sh and apt-refresh.sh, the call's data put before or after it
+ * as sh words, each quoted. POSIX sh, run as root on the far side of ssh or on this
+ * machine; apt.ts reads their answers.
+ */
+
+const SURVEY = shellText('packages/apt-survey.sh');
+const INSTALL = shellText('packages/apt-install.sh');
+const REFRESH = shellText('packages/apt-refresh.sh');
+
+/** A package a module asks for, as apt-get takes it: `name`, or `name=version`. */
+function specOf(spec: { name: string; version?: string }): string {
+  return spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`;
+}
+
+const words = (items: readonly string[]) => items.map(shellWord).join(' ');
+
+/**
+ * The survey's part for packages (see apt-survey.sh): the names asked about and what is
+ * asked of each, then a simulation a module.
+ */
+export function aptSurveyScript(asks: readonly PackageAsk[]): string {
+  const names = [...new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)))].sort();
+  const specs = [...new Set(asks.flatMap((ask) => ask.packages.map(specOf)))];
+  const simulations = asks.map(
+    (ask) => `apt_sim ${words([ask.module, ...ask.packages.map(specOf)])}\n`,
+  );
+  return `${SURVEY}apt_survey ${words([...names, '--', ...specs])}\n${simulations.join('')}`;
+}
+
+/** Installs exactly `pins` (see apt-install.sh), waiting `waitSeconds` for apt's lock. */
+export function aptInstallScript(
+  pins: readonly PackagePin[],
+  waitSeconds: number,
+  holdStarts: boolean,
+): string {
+  return `WAIT=${waitSeconds} HOLD=${holdStarts ? 1 : "''"}
+set -- ${words(pins.map((pin) => `${pin.name}=${pin.version}`))}
+${INSTALL}`;
+}
+
+/** Fetches the package lists anew (`apt-get update`), waiting `waitSeconds` for apt's lock. */
+export function aptRefreshScript(waitSeconds: number): string {
+  return `WAIT=${waitSeconds}\n${REFRESH}`;
+}

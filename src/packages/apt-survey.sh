@@ -1,0 +1,90 @@
+# The packages part of a survey (apt-scripts.ts puts the call's data after it; apt.ts reads
+# its answer). apt's database and lists are read, and what an install would do is asked of
+# apt, which changes nothing. Its every line is `P ...` or `| <a line apt wrote>`.
+# Names and versions are words berth checked against Debian's grammar, each split out of a
+# list on purpose (SC2086); dpkg-query's format is its own, not the shell's (SC2016).
+# shellcheck disable=SC2086,SC2016
+
+# apt_survey NAME... -- SPEC...: `P apt <now> <lists' mtime|->` (`P apt - -` when every
+# SPEC, `name` or `name=version`, is installed as it asks), a `P status <name> <status>
+# <version>` a NAME, apt-cache policy's lines (only when something is not installed as
+# asked), then `P policy-end`. With no apt, `P none <the package manager found, or ->`.
+apt_survey() {
+  apt_n=
+  while [ "$#" -gt 0 ] && [ "$1" != -- ]; do apt_n="$apt_n $1"; shift; done
+  shift
+  if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then
+    apt_has=
+    f=-
+    for m in dnf yum zypper apk pacman; do
+      if command -v $m >/dev/null 2>&1; then f=$m; break; fi
+    done
+    printf 'P none %s\n' "$f"
+    return 0
+  fi
+  apt_has=1
+  set -f
+  # One dpkg-query answers for every package: each program started costs the far side a
+  # few milliseconds, apt's each a few tens.
+  apt_q=$(dpkg-query -W -f='${Package} ${db:Status-Status} ${Version}\n' apt $apt_n 2>/dev/null)
+  # The lists (their age, what they offer) matter only to what is to be installed: of a
+  # package installed as asked, only its version.
+  apt_lacking "$@"
+  if [ -n "$apt_a" ]; then
+    printf 'P apt %s %s\n' "$(date +%s)" "$(stat -c %Y /var/lib/apt/lists 2>/dev/null || echo -)"
+  else
+    printf 'P apt - -\n'
+  fi
+  for n in $apt_n; do apt_status "$n"; printf 'P status %s %s\n' "$n" "$apt_s"; done
+  if [ -n "$apt_a" ]; then apt-cache policy $apt_n 2>/dev/null | sed 's/^/| /'; fi
+  printf 'P policy-end\n'
+  # apt before 2.9 says what an install would do in lines apt.ts reads (-V), without
+  # simulating dpkg's every step as -s does (a third of the time); a later apt words its
+  # lists anew, and is simulated.
+  apt_status apt
+  case ${apt_s#installed } in [01].*|2.[0-8]|2.[0-8].*) apt_v=1 ;; *) apt_v= ;; esac
+  set +f
+}
+
+# apt_status NAME: its status and version as dpkg-query said them, as apt_s.
+apt_status() {
+  apt_s='unknown -'
+  set -f; IFS='
+'
+  for e in $apt_q; do case $e in "$1 "*) apt_s=${e#"$1 "}; break ;; esac; done
+  unset IFS; set +f
+}
+
+# apt_lacking SPEC...: those not installed as they ask, as apt_a.
+apt_lacking() {
+  apt_a=
+  for w in "$@"; do
+    apt_status "${w%%=*}"
+    case $w in
+      *=*) [ "$apt_s" = "installed ${w#*=}" ] || apt_a="$apt_a $w" ;;
+      *) case $apt_s in "installed "*) ;; *) apt_a="$apt_a $w" ;; esac ;;
+    esac
+  done
+}
+
+# apt_sim MODULE SPEC...: `P sim <module>`, what apt says it would do to install what the
+# module lacks, and `P sim-end <exit>`. --print-uris stops before anything is fetched or
+# installed; --assume-no, were it asked. Nothing at all where there is no apt.
+apt_sim() {
+  [ -n "$apt_has" ] || return 0
+  m=$1; shift
+  apt_lacking "$@"
+  printf 'P sim %s\n' "$m"
+  c=0
+  if [ -n "$apt_a" ]; then
+    set -f
+    if [ -n "$apt_v" ]; then
+      o=$(apt-get -V --print-uris --assume-no -o Debug::NoLocking=1 -q --allow-downgrades --no-remove install $apt_a 2>&1) || c=$?
+    else
+      o=$(apt-get -s -o Debug::NoLocking=1 -q --allow-downgrades --no-remove install $apt_a 2>&1) || c=$?
+    fi
+    set +f
+    printf '%s\n' "$o" | sed 's/^/| /'
+  fi
+  printf 'P sim-end %s\n' "$c"
+}
