@@ -137,7 +137,7 @@ async function nodeStatus(
     if (fields.length > 0) misdeclared = true;
     unresolved[module] = fields.length > 0 ? `berth.json ${fields.join(', ')}: ${words}` : words;
   }
-  const unneeded = unneededPackages(record, entries);
+  const unneeded = unneededPackages(record, running, entries);
   return {
     node: name,
     machine: settings.nodes[name],
@@ -200,15 +200,17 @@ function owedWords(managed: Managed): string {
 }
 
 /**
- * The packages berth installed on a node that no module it manages names: a release
- * leaves them installed, so status says which they are.
+ * The packages berth installed on a node that no module it manages or is to run names: a
+ * release leaves them installed, so status says which they are. A module the node is to
+ * run needs its packages even before berth manages it (an act cut short, say).
  */
 function unneededPackages(
   record: { managed: Record<string, unknown>; packages?: string[] },
+  running: readonly string[],
   entries: Awaited<ReturnType<typeof loadEntries>>,
 ): string[] {
   const needed = new Set<string>();
-  for (const module of Object.keys(record.managed)) {
+  for (const module of new Set([...Object.keys(record.managed), ...running])) {
     const entry = entries.get(module);
     if (entry && 'definition' in entry)
       for (const spec of entry.definition.packages) needed.add(spec.name);

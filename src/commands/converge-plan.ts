@@ -208,10 +208,13 @@ function installSteps(
   definition: ModuleDefinition,
   survey: ModuleSurvey,
 ) {
-  // Installed first, no service started: the module's files are written before its start.
+  // Managed before anything changes on the node for it, so that an act cut anywhere (in
+  // its packages' install, say) is carried on by the next converge, never blocked as data
+  // berth does not manage. Its packages first, no service started: the module's files are
+  // written before its start.
   const packages = packageSteps(module, definition, survey.packages, true);
   const owners = new Owners(module, survey, packages.steps.length > 0);
-  const steps: Step[] = [...packages.steps, { do: 'manage', module, started: !definition.start }];
+  const steps: Step[] = [{ do: 'manage', module, started: !definition.start }, ...packages.steps];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     if (spec.match !== undefined) {

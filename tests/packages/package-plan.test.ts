@@ -165,7 +165,7 @@ describe('a converge of a module with packages, planned', () => {
       vault: new Map(),
     }).plan;
 
-  it('installs the packages first, no service started, then records, writes and starts', () => {
+  it('records that berth manages it first, then installs the packages, no service started, then writes and starts', () => {
     const planned = plan(facts({ listsAge: 3 * 86_400 + 5 }));
     assert.equal(
       describePreview('converge web1', 'web1', planned, {
@@ -176,8 +176,8 @@ describe('a converge of a module with packages, planned', () => {
       [
         'converge web1',
         'install web:',
-        `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
         '  record that berth manages it, not yet started',
+        `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
         '  write /etc/nginx/site (mode 0644)',
         '  run start: nginx',
         "web1's package lists are 3 days old; refresh them with berth converge web1 --refresh",
@@ -186,7 +186,7 @@ describe('a converge of a module with packages, planned', () => {
     );
     assert.deepEqual(
       planned.modules[0]?.steps.map((step) => 'holdStarts' in step && step.holdStarts),
-      [true, false, false, false],
+      [false, true, false, false],
     );
   });
 
@@ -226,10 +226,10 @@ describe('a converge of a module with packages, planned', () => {
       [
         'converge web1',
         'install web:',
+        '  record that berth manages it, not yet started',
         `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
         '    owner www-data: made by its packages, looked up after they are installed',
         '    group www-data: made by its packages, looked up after they are installed',
-        '  record that berth manages it, not yet started',
         '  write /etc/nginx/site (mode 0644)',
         '  run start: nginx',
         'digest d',
