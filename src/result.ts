@@ -22,6 +22,7 @@ export const STEP_KINDS = [
   'keep',
   'write',
   'package',
+  'unhold',
   'start',
   'reload',
   'stop',

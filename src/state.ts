@@ -64,6 +64,12 @@ export const NodeRecordSchema = v.object({
   account: v.optional(AccountSchema),
   /** The packages berth installed on the node, by name: release leaves them installed. */
   packages: v.optional(v.array(v.string())),
+  /**
+   * When berth began an install that held service starts (its policy-rc.d) and has not
+   * seen it end: one killed half-way may have left the hold. A converge that finds none
+   * there, or lifts it, forgets it.
+   */
+  startsHeldSince: v.optional(v.string()),
 });
 export type NodeRecord = v.InferOutput<typeof NodeRecordSchema>;
 
@@ -77,7 +83,8 @@ export function isEmptyRecord(record: NodeRecord): boolean {
     record.assigned.length === 0 &&
     Object.keys(record.managed).length === 0 &&
     record.account === undefined &&
-    !record.packages?.length
+    !record.packages?.length &&
+    record.startsHeldSince === undefined
   );
 }
 
@@ -120,4 +127,10 @@ export function withManaged(record: NodeRecord, module: string, managed?: Manage
 /** A copy that names these packages among those berth installed, sorted. */
 export function withPackages(record: NodeRecord, names: readonly string[]): NodeRecord {
   return { ...record, packages: [...new Set([...(record.packages ?? []), ...names])].sort() };
+}
+
+/** A copy that says berth began an install holding service starts at `since`, or, without it, not. */
+export function withStartsHeld(record: NodeRecord, since: string | undefined): NodeRecord {
+  const { startsHeldSince: _, ...rest } = record;
+  return since === undefined ? rest : { ...rest, startsHeldSince: since };
 }

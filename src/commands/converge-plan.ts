@@ -4,7 +4,7 @@ import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
-import { listsDaysOld, type PackageBlocker, packageSteps } from './package-plan.ts';
+import { beforePackages, listsDaysOld, type PackageBlocker, packageSteps } from './package-plan.ts';
 import { compareFile, sameBytes } from './steps/file-diff.ts';
 import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
@@ -188,10 +188,19 @@ export function planConverge(input: ConvergeInput): {
       plan.modules.push({ module, action: 'update', steps: update.steps });
   }
   plan.modules = orderForAct(plan.modules, definitions);
-  const installing = plan.modules.some(({ steps }) => steps.some((step) => step.do === 'package'));
-  const listsOld = listsDaysOld(
-    [...input.surveys.values()].find((survey) => survey.packages)?.packages,
+  const facts = [...input.surveys.values()].find((survey) => survey.packages)?.packages;
+  const withPackages = new Set(
+    [...input.surveys].filter(([, survey]) => survey.packages).map(([module]) => module),
   );
+  const managed = Object.keys(record.managed).sort();
+  if (facts?.manager === 'apt' && facts.startsHeld) {
+    const { kept } = facts.startsHeld;
+    beforePackages(plan.modules, withPackages, managed, (module) => [
+      { do: 'unhold', module, kept },
+    ]);
+  }
+  const installing = plan.modules.some(({ steps }) => steps.some((step) => step.do === 'package'));
+  const listsOld = listsDaysOld(facts);
   if (listsOld !== undefined && (installing || plan.blockers.some(isPackageBlocker)))
     plan.listsDaysOld = listsOld;
   return { plan, desired };

@@ -9,6 +9,7 @@ import { packagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
+import { withStartsHeld } from '../state.ts';
 import { surveyModules } from '../survey.ts';
 import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
@@ -44,7 +45,7 @@ export const converge: CommandFunction = async (request, context) => {
     if (refused) return refused;
   }
 
-  const { plan, basis } = await gatherAndPlan(node, filter, context, request.yes);
+  const { plan, basis, held } = await gatherAndPlan(node, filter, context, request.yes);
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -77,6 +78,8 @@ export const converge: CommandFunction = async (request, context) => {
       report,
     };
   }
+  // An install berth did not see end left no hold on service starts after all: forgotten.
+  if (held === false) await forgetStartsHeld(context);
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
   return act(plan, node, context, report.digest);
 };
@@ -179,7 +182,17 @@ async function gatherAndPlan(
   };
   const packages = packagesBasis(surveys, surveyed);
   if (packages) basis.packages = packages;
-  return { plan, basis };
+  // Whether berth's hold on service starts is there, when the survey looked.
+  const facts = [...surveys.values()].find((survey) => survey.packages)?.packages;
+  const held = facts?.manager === 'apt' ? facts.startsHeld !== undefined : undefined;
+  return { plan, basis, held };
+}
+
+/** The node's record no longer says an install may have left berth's hold on service starts. */
+async function forgetStartsHeld(context: CommandContext): Promise<void> {
+  const record = await context.store.record();
+  if (record.startsHeldSince !== undefined)
+    await context.store.saveRecord(withStartsHeld(record, undefined));
 }
 
 /**

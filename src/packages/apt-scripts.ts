@@ -4,13 +4,16 @@ import type { PackageAsk, PackagePin } from './packages.ts';
 
 /**
  * The sh apt is driven with (apt, the package managers' table's entry): its fixed text in
- * apt-survey.sh, apt-install.sh and apt-refresh.sh, the call's data put before or after it
+ * apt-survey.sh, apt-install.sh, apt-unhold.sh and apt-refresh.sh (the first three after
+ * apt-hold.sh, berth's hold on service starts), the call's data put before or after it
  * as sh words, each quoted. POSIX sh, run as root on the far side of ssh or on this
  * machine; apt.ts reads their answers.
  */
 
-const SURVEY = shellText('packages/apt-survey.sh');
-const INSTALL = shellText('packages/apt-install.sh');
+const HOLD = shellText('packages/apt-hold.sh');
+const SURVEY = `${HOLD}${shellText('packages/apt-survey.sh')}`;
+const INSTALL = `${HOLD}${shellText('packages/apt-install.sh')}`;
+const UNHOLD = `${HOLD}${shellText('packages/apt-unhold.sh')}`;
 const REFRESH = shellText('packages/apt-refresh.sh');
 
 /** A package a module asks for, as apt-get takes it: `name`, or `name=version`. */
@@ -47,4 +50,9 @@ ${INSTALL}`;
 /** Fetches the package lists anew (`apt-get update`), waiting `waitSeconds` for apt's lock. */
 export function aptRefreshScript(waitSeconds: number): string {
   return `WAIT=${waitSeconds}\n${REFRESH}`;
+}
+
+/** Removes berth's policy-rc.d that a killed install left, the node's own put back (see apt-unhold.sh). */
+export function aptUnholdScript(): string {
+  return UNHOLD;
 }

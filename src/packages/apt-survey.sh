@@ -1,14 +1,16 @@
-# The packages part of a survey (apt-scripts.ts puts the call's data after it; apt.ts reads
-# its answer). apt's database and lists are read, and what an install would do is asked of
-# apt, which changes nothing. Its every line is `P ...` or `| <a line apt wrote>`.
-# Names and versions are words berth checked against Debian's grammar, each split out of a
-# list on purpose (SC2086); dpkg-query's format is its own, not the shell's (SC2016).
-# shellcheck disable=SC2086,SC2016
+# The packages part of a survey, after apt-hold.sh (apt-scripts.ts puts the call's data
+# after it; apt.ts reads its answer). apt's database and lists are read, and what an install
+# would do is asked of apt, which changes nothing. Its every line is `P ...` or `| <a line
+# apt wrote>`. Names and versions are words berth checked against Debian's grammar, each
+# split out of a list on purpose (SC2086); dpkg-query's format is its own, not the shell's
+# (SC2016); apt-hold.sh sets apt_kept (SC2154).
+# shellcheck disable=SC2086,SC2016,SC2154
 
 # apt_survey NAME... -- SPEC...: `P apt <now> <lists' mtime|->` (`P apt - -` when every
-# SPEC, `name` or `name=version`, is installed as it asks), a `P status <name> <status>
-# <version>` a NAME, apt-cache policy's lines (only when something is not installed as
-# asked), then `P policy-end`. With no apt, `P none <the package manager found, or ->`.
+# SPEC, `name` or `name=version`, is installed as it asks), `P starts-held <kept|->` when
+# berth's policy-rc.d is there, a `P status <name> <status> <version>` a NAME, apt-cache
+# policy's lines (only when something is not installed as asked), then `P policy-end`.
+# With no apt, `P none <the package manager found, or ->`.
 apt_survey() {
   apt_n=
   while [ "$#" -gt 0 ] && [ "$1" != -- ]; do apt_n="$apt_n $1"; shift; done
@@ -34,6 +36,10 @@ apt_survey() {
     printf 'P apt %s %s\n' "$(date +%s)" "$(stat -c %Y /var/lib/apt/lists 2>/dev/null || echo -)"
   else
     printf 'P apt - -\n'
+  fi
+  # berth's hold on service starts, which a killed install left (apt-hold.sh).
+  if apt_ours; then
+    if [ -e "$apt_kept" ]; then printf 'P starts-held kept\n'; else printf 'P starts-held -\n'; fi
   fi
   for n in $apt_n; do apt_status "$n"; printf 'P status %s %s\n' "$n" "$apt_s"; done
   if [ -n "$apt_a" ]; then apt-cache policy $apt_n 2>/dev/null | sed 's/^/| /'; fi
@@ -83,8 +89,8 @@ apt_sim() {
     else
       o=$(apt-get -s -o Debug::NoLocking=1 -q --allow-downgrades --no-remove install $apt_a 2>&1) || c=$?
     fi
-    set +f
     printf '%s\n' "$o" | sed 's/^/| /'
+    set +f
   fi
   printf 'P sim-end %s\n' "$c"
 }

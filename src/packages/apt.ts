@@ -26,6 +26,8 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
   if (head[1] !== 'apt') throw broken(`it says ${head[1]}`);
   const now = Number(head[2]);
   const mtime = Number(head[3]);
+  const held = /^P starts-held (kept|-)$/.exec(lines[at] ?? '');
+  if (held) at++;
   const packages: Record<string, PackageState> = {};
   const installed = new Map<string, string>();
   while (lines[at]?.startsWith(`${MARK} status `)) {
@@ -63,6 +65,7 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
       ? { listsAge: Math.max(0, now - mtime) }
       : {}),
     simulations,
+    ...(held ? { startsHeld: { kept: held[1] === 'kept' } } : {}),
   };
 }
 
@@ -152,10 +155,20 @@ function refusal(lines: readonly string[]): { ok: false; errors: string[] } {
   return { ok: false, errors: errors.length > 0 ? errors : last ? [last] : ['apt-get failed'] };
 }
 
-/** What an install said: done, or its `E:` lines, and who held apt's lock when that was why. */
-export function readAptInstall(code: number, output: string): Installed {
-  if (code === 0) return { ok: true };
-  const { errors } = refusal(output.split('\n'));
+/** The last line apt-install.sh and apt-refresh.sh write: apt's exit, so that an answer cut short is told. */
+const ENDED = /^berth-apt-exit (\d+)$/;
+
+/**
+ * What an install (or a refresh) said: done, or its `E:` lines, and who held apt's lock
+ * when that was why; undefined when the answer ended before apt did (the connection, or the
+ * script, was cut).
+ */
+export function readAptInstall(output: string): Installed | undefined {
+  const lines = output.split('\n').filter((line) => line.trim() !== '');
+  const ended = ENDED.exec(lines.at(-1) ?? '');
+  if (!ended) return undefined;
+  if (ended[1] === '0') return { ok: true };
+  const { errors } = refusal(lines.slice(0, -1));
   const held = /It is held by process (\d+) \(([^)]*)\)/.exec(output);
   return held
     ? { ok: false, errors, busy: { pid: Number(held[1]), command: held[2] as string } }

@@ -54,6 +54,12 @@ export type PackageFacts =
       listsAge?: number;
       /** By module: what installing its packages would do. */
       simulations: Record<string, Simulation>;
+      /**
+       * berth's hold on service starts (its policy-rc.d), left by an install killed
+       * half-way: while it stands no service starts or restarts on the node. `kept`: the
+       * node's own one is kept aside, to be put back.
+       */
+      startsHeld?: { kept: boolean };
     }
   | { manager: 'none'; found?: string }
   | { manager: 'not-a-machine'; root: string };

@@ -43,6 +43,8 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
       return `wrote ${step.path}`;
     case 'package':
       return `${step.how === 'install' ? 'installed' : `${step.how}d`} ${packageWords(step)}`;
+    case 'unhold':
+      return `removed berth's policy-rc.d from ${node}: services start there again${step.kept ? ", under the node's own policy-rc.d, put back" : ''}`;
     case 'reload':
       if (step.script === undefined)
         return `no reload for ${module}: the change is live at its next start`;
@@ -113,6 +115,8 @@ export function previewWords(
     }
     case 'package':
       return [`${step.how} ${packageWords(step)}`, ...lookUpWords(step)].join('\n');
+    case 'unhold':
+      return `remove berth's policy-rc.d, left on ${node} by an install that was cut: while it stands no service starts or restarts there${step.kept ? " (the node's own is put back)" : ''}`;
     case 'start':
       return step.check
         ? `start ${step.module}: its check ${describeCheck(step.check)}; run start: ${step.script}`

@@ -118,6 +118,25 @@ P sim-end 0`;
     });
   });
 
+  it("berth's policy-rc.d, which a killed install left, is read, with the node's own kept aside", () => {
+    const asks = [{ module: 'web', packages: [{ name: 'nginx' }] }];
+    const answer = (held: string) => [
+      'P apt - -',
+      ...(held ? [held] : []),
+      'P status nginx installed 1.22.1-9',
+      'P policy-end',
+      'P sim web',
+      'P sim-end 0',
+    ];
+    const heldOf = (held: string) => {
+      const facts = readAptSurvey(asks, answer(held));
+      return facts.manager === 'apt' ? facts.startsHeld : 'no apt';
+    };
+    assert.deepEqual(heldOf('P starts-held kept'), { kept: true });
+    assert.deepEqual(heldOf('P starts-held -'), { kept: false });
+    assert.equal(heldOf(''), undefined);
+  });
+
   it('a node without apt names the package manager it has', () => {
     assert.deepEqual(readAptSurvey(ASKS, ['P none dnf']), { manager: 'none', found: 'dnf' });
     assert.deepEqual(readAptSurvey(ASKS, ['P none -']), { manager: 'none' });
@@ -132,8 +151,10 @@ P sim-end 0`;
 
   it("an install that failed: apt's E: lines, and who held its lock", () => {
     const busy = `Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)...
-E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?`;
-    assert.deepEqual(readAptInstall(100, busy), {
+E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?
+berth-apt-exit 100
+`;
+    assert.deepEqual(readAptInstall(busy), {
       ok: false,
       errors: [
         'E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?',
@@ -141,12 +162,21 @@ E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is an
       busy: { pid: 812, command: 'unattended-upgr' },
     });
     assert.deepEqual(
-      readAptInstall(100, "Reading package lists...\nE: Version '9' for 'hello' was not found\n"),
+      readAptInstall(
+        "Reading package lists...\nE: Version '9' for 'hello' was not found\nberth-apt-exit 100\n",
+      ),
       {
         ok: false,
         errors: ["E: Version '9' for 'hello' was not found"],
       },
     );
-    assert.deepEqual(readAptInstall(0, 'Setting up hello (2.10-3) ...\n'), { ok: true });
+    assert.deepEqual(readAptInstall('Setting up hello (2.10-3) ...\nberth-apt-exit 0\n'), {
+      ok: true,
+    });
+  });
+
+  it("an install whose answer ended before apt did is not read as apt's refusal", () => {
+    assert.equal(readAptInstall('Unpacking libldap-2.5-0 (2.5.13+dfsg-5) ...\n'), undefined);
+    assert.equal(readAptInstall(''), undefined);
   });
 });

@@ -4,7 +4,13 @@ import { type Change, MachineError, type WriteOptions } from '../../machines/mac
 import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/packages.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
-import { type Managed, withAssigned, withManaged, withPackages } from '../../state.ts';
+import {
+  type Managed,
+  withAssigned,
+  withManaged,
+  withPackages,
+  withStartsHeld,
+} from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
 import type { CommandContext } from '../context.ts';
@@ -102,7 +108,8 @@ type Turn =
 /** The code of a turn's failure: the machine not reached, a hook, the packages, or a step. */
 function failureCode(turn: Turn, error: unknown): StepFailure['code'] {
   if (error instanceof MachineError && error.failure === 'unreachable') return 'unreachable';
-  if (turn.kind === 'packages') return 'package_failed';
+  if (turn.kind === 'packages' || (turn.kind === 'one' && turn.step.do === 'unhold'))
+    return 'package_failed';
   if (turn.kind === 'one' && HOOKS.has(turn.step.do)) return 'hook_failed';
   return 'step_failed';
 }
@@ -178,10 +185,16 @@ async function doPackages(
   later: LaterIds,
 ): Promise<void> {
   const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
+  const { store } = context;
+  const holdStarts = steps.some((step) => step.holdStarts);
+  // Kept until the install answers: an install that never does may have left its hold.
+  if (holdStarts)
+    await store.saveRecord(withStartsHeld(await store.record(), context.now().toISOString()));
   const installed = await context.machine.install(
     steps.map((step) => ({ name: step.package, version: step.version })),
-    { waitMs, holdStarts: steps.some((step) => step.holdStarts) },
+    { waitMs, holdStarts },
   );
+  if (holdStarts) await store.saveRecord(withStartsHeld(await store.record(), undefined));
   if (!installed.ok) {
     const names = steps.map((step) => step.package).join(', ');
     if (installed.busy)
@@ -190,7 +203,6 @@ async function doPackages(
       );
     throw new StepFailed(`installing ${names} on ${node} failed: ${installed.errors.join(' ')}`);
   }
-  const { store } = context;
   await store.saveRecord(
     withPackages(
       await store.record(),
@@ -369,6 +381,15 @@ async function doStep(
     }
     case 'stop':
       return tell({ step, hook: await runHook(node, module, 'stop', step.script, context) });
+    case 'unhold': {
+      const lifted = await context.machine.unholdStarts();
+      if (!lifted.ok)
+        throw new StepFailed(
+          `removing berth's policy-rc.d from ${node} failed: ${lifted.errors.join(' ')}`,
+        );
+      await store.saveRecord(withStartsHeld(await store.record(), undefined));
+      return tell({ step });
+    }
     case 'release':
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return tell({ step });

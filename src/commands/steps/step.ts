@@ -103,6 +103,12 @@ export type Step =
       lookUp?: { users: string[]; groups: string[] };
       holdStarts: boolean;
     }
+  /**
+   * berth's hold on service starts that an install killed half-way left on the node (its
+   * policy-rc.d) lifted, before anything else of the node's packages; `kept`: the node's
+   * own is put back.
+   */
+  | { do: 'unhold'; module: string; kept: boolean }
   | { do: 'start'; module: string; script: string; check?: CheckOutcome }
   /** After writes to a module berth runs; without `script`, there is none to run. */
   | { do: 'reload'; module: string; script?: string; pending?: true }
