@@ -73,6 +73,7 @@ export const CODES = [
   'no_package_manager',
   'packages_not_here',
   'package_refused',
+  'package_malformed',
 ] as const;
 
 export const CodeSchema = v.pipe(
@@ -101,6 +102,7 @@ export const BLOCKER_CODES = {
   'no-package-manager': 'no_package_manager',
   'packages-not-here': 'packages_not_here',
   'package-refused': 'package_refused',
+  'package-malformed': 'package_malformed',
 } as const satisfies Record<string, Code>;
 export type BlockerKind = keyof typeof BLOCKER_CODES;
 

@@ -19,7 +19,15 @@ export type PackageBlocker =
   /** A rooted node whose root is not `/`: a directory of this machine, with no packages of its own. */
   | { because: 'packages-not-here'; module: string; root: string }
   /** The package manager would not install them (a simulation): its own `E:` lines. */
-  | { because: 'package-refused'; module: string; errors: string[] };
+  | { because: 'package-refused'; module: string; errors: string[] }
+  /** The package manager said a name, version or hash that is not in Debian's grammar. */
+  | {
+      because: 'package-malformed';
+      module: string;
+      package?: string;
+      what: 'name' | 'version' | 'hash';
+      value: string;
+    };
 
 /**
  * A module's packages, planned: a step for each package to install, upgrade or downgrade
@@ -38,6 +46,27 @@ export function packageSteps(
   if (facts.manager === 'none') {
     const found = facts.found === undefined ? {} : { found: facts.found };
     return { steps: [], blockers: [{ because: 'no-package-manager', module, ...found }] };
+  }
+  // Nothing the package manager said is used where some of it is not Debian's.
+  const names = new Set(definition.packages.map((spec) => spec.name));
+  const malformed = (facts.malformed ?? []).filter((item) =>
+    item.module === undefined
+      ? item.package !== undefined && names.has(item.package)
+      : item.module === module,
+  );
+  if (malformed.length > 0) {
+    // Each value once, whether the lists or the simulation said it.
+    const once = new Map(
+      malformed.map(({ module: _, ...item }) => [JSON.stringify(item), item] as const),
+    );
+    return {
+      steps: [],
+      blockers: [...once.values()].map((item) => ({
+        because: 'package-malformed',
+        module,
+        ...item,
+      })),
+    };
   }
   const steps: (Step & { do: 'package' })[] = [];
   const blockers: PackageBlocker[] = [];

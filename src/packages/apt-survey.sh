@@ -74,7 +74,8 @@ apt_lacking() {
 }
 
 # apt_sim MODULE SPEC...: `P sim <module>`, what apt says it would do to install what the
-# module lacks, and `P sim-end <exit>`. --print-uris stops before anything is fetched or
+# module lacks, then (when it would) `P archives` and the Package, Version and SHA256 lines
+# the lists give for each package it names, and `P sim-end <exit>`. --print-uris stops before anything is fetched or
 # installed; --assume-no, were it asked. Nothing at all where there is no apt.
 apt_sim() {
   [ -n "$apt_has" ] || return 0
@@ -90,6 +91,16 @@ apt_sim() {
       o=$(apt-get -s -o Debug::NoLocking=1 -q --allow-downgrades --no-remove install $apt_a 2>&1) || c=$?
     fi
     printf '%s\n' "$o" | sed 's/^/| /'
+    if [ "$c" = 0 ]; then
+      # The archives' hashes the lists give for the packages it would install, every
+      # version of each (apt.ts keeps those of the versions installed).
+      apt_w=$(printf '%s\n' "$o" |
+        sed -n -e 's/^Inst \([a-z0-9][^ ]*\) .*/\1/p' -e 's/^   *\([a-z0-9][^ ()]*\) (.*/\1/p')
+      printf 'P archives\n'
+      if [ -n "$apt_w" ]; then
+        apt-cache show $apt_w 2>/dev/null | grep -E '^(Package|Version|SHA256): ' | sed 's/^/| /'
+      fi
+    fi
     set +f
   fi
   printf 'P sim-end %s\n' "$c"

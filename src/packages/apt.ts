@@ -1,5 +1,7 @@
+import { ARCHIVE_SHA256, isPackageName, isPackageVersion } from './debian-grammar.ts';
 import type {
   Installed,
+  Malformed,
   PackageAsk,
   PackageFacts,
   PackageMove,
@@ -28,35 +30,84 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
   const mtime = Number(head[3]);
   const held = /^P starts-held (kept|-)$/.exec(lines[at] ?? '');
   if (held) at++;
+  const asked = new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)));
+  // What fails Debian's grammar is said (once, wherever apt said it), and used nowhere.
+  const malformed: Malformed[] = [];
+  const seen = new Set<string>();
+  const isMalformed = (item: Malformed) => {
+    const key = JSON.stringify([item.module, item.package, item.what, item.value]);
+    if (!seen.has(key)) malformed.push(item);
+    seen.add(key);
+  };
+  const version = (text: string, of: { package?: string; module?: string }) => {
+    if (isPackageVersion(text)) return text;
+    isMalformed({ ...of, what: 'version', value: text });
+    return undefined;
+  };
   const packages: Record<string, PackageState> = {};
   const installed = new Map<string, string>();
   while (lines[at]?.startsWith(`${MARK} status `)) {
-    const [, , name, status, version] = (lines[at++] as string).split(' ');
-    if (status === 'installed' && version) installed.set(name as string, version);
+    const [, , name = '', status, text] = (lines[at++] as string).split(' ');
+    if (!asked.has(name) || status !== 'installed' || !text) continue;
+    const checked = version(text, { package: name });
+    if (checked) installed.set(name, checked);
   }
   const policy: string[] = [];
   while (at < lines.length && lines[at] !== `${MARK} policy-end`) policy.push(unpiped(lines[at++]));
   if (lines[at++] !== `${MARK} policy-end`) throw broken('apt-cache policy was cut off');
   const offered = readPolicy(policy);
-  for (const ask of asks)
-    for (const { name } of ask.packages) {
-      const known = offered.get(name);
-      packages[name] = {
-        ...(installed.has(name) ? { installed: installed.get(name) } : {}),
-        ...(known?.candidate ? { candidate: known.candidate } : {}),
-        offered: known?.offered ?? [],
-      };
-    }
+  for (const name of asked) {
+    const known = offered.get(name);
+    const candidate = known?.candidate && version(known.candidate, { package: name });
+    packages[name] = {
+      ...(installed.has(name) ? { installed: installed.get(name) } : {}),
+      ...(candidate ? { candidate } : {}),
+      offered: (known?.offered ?? []).flatMap((text) => version(text, { package: name }) ?? []),
+    };
+  }
   const simulations: Record<string, Simulation> = {};
   for (const ask of asks) {
     if (lines[at++] !== `${MARK} sim ${ask.module}`)
       throw broken(`no simulation for ${ask.module}`);
     const said: string[] = [];
-    while (at < lines.length && !lines[at]?.startsWith(`${MARK} sim-end `))
-      said.push(unpiped(lines[at++]));
+    const shown: string[] = [];
+    let showing = false;
+    while (at < lines.length && !lines[at]?.startsWith(`${MARK} sim-end `)) {
+      const line = lines[at++] as string;
+      if (line === `${MARK} archives`) showing = true;
+      else (showing ? shown : said).push(unpiped(line));
+    }
     const code = Number((lines[at++] ?? '').split(' ')[2]);
     if (Number.isNaN(code)) throw broken(`the simulation for ${ask.module} was cut off`);
-    simulations[ask.module] = code === 0 ? { ok: true, installs: readInst(said) } : refusal(said);
+    if (code !== 0) {
+      simulations[ask.module] = refusal(said);
+      continue;
+    }
+    const installs: PackageMove[] = [];
+    const records = readRecords(shown);
+    const archives: Record<string, string[]> = {};
+    for (const move of readInst(said)) {
+      if (!isPackageName(move.package, true)) {
+        isMalformed({ module: ask.module, what: 'name', value: move.package });
+        continue;
+      }
+      const of = { module: ask.module, package: move.package };
+      const to = version(move.version, of);
+      const from = move.from === undefined ? undefined : version(move.from, of);
+      if (to === undefined || (move.from !== undefined && from === undefined)) continue;
+      installs.push(from === undefined ? { ...move, version: to } : { ...move, version: to, from });
+      // The bits the lists give for that version: a hash, or several from several sources.
+      const name = move.package.split(':')[0] as string;
+      const hashes = records.filter((record) => record.name === name && record.version === to);
+      for (const { sha256 } of hashes)
+        if (!ARCHIVE_SHA256.test(sha256)) isMalformed({ ...of, what: 'hash', value: sha256 });
+      const good = hashes
+        .map((record) => record.sha256)
+        .filter((hash) => ARCHIVE_SHA256.test(hash));
+      archives[`${move.package}=${to}`] = [...new Set(good)].sort();
+    }
+    simulations[ask.module] =
+      installs.length > 0 ? { ok: true, installs, archives } : { ok: true, installs };
   }
   return {
     manager: 'apt',
@@ -66,7 +117,25 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
       : {}),
     simulations,
     ...(held ? { startsHeld: { kept: held[1] === 'kept' } } : {}),
+    ...(malformed.length > 0 ? { malformed } : {}),
   };
+}
+
+/** apt-cache show's records, as their Package, Version and SHA256 lines: those with all three. */
+function readRecords(
+  lines: readonly string[],
+): { name: string; version: string; sha256: string }[] {
+  const records: { name: string; version: string; sha256: string }[] = [];
+  let name: string | undefined;
+  let version: string | undefined;
+  for (const line of lines) {
+    const [field, value = ''] = line.split(': ', 2);
+    if (field === 'Package') [name, version] = [value, undefined];
+    else if (field === 'Version') version = value;
+    else if (field === 'SHA256' && name !== undefined && version !== undefined)
+      records.push({ name, version, sha256: value });
+  }
+  return records;
 }
 
 function unpiped(line: string | undefined): string {

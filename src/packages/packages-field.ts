@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { strictJsonObject } from '../strict-json.ts';
-import { PACKAGE_NAME, PACKAGE_VERSION } from './packages.ts';
+import { PACKAGE_NAME, PACKAGE_VERSION } from './debian-grammar.ts';
 
 const PACKAGE = 'a package is a Debian package name, like "nginx" (a-z, 0-9, +, . and -)';
 const VERSION = 'a version is as the package manager spells it, like "1.22.1-9+deb12u1"';

@@ -38,7 +38,17 @@ export interface PackageMove {
  * What a simulated install of one module's packages would do: the set, or apt's refusal
  * (one that would remove a package is one: berth never removes).
  */
-export type Simulation = { ok: true; installs: PackageMove[] } | { ok: false; errors: string[] };
+export type Simulation =
+  | {
+      ok: true;
+      installs: PackageMove[];
+      /**
+       * The SHA256 the lists give each archive it installs, by `name=version` (several
+       * when several sources offer that version): what a digest covers of its bits.
+       */
+      archives?: Record<string, string[]>;
+    }
+  | { ok: false; errors: string[] };
 
 /**
  * What a survey found of a node's packages: a package manager berth knows, with each
@@ -60,9 +70,24 @@ export type PackageFacts =
        * node's own one is kept aside, to be put back.
        */
       startsHeld?: { kept: boolean };
+      /** What it said that is not in Debian's grammar: berth uses none of it. */
+      malformed?: Malformed[];
     }
   | { manager: 'none'; found?: string }
   | { manager: 'not-a-machine'; root: string };
+
+/**
+ * A value a node's package manager gave that is not in Debian's grammar (a repository's
+ * `Version: 1.0;id>/tmp/x;:`): what it is, of which package (when its name is one), and of
+ * which module's simulation (none for what the database and lists say of a package asked
+ * about).
+ */
+export interface Malformed {
+  module?: string;
+  package?: string;
+  what: 'name' | 'version' | 'hash';
+  value: string;
+}
 
 /** A package to install at exactly this version. */
 export interface PackagePin {
@@ -74,10 +99,6 @@ export interface PackagePin {
 export type Installed =
   | { ok: true }
   | { ok: false; errors: string[]; busy?: { pid: number; command: string } };
-
-/** A Debian package name, and a version as dpkg spells one: nothing a shell would read. */
-export const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]{1,}$/;
-export const PACKAGE_VERSION = /^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
 
 /** A package manager waits for its lock in whole seconds: a wait of 500ms is a second at most, never none. */
 export function waitSeconds(ms: number): number {

@@ -163,6 +163,12 @@ export const WHERE: Record<Code, Row> = {
   no_package_manager: everywhere('no-manager'),
   packages_not_here: everywhere('blockers'),
   package_refused: everywhere('packages'),
+  package_malformed: {
+    'cli node': { in: 'tests/fleet/packages-exact.test.ts' },
+    'cli group': { in: 'tests/fleet/packages-exact.test.ts' },
+    'api node': { in: 'tests/fleet/packages-exact.test.ts' },
+    'api group': { in: 'tests/fleet/packages-exact.test.ts' },
+  },
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */

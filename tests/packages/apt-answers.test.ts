@@ -34,6 +34,19 @@ P sim web
 | Inst libnginx-mod-stream (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
 | Inst nginx (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
 | Conf nginx (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
+P archives
+| Package: hello
+| Version: 2.10-3
+| SHA256: ${'a'.repeat(64)}
+| Package: hello
+| Version: 2.10-2
+| SHA256: ${'b'.repeat(64)}
+| Package: nginx
+| Version: 1.22.1-9+deb12u1
+| SHA256: ${'c'.repeat(64)}
+| Package: nginx
+| Version: 1.22.1-9+deb12u1
+| SHA256: ${'d'.repeat(64)}
 P sim-end 0
 P sim cache
 | Reading package lists...
@@ -58,6 +71,12 @@ describe("apt's answers", () => {
             { package: 'libnginx-mod-stream', version: '1.22.1-9+deb12u1' },
             { package: 'nginx', version: '1.22.1-9+deb12u1' },
           ],
+          // The hashes of the versions it installs, from every source that offers them.
+          archives: {
+            'hello=2.10-2': ['b'.repeat(64)],
+            'libnginx-mod-stream=1.22.1-9+deb12u1': [],
+            'nginx=1.22.1-9+deb12u1': ['c'.repeat(64), 'd'.repeat(64)],
+          },
         },
         cache: { ok: false, errors: ['E: Unable to locate package redis-server'] },
       },
@@ -99,6 +118,12 @@ P sim-end 0`;
         { package: 'libssl3', version: '3.0.15-1~deb12u1', from: '3.0.11-1~deb12u2' },
         { package: 'hello', version: '2.10-2', from: '2.10-3' },
       ],
+      archives: {
+        'hello=2.10-2': [],
+        'libnginx-mod-stream=1.22.1-9+deb12u1': [],
+        'libssl3=3.0.15-1~deb12u1': [],
+        'nginx=1.22.1-9+deb12u1': [],
+      },
     });
   });
 
@@ -116,6 +141,48 @@ P sim-end 0`;
       packages: { nginx: { installed: '1.22.1-9', offered: [] } },
       simulations: { web: { ok: true, installs: [] } },
     });
+  });
+
+  it("a name, version or hash not in Debian's grammar is said once, and used nowhere", () => {
+    const asks = [{ module: 'web', packages: [{ name: 'nginx' }] }];
+    const hostile = '1.0;id>/tmp/x;:';
+    const answer = [
+      'P apt 1764000000 1763900000',
+      `P status nginx installed 1.0$(id)`,
+      '| nginx:',
+      `|   Candidate: ${hostile}`,
+      '|   Version table:',
+      `|      ${hostile} 500`,
+      '|         500 file:/srv/debs ./ Packages',
+      '|      1.22.1-9 500',
+      '|         500 file:/srv/debs ./ Packages',
+      'P policy-end',
+      'P sim web',
+      `| Inst nginx (${hostile} Debian:12.5/stable [amd64])`,
+      '| Inst Lib;rm (1.0 Debian:12.5/stable [amd64])',
+      '| Inst libssl3 (3.0.15-1 Debian:12.5/stable [amd64])',
+      'P archives',
+      '| Package: libssl3',
+      '| Version: 3.0.15-1',
+      '| SHA256: 00$(id)',
+      'P sim-end 0',
+    ];
+    const facts = readAptSurvey(asks, answer);
+    assert.equal(facts.manager, 'apt');
+    if (facts.manager !== 'apt') return;
+    assert.deepEqual(facts.packages, { nginx: { offered: ['1.22.1-9'] } });
+    assert.deepEqual(facts.simulations.web, {
+      ok: true,
+      installs: [{ package: 'libssl3', version: '3.0.15-1' }],
+      archives: { 'libssl3=3.0.15-1': [] },
+    });
+    assert.deepEqual(facts.malformed, [
+      { package: 'nginx', what: 'version', value: '1.0$(id)' },
+      { package: 'nginx', what: 'version', value: hostile },
+      { module: 'web', package: 'nginx', what: 'version', value: hostile },
+      { module: 'web', what: 'name', value: 'Lib;rm' },
+      { module: 'web', package: 'libssl3', what: 'hash', value: '00$(id)' },
+    ]);
   });
 
   it("berth's policy-rc.d, which a killed install left, is read, with the node's own kept aside", () => {
