@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { isName } from './names.ts';
 import { ownValue } from './own-record.ts';
-import { PackagesField } from './packages/packages-field.ts';
+import { PackagesField, RefreshAfter } from './packages/packages-field.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 
@@ -156,6 +156,7 @@ export const ModuleDefinitionSchema = strictJsonObject({
   description: v.optional(v.string(), ''),
   needs: v.optional(v.array(ModuleName), []),
   packages: v.optional(PackagesField, []),
+  refresh_after: v.optional(RefreshAfter),
   data: v.optional(v.array(DataSpec), []),
   secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
   files: v.optional(jsonRecord(MachinePath, FileSpec), {}),

@@ -23,6 +23,7 @@ export const STEP_KINDS = [
   'write',
   'package',
   'unhold',
+  'refresh',
   'start',
   'reload',
   'stop',
@@ -50,7 +51,7 @@ export const StepReportSchema = v.object({
   package: v.optional(v.string()),
   version: v.optional(v.string()),
   from: v.optional(v.string()),
-  how: v.optional(v.picklist(['install', 'upgrade', 'downgrade'])),
+  how: v.optional(v.picklist(['install', 'upgrade', 'downgrade', 'remove', 'purge'])),
   with: v.optional(v.array(PackageMoveSchema)),
 });
 export type StepReport = v.InferOutput<typeof StepReportSchema>;

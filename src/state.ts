@@ -124,9 +124,17 @@ export function withManaged(record: NodeRecord, module: string, managed?: Manage
   return { ...record, managed: all };
 }
 
-/** A copy that names these packages among those berth installed, sorted. */
-export function withPackages(record: NodeRecord, names: readonly string[]): NodeRecord {
-  return { ...record, packages: [...new Set([...(record.packages ?? []), ...names])].sort() };
+/** A copy that names these packages among those berth installed, sorted, and not those it removed. */
+export function withPackages(
+  record: NodeRecord,
+  names: readonly string[],
+  removed: readonly string[] = [],
+): NodeRecord {
+  const gone = new Set(removed);
+  const kept = [...new Set([...(record.packages ?? []), ...names])].filter(
+    (name) => !gone.has(name),
+  );
+  return { ...record, packages: kept.sort() };
 }
 
 /** A copy that says berth began an install holding service starts at `since`, or, without it, not. */

@@ -218,7 +218,8 @@ function unneededPackages(
   for (const module of new Set([...Object.keys(record.managed), ...running])) {
     const entry = entries.get(module);
     if (entry && 'definition' in entry)
-      for (const spec of entry.definition.packages) needed.add(spec.name);
+      for (const spec of entry.definition.packages)
+        if (spec.state !== 'absent') needed.add(spec.name);
   }
   return (record.packages ?? []).filter((name) => !needed.has(name));
 }

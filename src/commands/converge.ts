@@ -150,6 +150,10 @@ async function gatherAndPlan(
     surveys,
     vault,
     checks,
+    ...(context.settings.refresh_after === undefined
+      ? {}
+      : { refreshAfter: context.settings.refresh_after }),
+    ...(context.refresh ? { listsRefreshed: true } : {}),
   });
 
   const fingerprints: Record<string, Record<string, string>> = {};

@@ -1,6 +1,7 @@
 import type { ModuleDefinition } from '../catalog.ts';
+import { parseDuration } from '../duration.ts';
 import { compareVersions } from '../packages/debian-version.ts';
-import type { PackageFacts } from '../packages/packages.ts';
+import type { PackageFacts, PackageState } from '../packages/packages.ts';
 import type { ConvergePlan } from './converge-plan.ts';
 import type { Step } from './steps/step.ts';
 
@@ -13,6 +14,8 @@ export type PackageBlocker =
       package: string;
       version?: string;
       offered: string[];
+      /** The lists were refreshed just now: another refresh would not find it. */
+      refreshed?: true;
     }
   /** The node has no package manager berth knows; `found` one it does not. */
   | { because: 'no-package-manager'; module: string; found?: string }
@@ -29,16 +32,27 @@ export type PackageBlocker =
       value: string;
     };
 
+/** What the plan knows of the node's package lists beside what they say. */
+export interface Lists {
+  /** The act refreshes them first: what they offer now is not what it installs. */
+  refreshing?: boolean;
+  /** They were refreshed just now: what they lack, another refresh would not find. */
+  refreshed?: boolean;
+}
+
 /**
  * A module's packages, planned: a step for each package to install, upgrade or downgrade
  * (exact versions, what apt installs beside them on the last), or blockers. A package
  * installed and not pinned is left as it is: berth never upgrades what is not pinned.
+ * With `refreshing`, the act refreshes the lists first: each package to install is planned
+ * at its pin, or at what the refreshed lists offer, and their refusals wait for them.
  */
 export function packageSteps(
   module: string,
   definition: ModuleDefinition,
   facts: PackageFacts | undefined,
   holdStarts: boolean,
+  lists: Lists = {},
 ): { steps: Step[]; blockers: PackageBlocker[] } {
   if (definition.packages.length === 0 || !facts) return { steps: [], blockers: [] };
   if (facts.manager === 'not-a-machine')
@@ -72,8 +86,17 @@ export function packageSteps(
   const blockers: PackageBlocker[] = [];
   for (const spec of definition.packages) {
     const state = facts.packages[spec.name] ?? { offered: [] };
+    if (spec.state === 'absent') {
+      const removal = removalStep(module, spec, state, holdStarts);
+      if (removal) steps.push(removal);
+      continue;
+    }
     const { installed } = state;
     if (spec.version === undefined ? installed !== undefined : installed === spec.version) continue;
+    if (lists.refreshing) {
+      steps.push(afterRefresh(module, spec, installed, holdStarts));
+      continue;
+    }
     const version = spec.version ?? state.candidate;
     if (version === undefined || !state.offered.includes(version)) {
       blockers.push({
@@ -82,6 +105,7 @@ export function packageSteps(
         package: spec.name,
         ...(spec.version === undefined ? {} : { version: spec.version }),
         offered: state.offered,
+        ...(lists.refreshed ? { refreshed: true as const } : {}),
       });
       continue;
     }
@@ -101,8 +125,9 @@ export function packageSteps(
       holdStarts,
     });
   }
-  // The simulation was of every package together: with one unavailable, it is apt's refusal of that.
-  if (blockers.length > 0 || steps.length === 0) return { steps, blockers };
+  // The simulation was of every package together: with one unavailable, it is apt's refusal
+  // of that. Of lists to be refreshed, it says nothing yet.
+  if (blockers.length > 0 || steps.length === 0 || lists.refreshing) return { steps, blockers };
   const simulation = facts.simulations[module];
   if (!simulation?.ok)
     return {
@@ -115,11 +140,115 @@ export function packageSteps(
         },
       ],
     };
+  // berth removes only what a definition names absent; apt removing another is a refusal.
+  const absent = new Set(steps.filter(isRemoval).map((step) => step.package));
+  const more = (simulation.removes ?? []).filter(
+    (removed) => !absent.has(removed.package.split(':')[0] as string),
+  );
+  if (more.length > 0)
+    return {
+      steps: [],
+      blockers: [
+        {
+          because: 'package-refused',
+          module,
+          errors: [
+            `it would remove ${more.map((removed) => removed.package).join(', ')} too, and berth removes only a package a definition names absent`,
+          ],
+        },
+      ],
+    };
   const asked = new Set(steps.map((step) => step.package));
   const beside = simulation.installs.filter((move) => !asked.has(move.package));
   const last = steps.at(-1);
-  if (last && beside.length > 0) last.with = beside;
+  if (last && beside.length > 0) {
+    last.with = beside;
+    // One simulation of them all: what they depend on is of them all, not of the last.
+    if (steps.length > 1) last.withFor = steps.map((step) => step.package);
+  }
   return { steps, blockers };
+}
+
+/** Whether a package step removes (or purges) its package. */
+export function isRemoval(step: Step): boolean {
+  return step.do === 'package' && (step.how === 'remove' || step.how === 'purge');
+}
+
+/**
+ * A package a definition names absent, removed when it is installed (its configuration
+ * kept), or purged when asked, also when only its configuration is left; nothing when it
+ * is as asked.
+ */
+function removalStep(
+  module: string,
+  spec: { name: string; purge?: boolean },
+  state: PackageState,
+  holdStarts: boolean,
+): (Step & { do: 'package' }) | undefined {
+  const version = state.installed ?? (spec.purge ? state.configurationLeft : undefined);
+  if (version === undefined) return undefined;
+  return {
+    do: 'package',
+    module,
+    package: spec.name,
+    version,
+    how: spec.purge ? 'purge' : 'remove',
+    holdStarts,
+  };
+}
+
+/**
+ * A package planned before the lists' refresh: at its pin (an upgrade or downgrade of what
+ * is installed, named), or, unpinned, at what the refreshed lists offer.
+ */
+function afterRefresh(
+  module: string,
+  spec: { name: string; version?: string },
+  installed: string | undefined,
+  holdStarts: boolean,
+): Step & { do: 'package' } {
+  const how =
+    installed === undefined || spec.version === undefined
+      ? 'install'
+      : compareVersions(spec.version, installed) > 0
+        ? 'upgrade'
+        : 'downgrade';
+  return {
+    do: 'package',
+    module,
+    package: spec.name,
+    ...(spec.version === undefined ? {} : { version: spec.version }),
+    how,
+    ...(installed === undefined ? {} : { from: installed }),
+    holdStarts,
+    afterRefresh: true,
+  };
+}
+
+/**
+ * How old the node's package lists may be (`refresh_after`): the least of berth.json's and
+ * those of the modules planned, with whose it is (none: berth.json's).
+ */
+export function refreshLimit(
+  settings: string | undefined,
+  definitions: ReadonlyMap<string, Pick<ModuleDefinition, 'refresh_after'>>,
+): { text: string; ms: number; by?: string } | undefined {
+  let least: { text: string; ms: number; by?: string } | undefined;
+  const consider = (text: string | undefined, by?: string) => {
+    const ms = text === undefined ? undefined : parseDuration(text);
+    if (ms !== undefined && (least === undefined || ms < least.ms))
+      least = by === undefined ? { text: text as string, ms } : { text: text as string, ms, by };
+  };
+  consider(settings);
+  for (const [module, definition] of definitions) consider(definition.refresh_after, module);
+  return least;
+}
+
+/** Whether the lists are older than `limit` allows (or were never fetched). */
+export function listsStale(facts: PackageFacts | undefined, limit: { ms: number } | undefined) {
+  if (facts?.manager !== 'apt' || limit === undefined) return false;
+  if (facts.listsNeverFetched) return true;
+  return facts.listsAge !== undefined && facts.listsAge * 1000 > limit.ms;
 }
 
 /** Whole days the node's package lists have not been fetched, when a day or more. */

@@ -1,6 +1,6 @@
 import { shellText } from '../machines/shell-text.ts';
 import { shellWord } from '../machines/shell-word.ts';
-import type { PackageAsk, PackagePin } from './packages.ts';
+import type { PackageAsk, PackagePin, PackageSpec } from './packages.ts';
 
 /**
  * The sh apt is driven with (apt, the package managers' table's entry): its fixed text in
@@ -16,9 +16,19 @@ const INSTALL = `${HOLD}${shellText('packages/apt-install.sh')}`;
 const UNHOLD = `${HOLD}${shellText('packages/apt-unhold.sh')}`;
 const REFRESH = shellText('packages/apt-refresh.sh');
 
-/** A package a module asks for, as apt-get takes it: `name`, or `name=version`. */
-function specOf(spec: { name: string; version?: string }): string {
+/**
+ * A package a module asks for, as apt-get takes it: `name`, `name=version`, or absent,
+ * `name-` (removed) or `name_` (purged).
+ */
+function specOf(spec: PackageSpec): string {
+  if (spec.state === 'absent') return `${spec.name}${spec.purge ? '_' : '-'}`;
   return spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`;
+}
+
+/** A package to install or remove, as apt-get takes it. */
+function pinOf(pin: PackagePin): string {
+  if ('remove' in pin) return `${pin.name}${pin.remove === 'purge' ? '_' : '-'}`;
+  return `${pin.name}=${pin.version}`;
 }
 
 const words = (items: readonly string[]) => items.map(shellWord).join(' ');
@@ -36,14 +46,14 @@ export function aptSurveyScript(asks: readonly PackageAsk[]): string {
   return `${SURVEY}apt_survey ${words([...names, '--', ...specs])}\n${simulations.join('')}`;
 }
 
-/** Installs exactly `pins` (see apt-install.sh), waiting `waitSeconds` for apt's lock. */
+/** Installs (or removes) exactly `pins` (see apt-install.sh), waiting `waitSeconds` for apt's lock. */
 export function aptInstallScript(
   pins: readonly PackagePin[],
   waitSeconds: number,
   holdStarts: boolean,
 ): string {
   return `WAIT=${waitSeconds} HOLD=${holdStarts ? 1 : "''"}
-set -- ${words(pins.map((pin) => `${pin.name}=${pin.version}`))}
+set -- ${words(pins.map(pinOf))}
 ${INSTALL}`;
 }
 

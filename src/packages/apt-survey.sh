@@ -6,8 +6,8 @@
 # (SC2016); apt-hold.sh sets apt_kept (SC2154).
 # shellcheck disable=SC2086,SC2016,SC2154
 
-# apt_survey NAME... -- SPEC...: `P apt <now> <lists' mtime|->` (`P apt - -` when every
-# SPEC, `name` or `name=version`, is installed as it asks), `P starts-held <kept|->` when
+# apt_survey NAME... -- SPEC...: `P apt <now> <lists' mtime|never|->` (`P apt - -` when every
+# SPEC is as it asks: see apt_lacking), `P starts-held <kept|->` when
 # berth's policy-rc.d is there, a `P status <name> <status> <version>` a NAME, apt-cache
 # policy's lines (only when something is not installed as asked), then `P policy-end`.
 # With no apt, `P none <the package manager found, or ->`.
@@ -25,6 +25,7 @@ apt_survey() {
     return 0
   fi
   apt_has=1
+  apt_l=$(apt_lists)
   set -f
   # One dpkg-query answers for every package: each program started costs the far side a
   # few milliseconds, apt's each a few tens.
@@ -33,7 +34,7 @@ apt_survey() {
   # package installed as asked, only its version.
   apt_lacking "$@"
   if [ -n "$apt_a" ]; then
-    printf 'P apt %s %s\n' "$(date +%s)" "$(stat -c %Y /var/lib/apt/lists 2>/dev/null || echo -)"
+    printf 'P apt %s %s\n' "$(date +%s)" "$apt_l"
   else
     printf 'P apt - -\n'
   fi
@@ -52,6 +53,15 @@ apt_survey() {
   set +f
 }
 
+# apt_lists: when the package lists were last fetched (their directory's mtime), or `never`
+# when it holds no list of packages.
+apt_lists() {
+  for f in /var/lib/apt/lists/*_Packages*; do
+    if [ -e "$f" ]; then stat -c %Y /var/lib/apt/lists 2>/dev/null || echo -; return 0; fi
+  done
+  echo never
+}
+
 # apt_status NAME: its status and version as dpkg-query said them, as apt_s.
 apt_status() {
   apt_s='unknown -'
@@ -61,13 +71,22 @@ apt_status() {
   unset IFS; set +f
 }
 
-# apt_lacking SPEC...: those not installed as they ask, as apt_a.
+# apt_lacking SPEC...: those not as they ask, as apt_a: `name=version` not installed at
+# it, `name` not installed, `name-` (removed) there but for its configuration, `name_`
+# (purged) there at all.
 apt_lacking() {
   apt_a=
   for w in "$@"; do
-    apt_status "${w%%=*}"
+    case $w in
+      *=*) apt_status "${w%%=*}" ;;
+      *-) apt_status "${w%-}" ;;
+      *_) apt_status "${w%_}" ;;
+      *) apt_status "$w" ;;
+    esac
     case $w in
       *=*) [ "$apt_s" = "installed ${w#*=}" ] || apt_a="$apt_a $w" ;;
+      *-) case $apt_s in "not-installed "*|"config-files "*|"unknown "*) ;; *) apt_a="$apt_a $w" ;; esac ;;
+      *_) case $apt_s in "not-installed "*|"unknown "*) ;; *) apt_a="$apt_a $w" ;; esac ;;
       *) case $apt_s in "installed "*) ;; *) apt_a="$apt_a $w" ;; esac ;;
     esac
   done
@@ -85,7 +104,27 @@ apt_sim() {
   c=0
   if [ -n "$apt_a" ]; then
     set -f
-    if [ -n "$apt_v" ]; then
+    # A module that removes a package is simulated (Remv, Purg), removals allowed: apt.ts
+    # holds them to those it names absent. A purge is apt-get purge's, after the rest.
+    apt_i='' apt_p='' apt_r=''
+    for w in $apt_a; do
+      case $w in
+        *_) apt_p="$apt_p ${w%_}" apt_r=1 ;;
+        *-) apt_i="$apt_i $w" apt_r=1 ;;
+        *) apt_i="$apt_i $w" ;;
+      esac
+    done
+    if [ -n "$apt_r" ]; then
+      o=
+      if [ -n "$apt_i" ]; then
+        o=$(apt-get -s -o Debug::NoLocking=1 -q --allow-downgrades install $apt_i 2>&1) || c=$?
+      fi
+      if [ "$c" = 0 ] && [ -n "$apt_p" ]; then
+        p=$(apt-get -s -o Debug::NoLocking=1 -q purge $apt_p 2>&1) || c=$?
+        o="$o
+$p"
+      fi
+    elif [ -n "$apt_v" ]; then
       o=$(apt-get -V --print-uris --assume-no -o Debug::NoLocking=1 -q --allow-downgrades --no-remove install $apt_a 2>&1) || c=$?
     else
       o=$(apt-get -s -o Debug::NoLocking=1 -q --allow-downgrades --no-remove install $apt_a 2>&1) || c=$?

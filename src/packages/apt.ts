@@ -46,11 +46,13 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
   };
   const packages: Record<string, PackageState> = {};
   const installed = new Map<string, string>();
+  const configurationLeft = new Map<string, string>();
   while (lines[at]?.startsWith(`${MARK} status `)) {
     const [, , name = '', status, text] = (lines[at++] as string).split(' ');
-    if (!asked.has(name) || status !== 'installed' || !text) continue;
+    if (!asked.has(name) || (status !== 'installed' && status !== 'config-files') || !text)
+      continue;
     const checked = version(text, { package: name });
-    if (checked) installed.set(name, checked);
+    if (checked) (status === 'installed' ? installed : configurationLeft).set(name, checked);
   }
   const policy: string[] = [];
   while (at < lines.length && lines[at] !== `${MARK} policy-end`) policy.push(unpiped(lines[at++]));
@@ -63,6 +65,7 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
       ...(installed.has(name) ? { installed: installed.get(name) } : {}),
       ...(candidate ? { candidate } : {}),
       offered: (known?.offered ?? []).flatMap((text) => version(text, { package: name }) ?? []),
+      ...(configurationLeft.has(name) ? { configurationLeft: configurationLeft.get(name) } : {}),
     };
   }
   const simulations: Record<string, Simulation> = {};
@@ -106,15 +109,29 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
         .filter((hash) => ARCHIVE_SHA256.test(hash));
       archives[`${move.package}=${to}`] = [...new Set(good)].sort();
     }
-    simulations[ask.module] =
-      installs.length > 0 ? { ok: true, installs, archives } : { ok: true, installs };
+    const removes: { package: string; purge: boolean }[] = [];
+    for (const line of said) {
+      const removed = /^(Remv|Purg) (\S+)/.exec(line);
+      if (!removed) continue;
+      const name = removed[2] as string;
+      if (isPackageName(name, true)) removes.push({ package: name, purge: removed[1] === 'Purg' });
+      else isMalformed({ module: ask.module, what: 'name', value: name });
+    }
+    simulations[ask.module] = {
+      ok: true,
+      installs,
+      ...(installs.length > 0 ? { archives } : {}),
+      ...(removes.length > 0 ? { removes } : {}),
+    };
   }
   return {
     manager: 'apt',
     packages,
     ...(Number.isFinite(now) && Number.isFinite(mtime)
       ? { listsAge: Math.max(0, now - mtime) }
-      : {}),
+      : head[3] === 'never'
+        ? { listsNeverFetched: true as const }
+        : {}),
     simulations,
     ...(held ? { startsHeld: { kept: held[1] === 'kept' } } : {}),
     ...(malformed.length > 0 ? { malformed } : {}),

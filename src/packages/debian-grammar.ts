@@ -4,8 +4,11 @@
  * anywhere (apt.ts): what fails is a blocker in words, never text in a script.
  */
 
-/** A package's name (Debian Policy 5.6.7): two or more of a-z, 0-9, `+`, `-`, `.`, from a letter or digit. */
-export const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+$/;
+/**
+ * A package's name (Debian Policy 5.6.7): two or more of a-z, 0-9, `+`, `-`, `.`, from a
+ * letter or digit; never ending in `-`, which apt reads as a removal.
+ */
+export const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]*[a-z0-9+.]$/;
 
 /**
  * A version (Debian Policy 5.6.12): `[epoch:]upstream[-revision]`, the epoch digits, the

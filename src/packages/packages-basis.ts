@@ -12,10 +12,10 @@ export interface PackagesBasis {
 
 /**
  * The packages basis of a survey, when a module names packages: of a package a module
- * has as it wants it (installed, at its pin if it has one), only the version installed, so
- * that lists fetched anew do not refuse an act that installs nothing; of any other, its
- * candidate and every version offered too; and what apt would do for each module. Not the
- * lists' age, which moves by the second.
+ * has as it wants it (installed, at its pin if it has one; or absent), only the version
+ * installed, so that lists fetched anew do not refuse an act that installs nothing; of any
+ * other, its candidate and every version offered too; and what apt would do for each
+ * module. Not the lists' age, which moves by the second.
  */
 export function packagesBasis(
   surveys: ReadonlyMap<string, { packages?: PackageFacts }>,
@@ -30,11 +30,17 @@ export function packagesBasis(
     for (const spec of definition.packages) {
       const state = facts.packages[spec.name];
       if (!state) continue;
+      // Absent as asked: not there (nor its configuration, purged); else installed, at its pin.
       const asWanted =
-        state.installed !== undefined &&
-        (spec.version === undefined || spec.version === state.installed);
+        spec.state === 'absent'
+          ? state.installed === undefined && !(spec.purge && state.configurationLeft)
+          : state.installed !== undefined &&
+            (spec.version === undefined || spec.version === state.installed);
       if (asWanted && !packages[spec.name])
-        packages[spec.name] = { installed: state.installed, offered: [] };
+        packages[spec.name] =
+          state.installed === undefined
+            ? { offered: [] }
+            : { installed: state.installed, offered: [] };
       else if (!asWanted) packages[spec.name] = state;
     }
   }

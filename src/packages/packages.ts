@@ -4,10 +4,15 @@
  * table (managers.ts); apt is its entry (apt.ts).
  */
 
-/** A package a module names: any version (the candidate), or `version` exactly. */
+/**
+ * A package a module names: any version (the candidate), or `version` exactly; or, with
+ * `state` absent, none (removed; `purge`, its configuration too).
+ */
 export interface PackageSpec {
   name: string;
   version?: string;
+  state?: 'present' | 'absent';
+  purge?: boolean;
 }
 
 /** The packages one module names, asked about in a survey (one simulation a module). */
@@ -24,6 +29,8 @@ export interface PackageState {
   candidate?: string;
   /** Every version the lists offer (not the one only the package database knows). */
   offered: string[];
+  /** Removed, its configuration left: the version it was. */
+  configurationLeft?: string;
 }
 
 /** A package apt would install (or upgrade, or downgrade) beside those asked for. */
@@ -42,6 +49,8 @@ export type Simulation =
   | {
       ok: true;
       installs: PackageMove[];
+      /** What it would remove (a package a module names absent, or one apt removes for it). */
+      removes?: { package: string; purge: boolean }[];
       /**
        * The SHA256 the lists give each archive it installs, by `name=version` (several
        * when several sources offer that version): what a digest covers of its bits.
@@ -60,8 +69,12 @@ export type PackageFacts =
   | {
       manager: 'apt';
       packages: Record<string, PackageState>;
-      /** How old the package lists are, in seconds, by the node's own clock; none when never fetched. */
+      /**
+       * How old the package lists are, in seconds, by the node's own clock, when something
+       * is to be installed; `listsNeverFetched` when there are none.
+       */
       listsAge?: number;
+      listsNeverFetched?: true;
       /** By module: what installing its packages would do. */
       simulations: Record<string, Simulation>;
       /**
@@ -89,11 +102,10 @@ export interface Malformed {
   value: string;
 }
 
-/** A package to install at exactly this version. */
-export interface PackagePin {
-  name: string;
-  version: string;
-}
+/** A package to install at exactly this version, or to remove (`purge`: its configuration too). */
+export type PackagePin =
+  | { name: string; version: string }
+  | { name: string; remove: 'remove' | 'purge' };
 
 /** What an install (or a refresh of the lists) did: done, or apt's own error lines (and who held its lock, when busy). */
 export type Installed =

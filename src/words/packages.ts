@@ -16,7 +16,11 @@ export function packageBlockerWords(blocker: PackageBlocker, node: string): stri
         blocker.offered.length === 0
           ? 'they offer no version of it'
           : `they offer ${blocker.offered.join(', ')}`;
-      return `${what} is not in ${node}'s package lists (${offer}); ${refreshWords(node)}`;
+      // Lists refreshed just now lack it: another refresh would not find it.
+      const todo = blocker.refreshed
+        ? `they were refreshed just now: ${blocker.version === undefined ? 'add a source that offers it' : 'pin a version they offer, or add a source that offers this one'}`
+        : refreshWords(node);
+      return `${what} is not in ${node}'s package lists (${offer}); ${todo}`;
     }
     case 'no-package-manager':
       return blocker.found === undefined

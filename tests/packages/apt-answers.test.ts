@@ -204,6 +204,34 @@ P sim-end 0`;
     assert.equal(heldOf(''), undefined);
   });
 
+  it('lists never fetched, a package removed with its configuration left, and what a removal would remove', () => {
+    const asks = [{ module: 'web', packages: [{ name: 'hello', state: 'absent' as const }] }];
+    const answer = [
+      'P apt 1764000000 never',
+      'P status hello config-files 2.10-3',
+      'P policy-end',
+      'P sim web',
+      '| Remv hello [2.10-3]',
+      '| Purg greeter [1.0]',
+      'P sim-end 0',
+    ];
+    assert.deepEqual(readAptSurvey(asks, answer), {
+      manager: 'apt',
+      packages: { hello: { offered: [], configurationLeft: '2.10-3' } },
+      listsNeverFetched: true,
+      simulations: {
+        web: {
+          ok: true,
+          installs: [],
+          removes: [
+            { package: 'hello', purge: false },
+            { package: 'greeter', purge: true },
+          ],
+        },
+      },
+    });
+  });
+
   it('a node without apt names the package manager it has', () => {
     assert.deepEqual(readAptSurvey(ASKS, ['P none dnf']), { manager: 'none', found: 'dnf' });
     assert.deepEqual(readAptSurvey(ASKS, ['P none -']), { manager: 'none' });
