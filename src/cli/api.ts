@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { StateLocation } from '../config/state-dir.ts';
 import { accessLog } from '../http/access-log.ts';
 import { createApp } from '../http/app.ts';
@@ -63,6 +64,8 @@ export interface ServeOptions {
 export async function serveApi(options: ServeOptions): Promise<number> {
   const { io } = options;
   const cutting = new AbortController();
+  // Every act in flight, and every node of a target, listens for the one close deadline.
+  setMaxListeners(0, cutting.signal);
   const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
   const app = createApp({
     ...deps,

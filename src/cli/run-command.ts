@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
 import type { Code } from '../codes.ts';
@@ -43,6 +44,8 @@ export async function runFromCli(
   // Ctrl-C during an act stops its hook and lets it record what it did; a second one
   // ends berth at once (the stores stay whole: every write is atomic).
   const interrupted = new AbortController();
+  // Every node of a target acting at once listens for this one stop.
+  setMaxListeners(0, interrupted.signal);
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted.signal.aborted) process.exit(130);
     interrupted.abort(`berth was interrupted by ${signal}`);

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
@@ -46,8 +45,6 @@ export class Runner {
     private readonly face: Face,
   ) {
     this.options = { parallel: request.parallel ?? DEFAULT_PARALLEL, batch: request.batch };
-    // Every node acting at once listens for the one stop (Ctrl-C, the API's close deadline).
-    if (face.signal) setMaxListeners(0, face.signal);
   }
 
   run(): Promise<RunOutcome> {
