@@ -5,7 +5,7 @@ import { checkName, isName } from './names.ts';
 import { checkStoreUrl } from './stores/store-url.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 import { ALL, groupsProblem, resolveTarget, targetSyntaxProblem } from './targets.ts';
-import { recipientBytes } from './vault/age-keys.ts';
+import { isAgeRecipient } from './vault/recipient.ts';
 
 /**
  * A node is reached one way: `root`, or `ssh` (with its `port` and `sudo`). One strict
@@ -159,7 +159,7 @@ export const SettingsSchema = strictJsonObject({
         v.regex(/^age1[02-9ac-hj-np-z]{58}$/, 'an age X25519 recipient, like "age1ql3z7hjy…"'),
         // bech32's checksum finds a mistyped character here, not at the first value sealed.
         v.check(
-          (text) => recipientBytes(text) !== undefined,
+          isAgeRecipient,
           'an age X25519 recipient whose checksum holds (a character of this one is mistyped)',
         ),
       ),
