@@ -22,6 +22,7 @@ describe('berth view: reading runs nothing, a survey is asked', () => {
   let fleet: Fleet;
   let view: ViewProcess;
   let cookie: string;
+  /** The page token, read from the fleet page as a browser would. */
   let token: string;
   const surveys = () =>
     fileStores({ dir: fleet.world.state, createIfMissing: false }).readSurveys();
@@ -47,7 +48,6 @@ describe('berth view: reading runs nothing, a survey is asked', () => {
     fleet = await makeFleet();
     view = await startView(fleet.world.state);
     cookie = await view.cookie();
-    token = pageToken(await (await view.fetch('/', { headers: { cookie } })).text());
   });
   after(async () => {
     await view?.stop();
@@ -83,6 +83,7 @@ describe('berth view: reading runs nothing, a survey is asked', () => {
   });
 
   it('refuses a survey asked from anywhere but its own page, in words, and runs nothing', async () => {
+    token = pageToken(await (await view.fetch('/', { headers: { cookie } })).text());
     const before = { runs: await runs(), surveys: await surveys() };
     const refusals: [string, Record<string, string | undefined>, string, RegExp][] = [
       [
@@ -138,6 +139,7 @@ describe('berth view: reading runs nothing, a survey is asked', () => {
   });
 
   it('surveys the fleet, or a node, when its own page asks: each check once, then the page', async () => {
+    token = pageToken(await (await view.fetch('/', { headers: { cookie } })).text());
     const before = { runs: await runs(), surveys: await surveys() };
     const fleetAsked = await ask(`check=${token}`);
     assert.equal(fleetAsked.status, 303, await fleetAsked.text());
@@ -172,6 +174,7 @@ describe('berth view: reading runs nothing, a survey is asked', () => {
   });
 
   it('surveys one thing at a time: a second asked meanwhile is refused in words, not queued', async () => {
+    token = pageToken(await (await view.fetch('/', { headers: { cookie } })).text());
     // Another berth's act holds web1's lock: the view's survey waits for it.
     const stores = fileStores({ dir: fleet.world.state, createIfMissing: false });
     const held = await stores.openNode('web1', 'converge');
