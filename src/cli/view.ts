@@ -68,6 +68,9 @@ export async function runView(flags: ViewFlags, location: StateLocation, io: Io)
     io.out(`berth view of ${location.dir}, until Ctrl-C (it surveys when asked, and never acts):`);
     io.out(`http://${keys.name}:${port}/?token=${keys.token}`);
     await served.closed;
+    // A survey still waiting for a node's lock when the connections were closed has no
+    // one left to answer: it is not waited for.
+    setTimeout(() => process.exit(EXIT.done), 1_000).unref();
     return EXIT.done;
   } finally {
     process.off('SIGINT', onSignal);
