@@ -72,6 +72,11 @@ const converge = commands.find(
   (command) => command.name === 'converge',
 ) as (typeof commands)[number];
 
+/**
+ * The view's reads of the stores and berth.json, and its surveys over the act runner, as
+ * `berth converge TARGET` makes them (each keeps its digests, so an act copied from a page
+ * says what changed since). The actor is the operator who started the view.
+ */
 export function viewSource(
   deps: ActDeps,
   face: Pick<Face, 'actor' | 'lockWaitMs' | 'signal'>,
