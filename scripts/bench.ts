@@ -13,7 +13,7 @@
 //                                 # hook's output cleared of 50 secrets), packages (nginx
 //                                 # and redis-server on a fresh ssh host, and bare apt-get),
 //                                 # packages-fleet (the same on 8 hosts at once, and Ansible)
-//                                 # view (the fleet page of 50 nodes against converge --json)
+//                                 # view (a survey of 50 nodes, the button, against converge --json)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';

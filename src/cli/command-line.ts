@@ -114,8 +114,14 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
   {
     usage: 'view',
     words: [],
-    summary: 'Serve a read-only page of the fleet, its nodes and the journal, on loopback',
-    options: [['--listen <address>', 'host:port on loopback to listen on', '127.0.0.1:8082']],
+    summary: 'Serve the fleet, its nodes and the journal in a browser, on loopback; it never acts',
+    options: [
+      [
+        '--listen <address>',
+        'host:port to listen on: 127.0.0.1, ::1 or localhost',
+        '127.0.0.1:8082',
+      ],
+    ],
     run: async ({ flags, location, io }) => {
       const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
       const listen = textOf(flags, 'listen') ?? '127.0.0.1:8082';

@@ -124,6 +124,7 @@ export function chosenStores(
     listNodes: async () => (await resolved()).stores.listNodes(),
     readNode: async (node) => (await resolved()).stores.readNode(node),
     readJournal: async () => (await resolved()).stores.readJournal(),
+    readSurveys: async (nodes) => (await resolved()).stores.readSurveys(nodes),
     lockHolders: async (nodes) => (await resolved()).stores.lockHolders(nodes),
     async close() {
       const made = await chosen?.catch(() => undefined);

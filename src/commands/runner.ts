@@ -2,11 +2,13 @@ import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
+import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
 import { nodeReport } from './answer.ts';
 import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
 import { inParallel } from './in-parallel.ts';
+import { keptSurvey } from './kept-survey.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
 import type { CommandShape as Command } from './table.ts';
@@ -85,7 +87,7 @@ export class Runner {
     if ('outcome' in opened) return opened.outcome;
     try {
       const plans = await this.planAll(opened.acts);
-      const stores = this.storeFailure(plans);
+      const stores = this.storeFailure(plans) ?? (await this.keepSurveys(plans, opened.acts));
       if (stores) return stores;
       // A target of one is its node's preview, by its node's own digest.
       const own = plans.get(this.nodes[0] as string)?.outcome.report?.digest;
@@ -262,6 +264,34 @@ export class Runner {
       return [node, { outcome, ms: performance.now() - started }] as const;
     });
     return new Map(plans);
+  }
+
+  /**
+   * Each node's preview kept as its newest survey, when the command's preview of a whole
+   * node is one (converge without a filter); a store that cannot keep it fails the target.
+   */
+  private async keepSurveys(
+    plans: Plans,
+    acts: ReadonlyMap<string, Opened>,
+  ): Promise<RunOutcome | undefined> {
+    if (!this.command.keepsSurvey || this.request.filter) return undefined;
+    const at = (this.face.now ?? (() => new Date()))();
+    const kept = await Promise.allSettled(
+      this.nodes.map((node) => {
+        const { outcome, ms } = plans.get(node) as { outcome: RunOutcome; ms: number };
+        const how = outcome.error === undefined ? 'previewed' : 'refused';
+        const end = { node, how, outcome, ms } as const;
+        const survey = keptSurvey(this.command, this.requestFor(node), end, this.face, at);
+        return (acts.get(node) as Opened).act.context.store.keepSurvey(survey);
+      }),
+    );
+    const index = kept.findIndex((result) => result.status === 'rejected');
+    if (index === -1) return undefined;
+    const error = (kept[index] as PromiseRejectedResult).reason;
+    return this.storesFailed(this.nodes[index] as string, {
+      error: storesCannotOpen(error),
+      code: storesCode(error),
+    });
   }
 
   /** A store that failed for a node while planning: the whole target is a store failure. */

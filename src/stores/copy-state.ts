@@ -4,7 +4,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
-import { FILES, fileStores } from './file-store.ts';
+import { FILES, fileStores, readSurveyFile } from './file-store.ts';
 import { readVaultFile, sealVaultFile } from './file-vault.ts';
 import { readJson, storeErrorOf } from './json-file.ts';
 import { importIntoPostgres, type NodeRecords, type StateRecords } from './postgres-import.ts';
@@ -16,7 +16,7 @@ export type CopyOutcome = { done: string } | { refused: string };
 
 /**
  * `berth copy-state --to URL`: copies a state directory's records (each node's record,
- * vault and previews, and the whole journal) into the empty PostgreSQL store at `url`,
+ * vault, previews and survey, and the whole journal) into the empty PostgreSQL store at `url`,
  * so a team moves without losing its history. A store that is not empty is refused;
  * the copy is one transaction, so one that fails leaves the store empty. The state
  * directory is left as it was, but for the node locks taken while reading and the
@@ -47,6 +47,10 @@ export async function copyStateTo(
     count(
       sum((item) => item.previews.length),
       'preview',
+    ),
+    count(
+      sum((item) => (item.survey ? 1 : 0)),
+      'survey',
     ),
   ].join(', ');
   return {
@@ -99,6 +103,7 @@ export async function readStateRecords(
           (preview, index) =>
             !previews.slice(index + 1).some((later) => later.digest === preview.digest),
         ),
+        survey: await readSurveyFile(join(here, FILES.survey)),
       });
       journals.push({ node, lines: await journalLines(join(here, FILES.journal)) });
     } finally {

@@ -1,6 +1,7 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import * as v from 'valibot';
 import type { StateLocation } from '../config/state-dir.ts';
 import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
@@ -15,6 +16,8 @@ import { isPreviewFile, previewFiles } from './preview-files.ts';
 import {
   clippedEntry,
   type JournalLine,
+  type KeptSurvey,
+  KeptSurveySchema,
   type LockHolder,
   mergeJournals,
   type NodeStore,
@@ -35,6 +38,8 @@ export const FILES = {
   vault: 'vault.json',
   /** The kept previews, a file each (see preview-files.ts). */
   previews: 'previews',
+  /** The node's newest survey (its converge preview, whole), in place of the one before. */
+  survey: 'survey.json',
   /** An earlier berth's kept previews, all in one file: dropped at the node's next preview. */
   earlierPreviews: 'previews.json',
   journal: 'journal.jsonl',
@@ -96,7 +101,12 @@ export function fileStores(
         // Every write is made under the node's lock, so temporary files are left only
         // by a writer that died holding it: the one whose lock was just taken over.
         if (lock.tookOver) {
-          await sweepLeftovers(here, [FILES.record, FILES.vault, FILES.earlierPreviews]);
+          await sweepLeftovers(here, [
+            FILES.record,
+            FILES.vault,
+            FILES.survey,
+            FILES.earlierPreviews,
+          ]);
           await sweepLeftovers(join(here, FILES.previews), isPreviewFile);
         }
         return nodeStore(node, here, lock, seal, fresh);
@@ -135,6 +145,15 @@ export function fileStores(
       for (const node of await listNodes(dir))
         journals.push(await journalLines(join(nodeDir(node), FILES.journal)));
       return mergeJournals(journals);
+    },
+    async readSurveys(nodes) {
+      await ready();
+      const surveys: KeptSurvey[] = [];
+      for (const node of nodes ? [...new Set(nodes)].filter(isName).sort() : await listNodes(dir)) {
+        const survey = await readSurveyFile(join(nodeDir(node), FILES.survey));
+        if (survey) surveys.push(survey);
+      }
+      return surveys;
     },
     async lockHolders(nodes) {
       await ready();
@@ -200,6 +219,9 @@ function nodeStore(
       }
     },
     findPreview: (digest) => previews.find(digest),
+    async keepSurvey(survey) {
+      await write(FILES.survey, JSON.stringify(survey));
+    },
     async journal(entry) {
       if (!(await lock.stillHeld()))
         throw new StoreError(
@@ -288,6 +310,25 @@ async function listNodes(dir: string): Promise<string[]> {
     throw storeErrorOf(error, `${join(dir, FILES.nodes)} cannot be read`);
   });
   return names.filter(isName).sort();
+}
+
+/**
+ * A node's survey file, or nothing when there is none or it is not one this berth reads
+ * (a hand edit, another berth's): a survey is made again by the next preview, and a
+ * reader shows the node as not surveyed rather than failing the fleet for it.
+ */
+export async function readSurveyFile(path: string): Promise<KeptSurvey | undefined> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw storeErrorOf(error, `${path} cannot be read`);
+  });
+  if (text === undefined) return undefined;
+  try {
+    const result = v.safeParse(KeptSurveySchema, JSON.parse(text));
+    return result.success ? result.output : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function journalLines(path: string): Promise<JournalLine[]> {

@@ -5,6 +5,7 @@ import {
   type JournalEntry,
   KEPT_PREVIEWS,
   type KeptPreview,
+  type KeptSurvey,
   type LockHolder,
   LockTimeout,
   lockNotHad,
@@ -27,6 +28,7 @@ interface NodeData {
   key: string | undefined;
   secrets: Map<string, KeptValue>;
   previews: KeptPreview[];
+  survey?: KeptSurvey;
   journal: JournalEntry[];
 }
 
@@ -202,6 +204,10 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
         },
         findPreview: async (digest) =>
           structuredClone(data.previews.find((item) => item.digest === digest)),
+        async keepSurvey(survey) {
+          check();
+          data.survey = structuredClone(survey);
+        },
         async journal(entry) {
           check();
           data.journal.push(clippedEntry(entry));
@@ -225,6 +231,14 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
           journal.map((entry) => ({ entry: structuredClone(entry) })),
         ),
       ),
+    readSurveys: async (wanted) =>
+      [...nodes.keys()]
+        .filter((node) => wanted === undefined || wanted.includes(node))
+        .sort()
+        .flatMap((node) => {
+          const survey = nodes.get(node)?.survey;
+          return survey ? [structuredClone(survey)] : [];
+        }),
     lockHolders: async (nodes) =>
       [...holders.values()]
         .filter((holder) => nodes === undefined || nodes.includes(holder.node))

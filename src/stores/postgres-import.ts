@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { NodeRecord } from '../state.ts';
 import { type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import { SCHEMA_LOCK } from './postgres-schema.ts';
-import type { KeptPreview } from './stores.ts';
+import type { KeptPreview, KeptSurvey } from './stores.ts';
 
 /** One node's records, as a state directory keeps them. */
 export interface NodeRecords {
@@ -14,6 +14,8 @@ export interface NodeRecords {
   secrets: { module: string; secret: string; value: Uint8Array; origin: string; at: string }[];
   /** Oldest first. */
   previews: KeptPreview[];
+  /** Undefined for a node never surveyed. */
+  survey: KeptSurvey | undefined;
 }
 
 /** Every record of a state, to be imported whole. */
@@ -119,6 +121,15 @@ async function insertAll(client: pg.PoolClient, { nodes, journal }: StateRecords
         batch.map((item) => item.preview.digest),
         batch.map((item) => JSON.stringify(item.preview)),
       ],
+    );
+  }
+  const surveys = nodes.flatMap((item) =>
+    item.survey ? [{ node: item.node, survey: item.survey }] : [],
+  );
+  for (const batch of batches(surveys)) {
+    await client.query(
+      `INSERT INTO berth_surveys (node, survey) SELECT * FROM unnest($1::text[], $2::json[])`,
+      [batch.map((item) => item.node), batch.map((item) => JSON.stringify(item.survey))],
     );
   }
   for (const batch of batches(journal)) {

@@ -146,6 +146,16 @@ export const MIGRATIONS: readonly Migration[] = [
       COMMENT ON COLUMN berth_previews.preview IS 'a kept preview: its basis names each definition by its digest';
     `,
   },
+  {
+    version: 5,
+    about: "each node's newest survey: its converge preview whole, for whoever reads the fleet",
+    sql: `
+      CREATE TABLE berth_surveys (
+        node text PRIMARY KEY REFERENCES berth_nodes (node),
+        survey json NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

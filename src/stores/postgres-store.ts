@@ -13,6 +13,8 @@ import {
   KEPT_PREVIEWS,
   type KeptPreview,
   KeptPreviewSchema,
+  type KeptSurvey,
+  KeptSurveySchema,
   type LockHolder,
   LockTimeout,
   lockNotHad,
@@ -199,6 +201,24 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
         a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1,
       );
       return mergeJournals(order.map((node) => journals.get(node) ?? []));
+    },
+    async readSurveys(nodes) {
+      const found =
+        nodes === undefined
+          ? await ask<{ node: string; survey: unknown }>(
+              'the surveys cannot be read',
+              'SELECT node, survey FROM berth_surveys ORDER BY node COLLATE "C"',
+            )
+          : await ask<{ node: string; survey: unknown }>(
+              'the surveys cannot be read',
+              'SELECT node, survey FROM berth_surveys WHERE node = ANY($1) ORDER BY node COLLATE "C"',
+              [[...nodes]],
+            );
+      // One this berth cannot read (another berth's) is left out, as a state directory's is.
+      return found.rows.flatMap((row) => {
+        const result = v.safeParse(KeptSurveySchema, row.survey);
+        return result.success ? [result.output as KeptSurvey] : [];
+      });
     },
     async lockHolders(nodes) {
       const found =
@@ -480,6 +500,14 @@ function nodeStore({
       if (!result.success)
         throw new StoreError(`a kept preview of node ${node} at ${db.where} is not valid`);
       return result.output as KeptPreview;
+    },
+    async keepSurvey(survey) {
+      await run(
+        `the survey of node ${node} cannot be written`,
+        `INSERT INTO berth_surveys (node, survey) VALUES ($1, $2::json)
+           ON CONFLICT (node) DO UPDATE SET survey = EXCLUDED.survey`,
+        [node, JSON.stringify(survey)],
+      );
     },
     async journal(entry) {
       await run(

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { NodeReportSchema } from '../result.ts';
 import type { NodeRecord } from '../state.ts';
 
 /**
@@ -41,6 +42,23 @@ export const KeptPreviewSchema = v.object({
   basis: v.unknown(),
 });
 export type KeptPreview = v.InferOutput<typeof KeptPreviewSchema>;
+
+/**
+ * A node's newest survey: its converge preview, whole, as any berth made it last (the
+ * command line, the API, the view), so that whoever reads the fleet later reads it
+ * without surveying again. `said` is the preview's words with each file's whole diff
+ * (secrets masked as the preview masks them), `refused` its refusal when it was refused.
+ */
+export const KeptSurveySchema = v.object({
+  node: v.string(),
+  at: v.string(),
+  actor: v.string(),
+  via: v.picklist(['cli', 'api']),
+  report: NodeReportSchema,
+  said: v.string(),
+  refused: v.optional(v.string()),
+});
+export type KeptSurvey = v.InferOutput<typeof KeptSurveySchema>;
 
 /** Who holds a node's lock: which berth, doing what, since when. */
 export const LockHolderSchema = v.object({
@@ -109,6 +127,8 @@ export interface NodeStore {
   /** Keeps a preview by digest; the node keeps its latest `KEPT_PREVIEWS`. */
   keepPreview(preview: KeptPreview): Promise<void>;
   findPreview(digest: string): Promise<KeptPreview | undefined>;
+  /** Keeps the node's newest survey in place of the one before, whole or not at all. */
+  keepSurvey(survey: KeptSurvey): Promise<void>;
   /** Appends the act to the node's journal. */
   journal(entry: JournalEntry): Promise<void>;
   close(): Promise<void>;
@@ -138,6 +158,11 @@ export interface Stores {
   readNode(node: string): Promise<NodeRecord>;
   /** The whole journal, every node's and the unplaced acts, oldest first. */
   readJournal(): Promise<JournalLine[]>;
+  /**
+   * Each node's newest survey, of the nodes that have one (of `nodes` alone when given),
+   * read without a lock: every write is whole.
+   */
+  readSurveys(nodes?: readonly string[]): Promise<KeptSurvey[]>;
   /** Who holds which node's lock now; of `nodes` alone when given, whatever the fleet's size. */
   lockHolders(nodes?: readonly string[]): Promise<LockHolder[]>;
   close(): Promise<void>;

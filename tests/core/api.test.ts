@@ -337,6 +337,37 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       );
     });
 
+    it("a converge preview is kept as the node's newest survey, by its subject; an act is not", async () => {
+      await post(w.app, '/assign', { node: 'box', module: 'postgres' });
+      const preview = await post(w.app, '/converge', { node: 'box' });
+      const [survey] = await w.stores.readSurveys();
+      assert.equal(survey?.node, 'box');
+      assert.equal(survey?.actor, 'alice');
+      assert.equal(survey?.via, 'api');
+      assert.equal(survey?.at, '2026-11-21T08:00:00.000Z');
+      assert.deepEqual(
+        survey?.report,
+        (preview.body?.nodes as Record<string, unknown> | undefined)?.box,
+      );
+      assert.equal(survey?.said, preview.body?.said, 'its words, whole');
+      await post(w.app, '/converge', { node: 'box', filter: 'postgres' });
+      assert.deepEqual(await w.stores.readSurveys(), [survey], 'a filtered preview is no survey');
+      const digest = survey?.report.digest;
+      await post(w.app, '/converge', { node: 'box', yes: true, digest });
+      assert.deepEqual(await w.stores.readSurveys(), [survey], 'an act is no survey');
+    });
+
+    it("a converge preview refused at the node is its survey too, with the refusal's words", async () => {
+      w.machine.unreachable = true;
+      await post(w.app, '/assign', { node: 'box', module: 'postgres' });
+      const answer = await post(w.app, '/converge', { node: 'box' });
+      const [survey] = await w.stores.readSurveys(['box']);
+      assert.equal(survey?.refused, answer.body?.refused);
+      assert.equal(survey?.report.outcome, 'refused');
+      assert.equal(survey?.report.code, 'unreachable');
+      assert.equal(survey?.said, '');
+    });
+
     it('adopt of a node with nothing taken is 200 and says so', async () => {
       const answer = await post(w.app, '/adopt', { node: 'box' });
       assert.equal(answer.status, 200, JSON.stringify(answer.body));

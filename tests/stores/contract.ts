@@ -9,6 +9,7 @@ import {
   type JournalEntry,
   KEPT_PREVIEWS,
   type KeptPreview,
+  type KeptSurvey,
   StoreError,
   type Stores,
 } from '../../src/stores/stores.ts';
@@ -79,6 +80,31 @@ function preview(node: string, n: number): KeptPreview {
     node,
     at: '2026-11-21T07:00:00.000Z',
     basis: { n },
+  };
+}
+
+function survey(node: string, at: string, said: string): KeptSurvey {
+  return {
+    node,
+    at,
+    actor: 'alice',
+    via: 'cli',
+    report: {
+      digest: 'e'.repeat(64),
+      steps: [{ kind: 'write', module: 'gitea', path: '/etc/gitea/app.ini' }],
+      blockers: [
+        {
+          code: 'held_not_managed',
+          kind: 'held-not-managed',
+          module: 'redis',
+          path: '/var/lib/redis',
+          words: "web1 holds redis's data",
+        },
+      ],
+      outcome: 'previewed',
+      ms: 12,
+    },
+    said,
   };
 }
 
@@ -448,6 +474,72 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       assert.equal(await again.findPreview(preview('again', 2).digest), undefined, 'the oldest');
       assert.deepEqual(await again.findPreview(preview('again', 3).digest), preview('again', 3));
       await again.close();
+    });
+
+    it("keeps a node's newest survey whole, read back without its lock by another opening", {
+      skip,
+    }, async () => {
+      // Words as a preview writes them: a diff, quotes, accents, a NUL a file held.
+      const said =
+        'update gitea:\n  write /etc/gitea/app.ini\n    -name = "naïve ✓"\n    +x\u0000y';
+      const first = survey('srv-a', '2026-11-21T09:00:00.000Z', said);
+      const opened = await stores.openNode('srv-a', 'converge');
+      await opened.keepSurvey(first);
+      // Read while the node is held: a reader never waits for an act.
+      assert.deepEqual(await stores.readSurveys(['srv-a']), [first]);
+      const newer = {
+        ...survey('srv-a', '2026-11-21T09:05:00.000Z', ''),
+        refused: 'srv-a cannot be reached: ssh said no',
+        report: {
+          steps: [],
+          blockers: [],
+          outcome: 'refused' as const,
+          code: 'unreachable' as const,
+        },
+      };
+      await opened.keepSurvey(newer);
+      await opened.close();
+      const again = await subject.reopen();
+      assert.deepEqual(
+        await again.readSurveys(['srv-a']),
+        [newer],
+        'the newest, in place of the one before',
+      );
+    });
+
+    it('reads the surveys of the nodes asked for alone, in name order; a node never surveyed has none', {
+      skip,
+    }, async () => {
+      for (const node of ['srv-c', 'srv-b']) {
+        const opened = await stores.openNode(node, 'converge');
+        await opened.keepSurvey(survey(node, '2026-11-21T09:10:00.000Z', `converge ${node}`));
+        await opened.close();
+      }
+      await (await stores.openNode('srv-never', 'assign')).close();
+      const names = (surveys: KeptSurvey[]) => surveys.map((item) => item.node);
+      assert.deepEqual(names(await stores.readSurveys(['srv-c', 'srv-never', 'srv-b'])), [
+        'srv-b',
+        'srv-c',
+      ]);
+      assert.deepEqual(
+        names(await stores.readSurveys()).filter((node) => node.startsWith('srv-')),
+        ['srv-a', 'srv-b', 'srv-c'],
+      );
+      assert.deepEqual(await stores.readSurveys(['not-here', 'Not A Name']), []);
+    });
+
+    it('refuses a survey kept once the node was let go, and keeps the one before', {
+      skip,
+    }, async () => {
+      const opened = await stores.openNode('srv-late', 'converge');
+      const kept = survey('srv-late', '2026-11-21T09:20:00.000Z', 'kept');
+      await opened.keepSurvey(kept);
+      await opened.close();
+      await assert.rejects(
+        opened.keepSurvey(survey('srv-late', '2026-11-21T09:21:00.000Z', 'late')),
+        StoreError,
+      );
+      assert.deepEqual(await stores.readSurveys(['srv-late']), [kept]);
     });
 
     it('journals acts per node in order, and reads the whole journal oldest first', {
