@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import { valueLine } from '../values-shown.ts';
 import { CELL_WORDS } from './fleet-page.ts';
 import { layout } from './layout.ts';
 import { cellOf } from './matrix.ts';
@@ -8,7 +9,8 @@ import { timeOf } from './words.ts';
 
 /**
  * A node: its preview as the command line shows it, each file's whole diff in colour
- * (the command masks secrets as `[secret NAME]`), its digest, and the command to act on it.
+ * (the command masks secrets as `[secret NAME]`), its values and where each came from,
+ * its digest, and the command to act on it.
  */
 export function nodePage(node: string, survey: NodeSurvey, berth: string) {
   const report = survey.answer.nodes[node];
@@ -29,6 +31,14 @@ ${
             : ({ kind: 'refused', words: refused } as const);
         return html`<li class="cell ${cell.kind}"><span class="name">${module}</span> <span class="mark">${CELL_WORDS[cell.kind]}</span></li>`;
       })}</ul>`
+    : ''
+}
+${
+  survey.values.length > 0
+    ? html`<section aria-labelledby="values-heading">
+<h2 id="values-heading">Values</h2>
+<ul class="values">${survey.values.map((item) => html`<li><code>${valueLine(item)}</code></li>`)}</ul>
+</section>`
     : ''
 }
 <section aria-labelledby="act-heading">

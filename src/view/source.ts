@@ -1,3 +1,4 @@
+import type { ModuleDefinition } from '../catalog.ts';
 import type { Code } from '../codes.ts';
 import { openAct } from '../commands/act.ts';
 import type { ActDeps } from '../commands/act-shapes.ts';
@@ -14,6 +15,7 @@ import {
   storesCode,
 } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
+import { type ValueShown, valuesShown } from '../values-shown.ts';
 import type { NodeModules } from './matrix.ts';
 
 /** Why a page could not be drawn, in words, with its code and the status it is answered with. */
@@ -37,6 +39,8 @@ export interface FleetSurvey {
 export interface NodeSurvey {
   answer: CommandAnswer;
   modules: NodeModules;
+  /** Its values, each with where it came from, as `berth nodes NODE` shows them. */
+  values: ValueShown[];
   at: Date;
 }
 
@@ -140,8 +144,14 @@ export function viewSource(deps: ActDeps, face: { actor: string; lockWaitMs: num
         };
       }
       return readingStores(async () => {
-        const { settings } = await deps.loadConfig([name]);
-        return { answer, modules: await modulesOf(name, settings), at };
+        const { settings, catalog } = await deps.loadConfig([name]);
+        const modules = await modulesOf(name, settings);
+        const definitions = new Map<string, ModuleDefinition>();
+        for (const module of modules.modules) {
+          const entry = await catalog.entry(module);
+          if ('definition' in entry) definitions.set(module, entry.definition);
+        }
+        return { answer, modules, values: valuesShown(settings, name, definitions), at };
       });
     },
     journal: () => readingStores(() => deps.stores.readJournal()),
