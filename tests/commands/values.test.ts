@@ -97,6 +97,21 @@ describe('values by @all, group and node', () => {
     assert.equal(all.stdout.trim().split('\n').length, 3, all.stdout);
   });
 
+  it('berth modules NAME says the values a module reads, each with its type and default', async () => {
+    const shown = await world.berth('modules', 'site');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(
+      shown.stdout,
+      /\n {2}values: site_name \(string, required: the name it answers to\), workers \(integer, default 2: how many workers\), tls \(boolean, default false\)\n/,
+    );
+    const json = JSON.parse((await world.berth('modules', 'site', '--json')).stdout);
+    assert.deepEqual(json.modules[0].values, [
+      { name: 'site_name', type: 'string', description: 'the name it answers to' },
+      { name: 'workers', type: 'integer', default: 2, description: 'how many workers' },
+      { name: 'tls', type: 'boolean', default: false, description: '' },
+    ]);
+  });
+
   it('refuses berth.json where two groups of a node disagree, naming both, until the node gives it', async () => {
     await fleetSettings(
       world,
