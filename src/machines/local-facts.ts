@@ -7,11 +7,26 @@ import { shellText } from './shell-text.ts';
 const FACTS = shellText('facts.sh');
 
 /**
+ * How long this machine's facts, once asked, answer every rooted node's survey: the
+ * rooted nodes of one preview (a thousand in a trial) share one run of the sh, not one
+ * each, and a fact is never older than this.
+ */
+const SHARED_MS = 2_000;
+
+let shared: { at: number; facts: Promise<MachineFacts> } | undefined;
+
+/**
  * This machine's facts, by the same sh an ssh machine's survey runs (facts.sh), in a
  * clean environment: a rooted node whose root is `/` is this machine, and says what an
- * ssh node would.
+ * ssh node would. Asked within SHARED_MS of the last time, the same answer.
  */
 export function localFacts(): Promise<MachineFacts> {
+  const now = performance.now();
+  if (!shared || now - shared.at > SHARED_MS) shared = { at: now, facts: runFacts() };
+  return shared.facts;
+}
+
+function runFacts(): Promise<MachineFacts> {
   return new Promise((done) => {
     const child = spawn('sh', ['-c', `${FACTS}H\n`], {
       cwd: '/',
