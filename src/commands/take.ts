@@ -17,6 +17,7 @@ import { secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import type { TemplateInputs } from '../template.ts';
 import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
@@ -81,7 +82,7 @@ function filesThatDiffer(
   definition: ModuleDefinition,
   surveyed: TakeSurvey,
   kept: ReadonlyMap<string, Uint8Array>,
-  read: ReturnType<typeof inputsFor>,
+  read: TemplateInputs,
 ): NonNullable<TakePlan['files']> {
   const values: Record<string, string> = {};
   const hidden: [string, string][] = [];
