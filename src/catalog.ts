@@ -1,9 +1,13 @@
 import * as v from 'valibot';
+import { didYouMean } from './did-you-mean.ts';
+import { FACT_NAMES, isFactName } from './facts.ts';
 import { isName } from './names.ts';
 import { ownValue } from './own-record.ts';
 import { PackagesField } from './packages/packages-field.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
+import { readsOf } from './template.ts';
+import { ValueNameSchema, ValueSpecSchema } from './values.ts';
 
 const MACHINE_PATH =
   'a machine path must be absolute and normalised (no "..", ".", "//" or trailing "/")';
@@ -158,6 +162,8 @@ export const ModuleDefinitionSchema = strictJsonObject({
   packages: v.optional(PackagesField, []),
   data: v.optional(v.array(DataSpec), []),
   secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
+  /** The values its templates read, and its hooks see: each with its type, default and what it is. */
+  values: v.optional(jsonRecord(ValueNameSchema, ValueSpecSchema), {}),
   files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
   start: v.optional(v.string()),
   stop: v.optional(v.string()),
@@ -175,11 +181,16 @@ export type ModuleDefinition = Omit<ParsedDefinition, 'files'> & {
 /** What a definition says across its fields, once its files' texts are known: words, or none. */
 function crossCheck(definition: ModuleDefinition): string | undefined {
   for (const [path, file] of Object.entries(definition.files)) {
-    for (const match of file.content.matchAll(SECRET_PLACEHOLDER)) {
-      const name = match[1] as string;
+    const reads = readsOf(file.content);
+    for (const name of reads.secret)
       if (!Object.hasOwn(definition.secrets, name))
-        return `${path} names a secret, {{secret ${name}}}, that the module does not declare`;
-    }
+        return `${path} names a secret, {{secret ${name}}}, that the module does not declare${didYouMean(name, Object.keys(definition.secrets))}`;
+    for (const name of reads.value)
+      if (!Object.hasOwn(definition.values, name))
+        return `${path} reads a value, {{value ${name}}}, that the module does not declare under values${didYouMean(name, Object.keys(definition.values))}`;
+    for (const name of reads.fact)
+      if (!isFactName(name))
+        return `${path} reads a fact, {{fact ${name}}}, that berth does not know${didYouMean(name, FACT_NAMES)}; the facts are ${FACT_NAMES.join(', ')}`;
   }
   for (const [name, secret] of Object.entries(definition.secrets)) {
     if (secret.match === undefined) continue;
@@ -274,9 +285,4 @@ export async function parseDefinition(
   const problem = crossCheck(definition);
   if (problem) return { name, problem: `${where} is not valid: ${problem}` };
   return { name, definition };
-}
-
-/** Puts the module's secrets into its file contents. */
-export function renderFile(content: string, secrets: Record<string, string>): string {
-  return content.replace(SECRET_PLACEHOLDER, (_, name: string) => ownValue(secrets, name) ?? '');
 }

@@ -73,6 +73,10 @@ export const CODES = [
   'no_package_manager',
   'packages_not_here',
   'package_refused',
+  'value_missing',
+  'value_wrong_type',
+  'value_undeclared',
+  'fact_unknown',
 ] as const;
 
 export const CodeSchema = v.pipe(
@@ -101,6 +105,10 @@ export const BLOCKER_CODES = {
   'no-package-manager': 'no_package_manager',
   'packages-not-here': 'packages_not_here',
   'package-refused': 'package_refused',
+  'value-missing': 'value_missing',
+  'value-wrong-type': 'value_wrong_type',
+  'value-undeclared': 'value_undeclared',
+  'fact-unknown': 'fact_unknown',
 } as const satisfies Record<string, Code>;
 export type BlockerKind = keyof typeof BLOCKER_CODES;
 

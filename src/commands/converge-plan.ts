@@ -1,9 +1,11 @@
 import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
 import { ownValue } from '../own-record.ts';
+import { inputsFor } from '../readings.ts';
 import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import type { GatheredReadings, ReadingBlocker } from './gather-readings.ts';
 import { listsDaysOld, type PackageBlocker, packageSteps } from './package-plan.ts';
 import { compareFile, sameBytes } from './steps/file-diff.ts';
 import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
@@ -18,7 +20,8 @@ export type Blocker =
   /** A path of the module is a link another user could have placed: nothing goes through it. */
   | { because: 'link'; module: string; path: string; words: string }
   | NoSuchAccount
-  | PackageBlocker;
+  | PackageBlocker
+  | ReadingBlocker;
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -53,6 +56,8 @@ export interface ConvergeInput {
   vault: ReadonlyMap<string, Uint8Array | typeof SEALED>;
   /** The checks run for started modules that have one, by module. */
   checks?: ReadonlyMap<string, CheckOutcome>;
+  /** The modules' values and the node's facts, and what stands in the way of them. */
+  read?: GatheredReadings;
 }
 
 /** A kept value a plan reads only the presence of: it is left sealed. */
@@ -154,6 +159,12 @@ export function planConverge(input: ConvergeInput): {
     }
     const { definition } = resolution;
     definitions.set(module, definition);
+    const unread = input.read?.blockers.get(module) ?? [];
+    if (unread.length > 0) {
+      // Its files cannot be rendered, nor its hooks told, without every value and fact.
+      plan.blockers.push(...unread);
+      continue;
+    }
     if (filter !== undefined) {
       // Alone, a module is acted on without the modules it needs: they must be running.
       const needs = definition.needs.filter((need) => !ownValue(record.managed, need)?.started);
@@ -187,6 +198,7 @@ export function planConverge(input: ConvergeInput): {
     if (update.steps.length > 0)
       plan.modules.push({ module, action: 'update', steps: update.steps });
   }
+  plan.blockers.push(...(input.read?.undeclared ?? []));
   plan.modules = orderForAct(plan.modules, definitions);
   const installing = plan.modules.some(({ steps }) => steps.some((step) => step.do === 'package'));
   const listsOld = listsDaysOld(
@@ -336,10 +348,14 @@ function updateSteps(
       });
       continue;
     }
-    const compared = compareFile(input.node, path, survey.facts.get(path), file.content, {
-      values,
-      hidden,
-    });
+    const compared = compareFile(
+      input.node,
+      path,
+      survey.facts.get(path),
+      file.content,
+      { values, hidden },
+      inputsFor(input.read?.readings, module),
+    );
     desired.set(path, compared.wanted);
     const drift = owners.moduleFileDrift(path, file);
     if (compared.why) steps.push({ do: 'write', module, path, ...attributes, why: compared.why });

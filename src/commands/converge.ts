@@ -7,6 +7,7 @@ import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import { packagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
+import type { Readings } from '../readings.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { surveyModules } from '../survey.ts';
@@ -21,6 +22,7 @@ import {
   planConverge,
   SEALED,
 } from './converge-plan.ts';
+import { gatherReadings, needsFacts } from './gather-readings.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
@@ -44,7 +46,7 @@ export const converge: CommandFunction = async (request, context) => {
     if (refused) return refused;
   }
 
-  const { plan, basis } = await gatherAndPlan(node, filter, context, request.yes);
+  const { plan, basis, readings } = await gatherAndPlan(node, filter, context, request.yes);
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -78,7 +80,7 @@ export const converge: CommandFunction = async (request, context) => {
     };
   }
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
-  return act(plan, node, context, report.digest);
+  return act(plan, node, context, report.digest, readings);
 };
 
 /** The plan as its digest covers it: a start for a check that fails, by the check's exit. */
@@ -98,8 +100,9 @@ async function act(
   node: string,
   context: CommandContext,
   digest: string,
+  readings: Readings,
 ): Promise<Outcome> {
-  const carried = await carryOut(plan.modules, node, context, 'converge');
+  const carried = await carryOut(plan.modules, node, context, 'converge', readings);
   const report = { digest, steps: carried.told.map(({ step }) => stepReport(step)), blockers: [] };
   const { failure } = carried;
   const result = {
@@ -115,7 +118,10 @@ async function act(
   return { result, error, code: failure.code, report: { ...report, failed: true } };
 }
 
-/** Reads what the plan needs (records, catalog, one survey, the vault), then plans without I/O. */
+/**
+ * Reads what the plan needs (records, catalog, one survey, the vault, the values and facts
+ * its modules read), then plans without I/O.
+ */
 async function gatherAndPlan(
   node: string,
   filter: string | undefined,
@@ -129,7 +135,16 @@ async function gatherAndPlan(
   // Opened only when a file or secret is fingerprinted: modules of packages or data need none.
   const key = once(() => store.vault.fingerprintKey());
   const surveyed = modulesToSurvey(record, entries, filter);
-  const surveys = await surveyModules(machine, surveyed, key, { packages: true });
+  // Every module in scope with a definition: a released one's stop sees its values and facts too.
+  const defined = new Map<string, ModuleDefinition>();
+  for (const module of inScope) {
+    const entry = entries.get(module);
+    if (entry && 'definition' in entry) defined.set(module, entry.definition);
+  }
+  const facts = [...defined.values()].some(needsFacts);
+  const surveyedAll = await surveyModules(machine, surveyed, key, { packages: true, facts });
+  const surveys = surveyedAll.modules;
+  const read = await gatherReadings(context.settings, node, catalog, defined, surveyedAll.facts);
   // A preview opens only the values its plan reads (each costs an X25519 exchange); an act
   // opens every one first, so that a value berth cannot open refuses it before it writes.
   const vault = new Map<string, Uint8Array | typeof SEALED>(
@@ -138,7 +153,7 @@ async function gatherAndPlan(
   const reading = acting ? undefined : modulesReadingValues(record, surveyed, surveys);
   for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
     vault.set(`${item.module}/${item.secret}`, item.value);
-  const checks = await runChecks(node, record, surveyed, context);
+  const checks = await runChecks(node, record, surveyed, context, read.readings);
   const { plan, desired } = planConverge({
     node,
     filter,
@@ -147,6 +162,7 @@ async function gatherAndPlan(
     surveys,
     vault,
     checks,
+    read,
   });
 
   const fingerprints: Record<string, Record<string, string>> = {};
@@ -179,7 +195,11 @@ async function gatherAndPlan(
   };
   const packages = packagesBasis(surveys, surveyed);
   if (packages) basis.packages = packages;
-  return { plan, basis };
+  // What the plan read besides secrets: a value changed since the preview refuses its act.
+  const values = [...read.readings.values].filter(([, given]) => Object.keys(given).length > 0);
+  if (values.length > 0) basis.values = Object.fromEntries(values);
+  if (facts) basis.facts = read.readings.facts;
+  return { plan, basis, readings: read.readings };
 }
 
 /**
@@ -192,6 +212,7 @@ async function runChecks(
   record: Awaited<ReturnType<CommandContext['store']['record']>>,
   definitions: ReadonlyMap<string, ModuleDefinition>,
   context: CommandContext,
+  readings: Readings,
 ): Promise<Map<string, CheckOutcome>> {
   const checks = new Map<string, CheckOutcome>();
   const running = [...definitions].filter(
@@ -200,7 +221,10 @@ async function runChecks(
   if (running.length === 0) return checks;
   const secrets = await context.store.vault.all();
   for (const [module, definition] of running) {
-    checks.set(module, await runCheck(node, module, definition.check as string, secrets, context));
+    checks.set(
+      module,
+      await runCheck(node, module, definition.check as string, secrets, context, readings),
+    );
   }
   return checks;
 }
@@ -210,7 +234,7 @@ function blockerReport(blocker: Blocker, node: string): BlockerReport {
   const report: BlockerReport = {
     code: BLOCKER_CODES[blocker.because],
     kind: blocker.because,
-    module: blocker.module,
+    ...('module' in blocker ? { module: blocker.module } : {}),
     words: describeBlocker(blocker, node),
   };
   if ('path' in blocker) report.path = blocker.path;

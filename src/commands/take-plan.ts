@@ -1,4 +1,5 @@
 import type { Ownership } from '../catalog.ts';
+import type { ReadingBlocker } from './gather-readings.ts';
 import type { PackageBlocker } from './package-plan.ts';
 import type { NoSuchAccount } from './steps/owners.ts';
 import type { Attributes, CheckOutcome, WriteReason } from './steps/step.ts';
@@ -13,7 +14,9 @@ export type TakeRefusal =
       secret: string;
     }
   /** A secret file berth writes names an owner or group the machine does not know. */
-  | NoSuchAccount;
+  | NoSuchAccount
+  /** A value or fact the module reads cannot be had: what differs could not be said. */
+  | ReadingBlocker;
 
 /** Where a secret comes from when a module is taken. */
 export type Origin = 'found' | 'vault' | 'mint';

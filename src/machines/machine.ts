@@ -1,3 +1,4 @@
+import type { MachineFacts } from '../facts.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from '../packages/packages.ts';
 
 export interface InstallOptions {
@@ -113,12 +114,18 @@ export interface Accounts {
 
 /**
  * A survey's answer, path by path; `accounts` when names were asked for, `packages` when
- * packages were.
+ * packages were, `facts` when they were.
  */
 export type Survey = ReadonlyMap<string, PathFacts> & {
   accounts?: Accounts;
   packages?: PackageFacts;
+  facts?: MachineFacts;
 };
+
+/** What else a survey asks: `facts`, what the machine is (its hostname, address, …). */
+export interface SurveyAsks {
+  facts?: boolean;
+}
 
 /** A directory's owner and mode, set when given (whether it was just made or not). */
 export interface DirectoryOptions {
@@ -190,12 +197,14 @@ export interface Machine {
    * in one round trip. An empty list only checks that the machine can be reached.
    * `names` are resolved in the same round trip (the machine's own passwd and group), and
    * `packages` looked up in its package manager's database and lists, with a simulation
-   * of each module's install, which changes nothing.
+   * of each module's install, which changes nothing; with `asks.facts`, what the machine
+   * tells of itself (facts.ts).
    */
   survey(
     paths: readonly SurveyPath[],
     names?: AccountNames,
     packages?: readonly PackageAsk[],
+    asks?: SurveyAsks,
   ): Promise<Survey>;
   /**
    * Makes the changes in order, stopping at the first that fails: what an ssh machine

@@ -23,6 +23,7 @@ import {
 import { onlyRootWrites, type Reached, type Walker, walker } from '../fs/safe-walk.ts';
 import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
 import { HOOK_PATH, PATH_MAX, READ_LIMIT } from './limits.ts';
+import { localFacts, treeFacts } from './local-facts.ts';
 import { localPackages } from './local-packages.ts';
 import {
   type AccountNames,
@@ -75,9 +76,11 @@ export function rootedMachine(root: string): Machine {
 
   const packages = localPackages(top);
   return {
-    async survey(paths, names, asks) {
+    async survey(paths, names, asks, { facts: withFacts = false } = {}) {
       const held = reach();
       const walking = walker(held);
+      // This machine's facts, asked at once: the sh runs while the paths are walked.
+      const here = withFacts ? localFacts() : undefined;
       try {
         const facts = new Map<string, PathFacts>();
         for (const asked of paths)
@@ -93,6 +96,11 @@ export function rootedMachine(root: string): Machine {
         const survey = names
           ? Object.assign(facts, { accounts: accountsUnder(walking, names) })
           : facts;
+        if (here) {
+          const told =
+            top === '/' ? await here : treeFacts((path) => textUnder(walking, path), await here);
+          Object.assign(survey, { facts: told });
+        }
         if (!asks || asks.length === 0) return survey;
         return Object.assign(survey, { packages: await packages.survey(asks) });
       } finally {
@@ -305,6 +313,12 @@ function readUpTo(fd: number, size: number, limit: number): Uint8Array | undefin
     length += got;
   }
   return length > limit ? undefined : buffer.subarray(0, length);
+}
+
+/** A small file of the root's, read through the safe walk: undefined when it is not one berth reads. */
+function textUnder(walking: Walker, path: string): string | undefined {
+  const facts = surveyOne(walking, path, { path, read: true });
+  return facts.kind === 'file' && facts.bytes ? new TextDecoder().decode(facts.bytes) : undefined;
 }
 
 /** One of the root's own account tables, read through the safe walk ('' where missing). */

@@ -221,9 +221,9 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   };
 
   return {
-    async survey(paths, names, packages) {
-      const answer = await act('survey', surveyScript(paths, names, packages));
-      return parseSurvey(paths, answer.stdout, names, packages);
+    async survey(paths, names, packages, asks) {
+      const answer = await act('survey', surveyScript(paths, names, packages, asks));
+      return parseSurvey(paths, answer.stdout, names, packages, asks);
     },
     install: (pins, { waitMs, holdStarts }) =>
       packageCall(packageManager.installScript(pins, waitSeconds(waitMs), holdStarts)),

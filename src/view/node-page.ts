@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import { valueLine } from '../values-shown.ts';
 import { CELL_WORDS } from './fleet-page.ts';
 import { layout } from './layout.ts';
 import { cellOf } from './matrix.ts';
@@ -8,8 +9,8 @@ import { actedSince, surveyedWhen, surveyForm } from './survey-parts.ts';
 
 /**
  * A node: its newest survey as the command line shows a preview, each file's whole diff in
- * colour (the command masks secrets as `[secret NAME]`), its digest, the command to act on
- * it, and the button to survey it again.
+ * colour (the command masks secrets as `[secret NAME]`), its values and where each came
+ * from, its digest, the command to act on it, and the button to survey it again.
  */
 export function nodePage(node: string, shown: NodeShown, berth: string, pageToken: string) {
   const { survey } = shown;
@@ -21,13 +22,21 @@ export function nodePage(node: string, shown: NodeShown, berth: string, pageToke
     },
     node,
   );
+  const values =
+    shown.values.length > 0
+      ? html`<section aria-labelledby="values-heading">
+<h2 id="values-heading">Values</h2>
+<ul class="values">${shown.values.map((item) => html`<li><code>${valueLine(item)}</code></li>`)}</ul>
+</section>`
+      : '';
   if (!survey)
     return layout(
       node,
       'node',
       html`<h1>${node}</h1>
 <p class="lede">${node} has not been surveyed yet: no preview of it is kept. Survey it to see what <code>berth converge ${node}</code> would do.</p>
-${form}`,
+${form}
+${values}`,
     );
   const { report, refused } = survey;
   const digest = report.digest;
@@ -50,6 +59,7 @@ ${
       })}</ul>`
     : ''
 }
+${values}
 <section aria-labelledby="act-heading">
 <h2 id="act-heading">To act on it</h2>
 ${

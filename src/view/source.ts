@@ -1,3 +1,4 @@
+import type { ModuleDefinition } from '../catalog.ts';
 import type { Code } from '../codes.ts';
 import { openAct } from '../commands/act.ts';
 import type { ActDeps, Face } from '../commands/act-shapes.ts';
@@ -15,6 +16,7 @@ import {
   storesCode,
 } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
+import { type ValueShown, valuesShown } from '../values-shown.ts';
 import type { NodeModules, NodeSurveyed } from './matrix.ts';
 
 /** Why a page could not be drawn, in words, with its code and the status it is answered with. */
@@ -43,6 +45,8 @@ export interface FleetShown {
 /** One node as the stores keep it: what it runs, and its newest survey. */
 export interface NodeShown extends NodeSurveyed {
   modules: NodeModules;
+  /** Its values, each with where it came from, as `berth nodes NODE` shows them. */
+  values: ValueShown[];
   now: Date;
   surveying?: Surveying;
 }
@@ -134,13 +138,20 @@ export function viewSource(
       }),
     node: (name) =>
       readingStores(async (): Promise<NodeShown | Unseen> => {
-        const { settings } = await deps.loadConfig(undefined);
+        const { settings, catalog } = await deps.loadConfig(undefined);
         const names = Object.keys(settings.nodes);
         const known = resolveTarget(name, { nodes: names, groups: settings.groups });
         if (!known.ok) return { refused: known.refused, code: known.code, status: 404 };
         const surveyed = (await surveyedOf([name])).get(name) as NodeSurveyed;
+        const modules = await modulesOf(name, settings);
+        const definitions = new Map<string, ModuleDefinition>();
+        for (const module of modules.modules) {
+          const entry = await catalog.entry(module);
+          if ('definition' in entry) definitions.set(module, entry.definition);
+        }
         return {
-          modules: await modulesOf(name, settings),
+          modules,
+          values: valuesShown(settings, name, definitions),
           ...surveyed,
           now: now(),
           ...(surveying ? { surveying } : {}),

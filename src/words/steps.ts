@@ -97,7 +97,7 @@ export function previewWords(
         step.why.because === 'missing'
           ? ': it is missing'
           : step.why.because === 'differs'
-            ? ': it differs from what berth writes'
+            ? `: it differs from what berth writes${readingWords(step.why.reading)}`
             : step.why.because === 'drift'
               ? `: ${describeDrift(step.why.drift)}`
               : step.why.because === 'carries-minted-secret'
@@ -153,6 +153,14 @@ function lookUpWords(step: Step & { do: 'package' }): string[] {
   return [...users.map((name) => `owner ${name}`), ...groups.map((name) => `group ${name}`)].map(
     (named) => `    ${named}: made by its packages, looked up after they are installed`,
   );
+}
+
+/** ", in lines that read value workers and fact fqdn", when a diff's lines read any. */
+export function readingWords(reading: readonly string[] | undefined): string {
+  if (!reading || reading.length === 0) return '';
+  const last = reading.at(-1);
+  const list = reading.length === 1 ? last : `${reading.slice(0, -1).join(', ')} and ${last}`;
+  return `, in lines that read ${list}`;
 }
 
 /** The mode a file is written with; an owner that drifted is named by describeDrift. */

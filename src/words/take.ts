@@ -4,7 +4,7 @@ import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
 import { packageBlockerWords } from './packages.ts';
-import { describeCheck, describeTaken } from './steps.ts';
+import { describeCheck, describeTaken, readingWords } from './steps.ts';
 
 /** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
 export interface TakePreview {
@@ -63,7 +63,9 @@ export function describeTakePreview(
       lines.push(`file ${file.path}: missing on ${node}; the next converge writes it`);
       continue;
     }
-    lines.push(`file ${file.path}: differs from what berth writes; the next converge rewrites it`);
+    lines.push(
+      `file ${file.path}: differs from what berth writes${readingWords(file.why.reading)}; the next converge rewrites it`,
+    );
     const once = shownOnce?.(file.path, file.why.diff);
     for (const line of once ? [once] : shownDiff(file.why.diff, facts.fullDiff))
       lines.push(`    ${line}`);

@@ -163,6 +163,10 @@ export const WHERE: Record<Code, Row> = {
   no_package_manager: everywhere('no-manager'),
   packages_not_here: everywhere('blockers'),
   package_refused: everywhere('packages'),
+  value_missing: everywhere('blockers'),
+  value_wrong_type: everywhere('blockers'),
+  value_undeclared: everywhere('blockers'),
+  fact_unknown: everywhere('blockers'),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */

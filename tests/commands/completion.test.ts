@@ -132,6 +132,17 @@ describe('berth completion in bash, zsh and fish', () => {
       assert.deepEqual((await zsh(line)).sort(), expected, line);
   });
 
+  it('a part of a target after , & or !: groups and nodes after what is typed', async () => {
+    const asked = async (...words: string[]) =>
+      (await run('berth', ['__complete', ...words])).trim().split('\n');
+    assert.deepEqual(await asked('converge', '@web&@'), ['@web&@web', '@web&@all']);
+    assert.deepEqual(await asked('converge', '@web,!w'), ['@web,!web1']);
+    // bash splits a word at & (COMP_WORDBREAKS) and replaces what follows it alone.
+    if (needs('bash', 'bash')) return;
+    assert.deepEqual((await bash('berth', 'converge', '@web', '&', '@')).sort(), ['@all', '@web']);
+    assert.deepEqual(await bash('berth', 'converge', '@web', '&', 'w'), ['web1']);
+  });
+
   it('act and --out: the plan files where the word typed points, in each shell', async () => {
     await mkdir(join(world.dir, 'plans'), { recursive: true });
     await writeFile(join(world.dir, 'plans', 'web.plan'), '{}');

@@ -152,6 +152,7 @@ describe('berth nodes, berth modules and berth validate', () => {
           run: ['postgres'],
           assigned: ['postgres'],
           declared: [],
+          values: [],
         },
       ],
     });
@@ -173,6 +174,7 @@ describe('berth nodes, berth modules and berth validate', () => {
         '  needs: none',
         '  data: /var/lib/postgresql',
         '  secrets: password (/etc/postgres/password)',
+        '  values: none',
         '  files: /etc/postgres/pg.conf',
         '  start: touch "$BERTH_ROOT/started-postgres"',
         '  stop: rm -f "$BERTH_ROOT/started-postgres"',

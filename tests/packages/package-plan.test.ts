@@ -12,7 +12,7 @@ import { packageBlockerWords } from '../../src/words/packages.ts';
 import { previewWords } from '../../src/words/steps.ts';
 
 function definition(packages: ModuleDefinition['packages']): ModuleDefinition {
-  return { description: '', needs: [], packages, data: [], secrets: {}, files: {} };
+  return { description: '', needs: [], packages, data: [], secrets: {}, values: {}, files: {} };
 }
 
 const NGINX = '1.22.1-9+deb12u1';

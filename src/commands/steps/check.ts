@@ -1,3 +1,4 @@
+import { hookEnv, type Readings } from '../../readings.ts';
 import type { KeptValue } from '../../secrets.ts';
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
@@ -5,7 +6,8 @@ import type { CheckOutcome, CoveredCheck } from './step.ts';
 
 /**
  * One module's `check`, as an outcome: its exit and its last line, cleared of secrets.
- * Take and converge previews plan on it; `status --check` shows it.
+ * Take and converge previews plan on it; `status --check` shows it. The module's values
+ * and the node's facts (`readings`) are in its environment.
  */
 export async function runCheck(
   node: string,
@@ -13,13 +15,9 @@ export async function runCheck(
   script: string,
   secrets: readonly KeptValue[],
   context: Pick<CommandContext, 'machine' | 'signal'>,
+  readings?: Readings,
 ): Promise<CheckOutcome> {
-  const result = await runClearedHook(
-    context,
-    script,
-    { BERTH_NODE: node, BERTH_MODULE: module },
-    secrets,
-  );
+  const result = await runClearedHook(context, script, hookEnv(node, module, readings), secrets);
   return { code: result.code, last: result.shown.split('\n').at(-1) ?? '' };
 }
 

@@ -1,8 +1,8 @@
-import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
 import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/managers.ts';
+import { type Readings, renderFor } from '../../readings.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
 import { type Managed, withAssigned, withManaged, withPackages } from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
@@ -44,13 +44,15 @@ class StepFailed extends Error {}
  * stops it, and what was done is told. Each step is recorded as it is done, so a later
  * act carries on. A module's consecutive steps that change files go as one batch (one
  * round trip over ssh), as do its consecutive `keep`s (one survey); a stop asked for is
- * heeded before a batch, not within it.
+ * heeded before a batch, not within it. Files are rendered with the values and facts the
+ * plan was made with (`readings`), and hooks see them in their environment.
  */
 export async function carryOut(
   plan: readonly ModuleSteps[],
   node: string,
   context: CommandContext,
   voice: Voice,
+  readings?: Readings,
 ): Promise<Carried> {
   const told: Told[] = [];
   const tell = (done: Omit<Told, 'voice'>) => {
@@ -68,10 +70,11 @@ export async function carryOut(
           failure: { module, how: 'stopped', why: stopReason(context.signal), code: 'interrupted' },
         };
       try {
-        if (turn.kind === 'files') await doChanges(turn.steps, node, context, tell, later);
+        if (turn.kind === 'files')
+          await doChanges(turn.steps, node, context, tell, later, readings);
         else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell, later);
         else if (turn.kind === 'keeps') await doKeeps(turn.steps, node, context, tell);
-        else await doStep(turn.step, node, context, tell);
+        else await doStep(turn.step, node, context, tell, readings);
       } catch (error) {
         if (error instanceof StoreError) throw error;
         const why = (error as Error).message;
@@ -232,6 +235,7 @@ async function doChanges(
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
   later: LaterIds,
+  readings: Readings | undefined,
 ): Promise<void> {
   const steps = planned.map((step) => withLaterOwners(step, node, later));
   const at = context.now().toISOString();
@@ -249,7 +253,9 @@ async function doChanges(
   }
   if (toKeep.length > 0) await context.store.vault.put(...toKeep);
   // Made ready at once (a restored value is opened off the main thread), taken in order.
-  const changes = await Promise.allSettled(steps.map((step) => changeOf(step, context, minted)));
+  const changes = await Promise.allSettled(
+    steps.map((step) => changeOf(step, context, minted, readings)),
+  );
   const ready: { step: FileStep; change?: Change }[] = [];
   let unready: unknown;
   for (const [index, step] of steps.entries()) {
@@ -281,6 +287,7 @@ async function changeOf(
   step: FileStep,
   context: CommandContext,
   minted: ReadonlyMap<FileStep, Uint8Array>,
+  readings: Readings | undefined,
 ): Promise<Change | undefined> {
   const { store, catalog } = context;
   const { module } = step;
@@ -314,7 +321,7 @@ async function changeOf(
         const kept = await store.vault.get(module, secret);
         if (kept) values[secret] = secretText(kept.value);
       }
-      const data = new TextEncoder().encode(renderFile(file.content, values));
+      const data = new TextEncoder().encode(renderFor(file.content, readings, module, values));
       return { kind: 'file', path: step.path, data, options: writeOptions(step) };
     }
   }
@@ -326,6 +333,7 @@ async function doStep(
   node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
+  readings: Readings | undefined,
 ): Promise<void> {
   const { store } = context;
   const { module } = step;
@@ -357,18 +365,21 @@ async function doStep(
       if (step.script === undefined) return tell({ step });
       // Owed until it succeeds: a reload that fails (or is cut) is planned again.
       await record((managed) => owing(managed, true));
-      const hook = await runHook(node, module, 'reload', step.script, context);
+      const hook = await runHook(node, module, 'reload', step.script, context, readings);
       await record((managed) => owing(managed, false));
       return tell({ step, hook });
     }
     case 'start': {
-      const hook = await runHook(node, module, 'start', step.script, context);
+      const hook = await runHook(node, module, 'start', step.script, context, readings);
       // Started, it runs what is on disk: a reload owed is owed no more.
       await record((managed) => ({ ...owing(managed, false), started: true }));
       return tell({ step, hook });
     }
     case 'stop':
-      return tell({ step, hook: await runHook(node, module, 'stop', step.script, context) });
+      return tell({
+        step,
+        hook: await runHook(node, module, 'stop', step.script, context, readings),
+      });
     case 'release':
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return tell({ step });

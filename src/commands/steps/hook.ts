@@ -1,3 +1,4 @@
+import { hookEnv, type Readings } from '../../readings.ts';
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
 import type { HookDone } from './told.ts';
@@ -11,7 +12,8 @@ export class HookFailed extends Error {}
 /**
  * Runs a module's start, stop or reload, streaming its output (whole lines, cleared of
  * secrets) to `context.output`; a failure or a stop by berth throws HookFailed, in words
- * whose output was cleared of secrets before it was cut.
+ * whose output was cleared of secrets before it was cut. The module's values and the
+ * node's facts (`readings`) are in its environment.
  */
 export async function runHook(
   node: string,
@@ -19,6 +21,7 @@ export async function runHook(
   hook: HookDone['hook'],
   script: string,
   context: CommandContext,
+  readings?: Readings,
 ): Promise<HookDone> {
   const secrets = await context.store.vault.all();
   const tell = context.output;
@@ -26,7 +29,7 @@ export async function runHook(
   const { code, shown } = await runClearedHook(
     context,
     script,
-    { BERTH_NODE: node, BERTH_MODULE: module },
+    hookEnv(node, module, readings),
     secrets,
     tell && ((line) => tell(`  ${line}`)),
   );

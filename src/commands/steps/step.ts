@@ -127,7 +127,8 @@ export type StepKind = Step['do'];
 export type WriteReason =
   | { because: 'install' }
   | { because: 'missing' }
-  | { because: 'differs'; diff: string[] }
+  /** `reading`: the values and facts the lines that differ read (`value workers`). */
+  | { because: 'differs'; diff: string[]; reading?: string[] }
   | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
 
