@@ -50,6 +50,7 @@ export const CODES = [
   'unreachable',
   'interrupted',
   'hook_failed',
+  'hook_timeout',
   'package_failed',
   'step_failed',
   'refresh_failed',

@@ -22,8 +22,10 @@ export function checkNow(seen: (node: string, checks: ChecksNow) => void): Comma
     try {
       for (const module of modules) {
         const entry = entries.get(module);
-        const script = entry && 'definition' in entry ? entry.definition.check : undefined;
-        checks[module] = script ? await runCheck(node, module, script, secrets, context) : null;
+        const definition = entry && 'definition' in entry ? entry.definition : undefined;
+        const script = definition?.check;
+        const hook = { script: script ?? '', timeout: definition?.timeout };
+        checks[module] = script ? await runCheck(node, module, hook, secrets, context) : null;
       }
     } catch (error) {
       if (!(error instanceof MachineError)) throw error;

@@ -55,6 +55,11 @@ export interface ConvergeInput {
   checks?: ReadonlyMap<string, CheckOutcome>;
 }
 
+/** A hook step's deadline: the definition's `timeout` when it names one (else the machine's). */
+function deadlineOf(definition: ModuleDefinition): { timeout?: number } {
+  return definition.timeout === undefined ? {} : { timeout: definition.timeout };
+}
+
 /** A kept value a plan reads only the presence of: it is left sealed. */
 export const SEALED = Object.freeze({ sealed: true as const });
 
@@ -134,7 +139,7 @@ export function planConverge(input: ConvergeInput): {
       const definition = entry && 'definition' in entry ? entry.definition : undefined;
       if (definition) definitions.set(module, definition);
       const steps: Step[] = definition?.stop
-        ? [{ do: 'stop', module, script: definition.stop }]
+        ? [{ do: 'stop', module, script: definition.stop, ...deadlineOf(definition) }]
         : [];
       plan.modules.push({
         module,
@@ -235,7 +240,8 @@ function installSteps(
       why: { because: 'install' },
     });
   }
-  if (definition.start) steps.push({ do: 'start', module, script: definition.start });
+  if (definition.start)
+    steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   lookUpAfterInstall(packages.steps, owners);
   return { steps, blockers: [...packages.blockers, ...owners.blockers] };
 }
@@ -354,12 +360,20 @@ function updateSteps(
     (step) => step.do === 'write' || step.do === 'restore' || (step.do === 'mint' && !step.inside),
   );
   if (failing && definition.start)
-    steps.push({ do: 'start', module, script: definition.start, check });
-  else if (started && rewrote) steps.push({ do: 'reload', module, script: definition.reload });
+    steps.push({ do: 'start', module, script: definition.start, check, ...deadlineOf(definition) });
+  else if (started && rewrote)
+    steps.push({ do: 'reload', module, script: definition.reload, ...deadlineOf(definition) });
   else if (started && managed.pending?.includes('reload') && definition.reload)
     // A reload that failed is owed until one succeeds: the change it was for is not live.
-    steps.push({ do: 'reload', module, script: definition.reload, pending: true });
-  if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
+    steps.push({
+      do: 'reload',
+      module,
+      script: definition.reload,
+      pending: true,
+      ...deadlineOf(definition),
+    });
+  if (!started && definition.start)
+    steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };
 }

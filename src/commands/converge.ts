@@ -200,7 +200,8 @@ async function runChecks(
   if (running.length === 0) return checks;
   const secrets = await context.store.vault.all();
   for (const [module, definition] of running) {
-    checks.set(module, await runCheck(node, module, definition.check as string, secrets, context));
+    const hook = { script: definition.check as string, timeout: definition.timeout };
+    checks.set(module, await runCheck(node, module, hook, secrets, context));
   }
   return checks;
 }

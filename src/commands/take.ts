@@ -165,7 +165,13 @@ export const take: CommandFunction = async (request, context) => {
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
-      ? await runCheck(node, module, entry.definition.check, await store.vault.all(), context)
+      ? await runCheck(
+          node,
+          module,
+          { script: entry.definition.check, timeout: entry.definition.timeout },
+          await store.vault.all(),
+          context,
+        )
       : undefined;
   if (check) plan.check = check;
   if (!holdsNothing(holdings)) plan.files = filesThatDiffer(node, entry.definition, surveyed, kept);

@@ -141,6 +141,7 @@ export const WHERE: Record<Code, Row> = {
   unreachable: everywhere('acts'),
   interrupted: everywhere('interrupts'),
   hook_failed: everywhere('acts'),
+  hook_timeout: everywhere('acts'),
   package_failed: everywhere('packages'),
   step_failed: everywhere('acts'),
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
