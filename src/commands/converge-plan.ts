@@ -1,6 +1,7 @@
 import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
 import { ownValue } from '../own-record.ts';
 import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
+import type { NamedValue } from '../secret-masks.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
@@ -84,6 +85,34 @@ export function modulesReadingValues(
     if (held || Object.keys(definition.files).length > 0) reading.add(module);
   }
   return reading;
+}
+
+/**
+ * What a diff shows in place of: every value the vault holds for the node that was opened
+ * (all of them, when a plan shows a diff: see converge.ts), of any module, and every value
+ * found on the machine for the modules surveyed.
+ */
+export function secretsShown(input: Pick<ConvergeInput, 'vault' | 'surveys' | 'entries'>) {
+  const shown: NamedValue[] = [];
+  for (const [key, value] of input.vault)
+    if (value instanceof Uint8Array && value.length > 0)
+      shown.push([key.slice(key.indexOf('/') + 1), secretText(value)]);
+  for (const [module, survey] of input.surveys) {
+    const entry = input.entries.get(module);
+    if (!entry || !('definition' in entry)) continue;
+    for (const [secret, spec] of Object.entries(entry.definition.secrets)) {
+      const held = secretHeld(survey.facts, spec);
+      if (held?.length) shown.push([secret, secretText(held)]);
+    }
+  }
+  return shown;
+}
+
+/** Whether a plan shows a file's diff, which may hold any secret of the node. */
+export function showsDiff(plan: ConvergePlan): boolean {
+  return plan.modules.some(({ steps }) =>
+    steps.some((step) => step.do === 'write' && step.why.because === 'differs'),
+  );
 }
 
 /** A kept value's bytes, which the plan opened (`modulesReadingValues`) before it reads them. */
@@ -320,15 +349,7 @@ function updateSteps(
     if (drift.length > 0)
       steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
-  // What a diff shows in place of each secret value, held or kept.
-  const hidden: [string, string][] = [];
-  for (const [secret, spec] of Object.entries(definition.secrets)) {
-    const held = secretHeld(survey.facts, spec);
-    const sealed = input.vault.get(`${module}/${secret}`);
-    const kept = sealed && hasFiles ? sealed : undefined;
-    for (const value of [held, kept && openedValue(kept, module, secret)])
-      if (value?.length) hidden.push([secret, secretText(value)]);
-  }
+  const hidden = secretsShown(input);
   for (const [path, file] of Object.entries(definition.files)) {
     const attributes = owners.moduleFile(path, file);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);

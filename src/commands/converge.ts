@@ -20,6 +20,7 @@ import {
   modulesToSurvey,
   planConverge,
   SEALED,
+  showsDiff,
 } from './converge-plan.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
@@ -139,15 +140,15 @@ async function gatherAndPlan(
   for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
     vault.set(`${item.module}/${item.secret}`, item.value);
   const checks = await runChecks(node, record, surveyed, context);
-  const { plan, desired } = planConverge({
-    node,
-    filter,
-    record,
-    entries,
-    surveys,
-    vault,
-    checks,
-  });
+  const input = { node, filter, record, entries, surveys, vault, checks };
+  let { plan, desired } = planConverge(input);
+  // A diff shown may hold any value of the node, of any module: every one is opened to
+  // mask it, and the plan made again (without I/O) with them all.
+  if (showsDiff(plan) && [...vault.values()].some((value) => value === SEALED)) {
+    for (const item of await store.vault.all())
+      vault.set(`${item.module}/${item.secret}`, item.value);
+    ({ plan, desired } = planConverge(input));
+  }
 
   const fingerprints: Record<string, Record<string, string>> = {};
   for (const [module, files] of desired) {

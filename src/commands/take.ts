@@ -11,7 +11,8 @@ import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
-import { secretText } from '../secrets.ts';
+import type { NamedValue } from '../secret-masks.ts';
+import { type KeptValue, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
@@ -77,15 +78,16 @@ function filesThatDiffer(
   definition: ModuleDefinition,
   surveyed: TakeSurvey,
   kept: ReadonlyMap<string, Uint8Array>,
+  vault: readonly KeptValue[],
 ): NonNullable<TakePlan['files']> {
   const values: Record<string, string> = {};
-  const hidden: [string, string][] = [];
+  // Every value the vault holds for the node, of any module, and the module's found ones.
+  const hidden: NamedValue[] = vault.map(({ secret, value }) => [secret, secretText(value)]);
   for (const [name, spec] of Object.entries(definition.secrets)) {
     const held = secretHeld(surveyed.facts, spec);
     const value = held?.length ? held : kept.get(name);
     if (value) values[name] = secretText(value);
-    for (const each of [held, kept.get(name)])
-      if (each?.length) hidden.push([name, secretText(each)]);
+    if (held?.length) hidden.push([name, secretText(held)]);
   }
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
@@ -162,6 +164,8 @@ export const take: CommandFunction = async (request, context) => {
   const surveyed = await surveyForTake(module, entry.definition, context);
   const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
   Object.assign(plan, packagesFound(module, entry.definition, surveyed.packages));
+  // Every value of the node, opened: to clear a check's output and mask a diff.
+  const vault = holdsNothing(holdings) ? [] : await store.vault.all();
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
@@ -169,12 +173,13 @@ export const take: CommandFunction = async (request, context) => {
           node,
           module,
           { script: entry.definition.check, timeout: entry.definition.timeout },
-          await store.vault.all(),
+          vault,
           context,
         )
       : undefined;
   if (check) plan.check = check;
-  if (!holdsNothing(holdings)) plan.files = filesThatDiffer(node, entry.definition, surveyed, kept);
+  if (!holdsNothing(holdings))
+    plan.files = filesThatDiffer(node, entry.definition, surveyed, kept, vault);
   const basis: Basis = {
     node,
     scope: { command: 'take', module },
