@@ -45,6 +45,9 @@ export const CODES = [
   'digest_stale',
   'invalid_digest',
   'blocked',
+  'plan_edited',
+  'plan_elsewhere',
+  'plan_acted_on',
   // An act that began.
   'lock_timeout',
   'unreachable',

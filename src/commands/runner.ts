@@ -5,10 +5,11 @@ import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
-import { nodeReport } from './answer.ts';
+import { answerOf, nodeReport } from './answer.ts';
 import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
 import { inParallel } from './in-parallel.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
+import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
 import type { CommandShape as Command } from './table.ts';
 
@@ -100,7 +101,14 @@ export class Runner {
         const how = outcome.error === undefined ? 'previewed' : 'refused';
         return { node, how, outcome, ms } as const;
       });
-      return this.answer('preview', ends, { digest });
+      const answered = this.answer('preview', ends, { digest });
+      const { writingPlan } = this.face;
+      // The plan file's whole content, kept by its digest beside its preview on each node.
+      if (writingPlan && digest !== undefined) {
+        const plan = await planDigest(writingPlan(answerOf(answered)));
+        await keepPlan(this.storesOf(opened.acts), digest, plan);
+      }
+      return answered;
     } finally {
       for (const item of opened.acts.values()) await this.close(item);
     }
@@ -117,6 +125,8 @@ export class Runner {
     if ('outcome' in opened) return opened.outcome;
     const { acts } = opened;
     try {
+      const planned = await this.planFileRefusal(acts);
+      if (planned) return planned;
       let plans: Plans | undefined;
       if (!this.one) {
         plans = await this.planAll(acts);
@@ -147,6 +157,31 @@ export class Runner {
     } finally {
       for (const item of acts.values()) await this.close(item);
     }
+  }
+
+  /**
+   * An act of a plan file: refused once, for the whole target and before any node is
+   * planned again, when the file is not as berth wrote it with these stores, or was acted
+   * on already; else the plan is shown, and the act goes on as any.
+   */
+  private async planFileRefusal(
+    acts: ReadonlyMap<string, Opened>,
+  ): Promise<RunOutcome | undefined> {
+    const asked = this.face.actingOnPlan;
+    if (!asked) return undefined;
+    const nodes = this.nodes.map((node) => ({
+      node,
+      store: (acts.get(node) as Opened).act.context.store,
+    }));
+    const refusal = await planRefusal(this.request.node, nodes, asked, this.request.digest ?? '');
+    if (!refusal) {
+      asked.shown?.();
+      return undefined;
+    }
+    const ends = this.nodes.map(
+      (node) => ({ node, how: 'refused', outcome: { ...refusal }, ms: 0 }) as const,
+    );
+    return { ...this.answer('act', ends, { refused: true }), ...refusal };
   }
 
   private async actInBatches(
@@ -211,6 +246,12 @@ export class Runner {
             : blocked
               ? 'blocked'
               : 'refused';
+      // A plan file's act that began on this node is spent there, under its lock.
+      const asked = this.face.actingOnPlan;
+      if (asked && (how === 'done' || (how === 'failed' && !outcome.storeFailed))) {
+        const at = (this.face.now?.() ?? new Date()).toISOString();
+        await spendPlan(opened.act.context.store, asked.digest, { at, by: this.face.actor });
+      }
       this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
       return this.ended(node, how, outcome, started);
     } finally {
@@ -234,6 +275,11 @@ export class Runner {
         this.nodes.map((node) => [node, plans.get(node)?.outcome.report?.digest ?? null]),
       ),
     });
+  }
+
+  /** Each node's records, under the locks held. */
+  private storesOf(acts: ReadonlyMap<string, Opened>) {
+    return this.nodes.map((node) => (acts.get(node) as Opened).act.context.store);
   }
 
   /** Each node as the target's gate sees it. */
