@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
+import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
 import { answerOf, nodeReport } from './answer.ts';
@@ -21,6 +22,17 @@ interface Opened {
   act: NodeAct;
   steps: { of: number };
   closed: boolean;
+}
+
+/** What the stores failing in `work` ends the command with; undefined when they did not. */
+async function storeFailure(work: () => Promise<void>): Promise<RunOutcome | undefined> {
+  try {
+    await work();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    return { error: storesCannotOpen(error), code: storesCode(error), storeFailed: true };
+  }
 }
 
 /** A node's preview under its lock, and how long it took. */
@@ -106,7 +118,9 @@ export class Runner {
       // The plan file's whole content, kept by its digest beside its preview on each node.
       if (writingPlan && digest !== undefined) {
         const plan = await planDigest(writingPlan(answerOf(answered)));
-        await keepPlan(this.storesOf(opened.acts), digest, plan);
+        // Not kept, no file is written: its act would be refused as edited.
+        const failed = await storeFailure(() => keepPlan(this.storesOf(opened.acts), digest, plan));
+        if (failed) return failed;
       }
       return answered;
     } finally {
@@ -173,7 +187,11 @@ export class Runner {
       node,
       store: (acts.get(node) as Opened).act.context.store,
     }));
-    const refusal = await planRefusal(this.request.node, nodes, asked, this.request.digest ?? '');
+    let refusal: Awaited<ReturnType<typeof planRefusal>>;
+    const failed = await storeFailure(async () => {
+      refusal = await planRefusal(this.request.node, nodes, asked, this.request.digest ?? '');
+    });
+    if (failed) return failed;
     if (!refusal) {
       asked.shown?.();
       return undefined;
@@ -250,7 +268,11 @@ export class Runner {
       const asked = this.face.actingOnPlan;
       if (asked && (how === 'done' || (how === 'failed' && !outcome.storeFailed))) {
         const at = (this.face.now?.() ?? new Date()).toISOString();
-        await spendPlan(opened.act.context.store, asked.digest, { at, by: this.face.actor });
+        // A mark the store cannot take leaves the plan to the digest's gate, as an act by
+        // digest alone is: what was done is said either way.
+        await storeFailure(() =>
+          spendPlan(opened.act.context.store, asked.digest, { at, by: this.face.actor }),
+        );
       }
       this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
       return this.ended(node, how, outcome, started);
