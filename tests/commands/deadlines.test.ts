@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { makeWorld, type World } from '../helpers/world.ts';
-import { convergeBox } from './support.ts';
+import { type Faces, openFaces } from '../codes/faces.ts';
+import { digestOf, type World } from '../helpers/world.ts';
 
 const run = promisify(execFile);
 
@@ -34,26 +34,39 @@ const STUCK = {
 };
 
 describe('deadlines of hooks and checks, on a rooted node', () => {
+  let faces: Faces;
   let world: World;
   before(async () => {
-    world = await makeWorld({ stuck: STUCK, other: { description: 'another module' } });
-    assert.equal((await world.berth('assign', 'box', 'stuck')).code, 0);
+    faces = await openFaces({
+      modules: { stuck: STUCK, other: { description: 'another module' } },
+      nodes: ['web1'],
+    });
+    world = faces.world;
+    assert.equal((await world.berth('assign', 'web1', 'stuck')).code, 0);
     // Started once: a converge preview runs the check of a module berth runs.
-    assert.equal((await convergeBox(world)).code, 0);
+    const preview = await world.berth('converge', 'web1');
+    const act = await world.berth(
+      'converge',
+      'web1',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(act.code, 0, act.stderr);
   });
   after(async () => {
     await run('pkill', ['-KILL', '-f', `sleep ${LONG}`]).catch(() => {});
-    await world.cleanup();
+    await faces?.close();
   });
 
   it('a check that never answers: the preview ends at its timeout saying so, nothing of it is left, and a command waiting on the lock gets it', {
     timeout: 60_000,
   }, async () => {
     const began = performance.now();
-    const preview = world.berth('converge', 'box');
+    const preview = world.berth('converge', 'web1');
     // Another command, begun while the check holds the node's lock, waits for it.
     await new Promise((wake) => setTimeout(wake, 500));
-    const waiting = world.berth('assign', 'box', 'other', '--lock-timeout', '15s');
+    const waiting = world.berth('assign', 'web1', 'other', '--lock-timeout', '15s');
     const shown = await preview;
     const took = performance.now() - began;
     assert.equal(shown.code, 0, shown.stderr);
@@ -66,18 +79,41 @@ describe('deadlines of hooks and checks, on a rooted node', () => {
     assert.equal(assigned.code, 0, assigned.stderr);
     assert.equal(await sleeping(), '', 'nothing the check began is left running');
 
-    // --json (and so the API) carries the deadline's code on the start it plans.
-    const json = await world.berth('converge', 'box', '--json');
-    const start = JSON.parse(json.stdout).nodes.box.steps.find(
+    // --json carries the deadline's code on the start it plans.
+    const json = await world.berth('converge', 'web1', '--json');
+    const start = JSON.parse(json.stdout).nodes.web1.steps.find(
       (step: { kind: string }) => step.kind === 'start',
     );
     assert.deepEqual(start, { kind: 'start', module: 'stuck', code: 'hook_timeout' });
     assert.equal(await sleeping(), '');
 
     // status --check says the same of it.
-    const status = await world.berth('status', 'box', '--check');
+    const status = await world.berth('status', 'web1', '--check');
     assert.match(status.stdout, /check stuck: did not answer within its timeout of 2s/);
     assert.equal(await sleeping(), '');
+  });
+
+  it('over the API too: its preview ends at the timeout, and the command line waiting on the lock gets it', {
+    timeout: 60_000,
+  }, async () => {
+    const began = performance.now();
+    const served = faces.served('converge', { node: 'web1' });
+    await new Promise((wake) => setTimeout(wake, 500));
+    const waiting = world.berth('unassign', 'web1', 'other', '--lock-timeout', '15s');
+    const answer = await served;
+    const took = performance.now() - began;
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.ok(took >= 2_000 && took < 12_000, `the preview took ${took} ms`);
+    assert.match(answer.body.said ?? '', /its check did not answer within its timeout of 2s/);
+    const node = answer.body.nodes?.web1 as unknown as { steps: { code?: string }[] } | undefined;
+    const steps = node?.steps ?? [];
+    assert.ok(
+      steps.some((step) => step.code === 'hook_timeout'),
+      JSON.stringify(steps),
+    );
+    const unassigned = await waiting;
+    assert.equal(unassigned.code, 0, unassigned.stderr);
+    assert.equal(await sleeping(), '', 'nothing the check began is left running');
   });
 
   it('a timeout that is not a duration is refused with words', async () => {
