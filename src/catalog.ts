@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { didYouMean } from './did-you-mean.ts';
+import { parseDuration } from './duration.ts';
 import { FACT_NAMES, isFactName } from './facts.ts';
 import { isName } from './names.ts';
 import { ownValue } from './own-record.ts';
@@ -156,6 +157,22 @@ const DataSpec = v.pipe(
   strictJsonObject({ path: MachinePath, ...ownership }),
 );
 
+const TIMEOUT = 'a timeout is a duration from 1s to 24h, like "90s", "5m" or "1h"';
+const LONGEST_TIMEOUT_MS = 24 * 3_600_000;
+
+/**
+ * How long each hook and the check may run (`90s`), in milliseconds once parsed; left out,
+ * HOOK_DEADLINE_MS (machine.ts). A definition without it digests as it always did.
+ */
+const HookTimeout = v.pipe(
+  v.string(TIMEOUT),
+  v.check((text) => {
+    const ms = parseDuration(text);
+    return ms !== undefined && ms >= 1_000 && ms <= LONGEST_TIMEOUT_MS;
+  }, TIMEOUT),
+  v.transform((text) => parseDuration(text) as number),
+);
+
 export const ModuleDefinitionSchema = strictJsonObject({
   description: v.optional(v.string(), ''),
   needs: v.optional(v.array(ModuleName), []),
@@ -169,6 +186,7 @@ export const ModuleDefinitionSchema = strictJsonObject({
   stop: v.optional(v.string()),
   reload: v.optional(v.string()),
   check: v.optional(v.string()),
+  timeout: v.optional(HookTimeout),
 });
 
 type ParsedDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;

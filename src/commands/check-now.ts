@@ -41,9 +41,16 @@ export function checkNow(seen: (node: string, checks: ChecksNow) => void): Comma
         told,
       );
       for (const module of modules) {
-        const script = checked.get(module)?.check;
-        checks[module] = script
-          ? await runCheck(node, module, script, secrets, context, readings)
+        const definition = checked.get(module);
+        checks[module] = definition?.check
+          ? await runCheck(
+              node,
+              module,
+              { script: definition.check, timeout: definition.timeout },
+              secrets,
+              context,
+              readings,
+            )
           : null;
       }
     } catch (error) {

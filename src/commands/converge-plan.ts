@@ -2,6 +2,7 @@ import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
 import { ownValue } from '../own-record.ts';
 import { inputsFor } from '../readings.ts';
 import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
+import type { NamedValue } from '../secret-masks.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
@@ -60,6 +61,11 @@ export interface ConvergeInput {
   read?: GatheredReadings;
 }
 
+/** A hook step's deadline: the definition's `timeout` when it names one (else the machine's). */
+function deadlineOf(definition: ModuleDefinition): { timeout?: number } {
+  return definition.timeout === undefined ? {} : { timeout: definition.timeout };
+}
+
 /** A kept value a plan reads only the presence of: it is left sealed. */
 export const SEALED = Object.freeze({ sealed: true as const });
 
@@ -84,6 +90,34 @@ export function modulesReadingValues(
     if (held || Object.keys(definition.files).length > 0) reading.add(module);
   }
   return reading;
+}
+
+/**
+ * What a diff shows in place of: every value the vault holds for the node that was opened
+ * (all of them, when a plan shows a diff: see converge.ts), of any module, and every value
+ * found on the machine for the modules surveyed.
+ */
+export function secretsShown(input: Pick<ConvergeInput, 'vault' | 'surveys' | 'entries'>) {
+  const shown: NamedValue[] = [];
+  for (const [key, value] of input.vault)
+    if (value instanceof Uint8Array && value.length > 0)
+      shown.push([key.slice(key.indexOf('/') + 1), secretText(value)]);
+  for (const [module, survey] of input.surveys) {
+    const entry = input.entries.get(module);
+    if (!entry || !('definition' in entry)) continue;
+    for (const [secret, spec] of Object.entries(entry.definition.secrets)) {
+      const held = secretHeld(survey.facts, spec);
+      if (held?.length) shown.push([secret, secretText(held)]);
+    }
+  }
+  return shown;
+}
+
+/** Whether a plan shows a file's diff, which may hold any secret of the node. */
+export function showsDiff(plan: ConvergePlan): boolean {
+  return plan.modules.some(({ steps }) =>
+    steps.some((step) => step.do === 'write' && step.why.because === 'differs'),
+  );
 }
 
 /** A kept value's bytes, which the plan opened (`modulesReadingValues`) before it reads them. */
@@ -139,7 +173,7 @@ export function planConverge(input: ConvergeInput): {
       const definition = entry && 'definition' in entry ? entry.definition : undefined;
       if (definition) definitions.set(module, definition);
       const steps: Step[] = definition?.stop
-        ? [{ do: 'stop', module, script: definition.stop }]
+        ? [{ do: 'stop', module, script: definition.stop, ...deadlineOf(definition) }]
         : [];
       plan.modules.push({
         module,
@@ -247,7 +281,8 @@ function installSteps(
       why: { because: 'install' },
     });
   }
-  if (definition.start) steps.push({ do: 'start', module, script: definition.start });
+  if (definition.start)
+    steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   lookUpAfterInstall(packages.steps, owners);
   return { steps, blockers: [...packages.blockers, ...owners.blockers] };
 }
@@ -326,15 +361,7 @@ function updateSteps(
     if (drift.length > 0)
       steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
-  // What a diff shows in place of each secret value, held or kept.
-  const hidden: [string, string][] = [];
-  for (const [secret, spec] of Object.entries(definition.secrets)) {
-    const held = secretHeld(survey.facts, spec);
-    const sealed = input.vault.get(`${module}/${secret}`);
-    const kept = sealed && hasFiles ? sealed : undefined;
-    for (const value of [held, kept && openedValue(kept, module, secret)])
-      if (value?.length) hidden.push([secret, secretText(value)]);
-  }
+  const hidden = secretsShown(input);
   for (const [path, file] of Object.entries(definition.files)) {
     const attributes = owners.moduleFile(path, file);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
@@ -370,12 +397,20 @@ function updateSteps(
     (step) => step.do === 'write' || step.do === 'restore' || (step.do === 'mint' && !step.inside),
   );
   if (failing && definition.start)
-    steps.push({ do: 'start', module, script: definition.start, check });
-  else if (started && rewrote) steps.push({ do: 'reload', module, script: definition.reload });
+    steps.push({ do: 'start', module, script: definition.start, check, ...deadlineOf(definition) });
+  else if (started && rewrote)
+    steps.push({ do: 'reload', module, script: definition.reload, ...deadlineOf(definition) });
   else if (started && managed.pending?.includes('reload') && definition.reload)
     // A reload that failed is owed until one succeeds: the change it was for is not live.
-    steps.push({ do: 'reload', module, script: definition.reload, pending: true });
-  if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
+    steps.push({
+      do: 'reload',
+      module,
+      script: definition.reload,
+      pending: true,
+      ...deadlineOf(definition),
+    });
+  if (!started && definition.start)
+    steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };
 }

@@ -21,6 +21,7 @@ import {
   modulesToSurvey,
   planConverge,
   SEALED,
+  showsDiff,
 } from './converge-plan.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
 import { refreshLists } from './refresh.ts';
@@ -154,16 +155,15 @@ async function gatherAndPlan(
   for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
     vault.set(`${item.module}/${item.secret}`, item.value);
   const checks = await runChecks(node, record, surveyed, context, read.readings);
-  const { plan, desired } = planConverge({
-    node,
-    filter,
-    record,
-    entries,
-    surveys,
-    vault,
-    checks,
-    read,
-  });
+  const input = { node, filter, record, entries, surveys, vault, checks, read };
+  let { plan, desired } = planConverge(input);
+  // A diff shown may hold any value of the node, of any module: every one is opened to
+  // mask it, and the plan made again (without I/O) with them all.
+  if (showsDiff(plan) && [...vault.values()].some((value) => value === SEALED)) {
+    for (const item of await store.vault.all())
+      vault.set(`${item.module}/${item.secret}`, item.value);
+    ({ plan, desired } = planConverge(input));
+  }
 
   const fingerprints: Record<string, Record<string, string>> = {};
   for (const [module, files] of desired) {
@@ -221,10 +221,8 @@ async function runChecks(
   if (running.length === 0) return checks;
   const secrets = await context.store.vault.all();
   for (const [module, definition] of running) {
-    checks.set(
-      module,
-      await runCheck(node, module, definition.check as string, secrets, context, readings),
-    );
+    const hook = { script: definition.check as string, timeout: definition.timeout };
+    checks.set(module, await runCheck(node, module, hook, secrets, context, readings));
   }
   return checks;
 }

@@ -13,7 +13,8 @@ import { type Basis, definitionDigests } from '../preview.ts';
 import { inputsFor, type Readings } from '../readings.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
-import { secretText } from '../secrets.ts';
+import type { NamedValue } from '../secret-masks.ts';
+import { type KeptValue, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
@@ -82,16 +83,17 @@ function filesThatDiffer(
   definition: ModuleDefinition,
   surveyed: TakeSurvey,
   kept: ReadonlyMap<string, Uint8Array>,
+  vault: readonly KeptValue[],
   read: TemplateInputs,
 ): NonNullable<TakePlan['files']> {
   const values: Record<string, string> = {};
-  const hidden: [string, string][] = [];
+  // Every value the vault holds for the node, of any module, and the module's found ones.
+  const hidden: NamedValue[] = vault.map(({ secret, value }) => [secret, secretText(value)]);
   for (const [name, spec] of Object.entries(definition.secrets)) {
     const held = secretHeld(surveyed.facts, spec);
     const value = held?.length ? held : kept.get(name);
     if (value) values[name] = secretText(value);
-    for (const each of [held, kept.get(name)])
-      if (each?.length) hidden.push([name, secretText(each)]);
+    if (held?.length) hidden.push([name, secretText(held)]);
   }
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
@@ -185,14 +187,16 @@ export const take: CommandFunction = async (request, context) => {
   const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
   plan.refusals.push(...(read.blockers.get(module) ?? []), ...read.undeclared);
   Object.assign(plan, packagesFound(module, entry.definition, surveyed.packages));
+  // Every value of the node, opened: to clear a check's output and mask a diff.
+  const vault = holdsNothing(holdings) ? [] : await store.vault.all();
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
       ? await runCheck(
           node,
           module,
-          entry.definition.check,
-          await store.vault.all(),
+          { script: entry.definition.check, timeout: entry.definition.timeout },
+          vault,
           context,
           read.readings,
         )
@@ -204,6 +208,7 @@ export const take: CommandFunction = async (request, context) => {
       entry.definition,
       surveyed,
       kept,
+      vault,
       inputsFor(read.readings, module),
     );
   const basis: Basis = {

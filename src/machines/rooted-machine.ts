@@ -37,7 +37,9 @@ import {
   type RunOptions,
   type RunResult,
   STOP_GRACE_MS,
+  type StoppedBy,
   type SurveyPath,
+  stoppedLine,
   whenToStop,
 } from './machine.ts';
 
@@ -420,7 +422,7 @@ async function failAs<T>(what: string, work: () => T | Promise<T>): Promise<T> {
 }
 
 /**
- * Runs a hook in a process group of its own, so that stopping it (at the time limit,
+ * Runs a hook in a process group of its own, so that stopping it (at its deadline,
  * or through `signal`) stops what it started too. The hook is done when its shell
  * exits: a daemon it leaves running in the background may keep its output open.
  */
@@ -430,7 +432,6 @@ function runHook(
   env: Record<string, string>,
   options: RunOptions = {},
 ): Promise<RunResult> {
-  const { signal } = options;
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd,
@@ -446,7 +447,7 @@ function runHook(
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    let stoppedBy = '';
+    let stoppedBy: StoppedBy | undefined;
     const signalGroup = (signal: NodeJS.Signals) => {
       try {
         if (child.pid) process.kill(-child.pid, signal);
@@ -454,13 +455,14 @@ function runHook(
         // Already gone.
       }
     };
-    const stop = (why: string) => {
+    const stop = (why: StoppedBy) => {
+      if (stoppedBy) return;
       stoppedBy = why;
       signalGroup('SIGTERM');
       // Whatever of the group ignores SIGTERM, even once the hook's shell is gone.
       setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS).unref();
     };
-    const letGo = whenToStop(signal, stop);
+    const letGo = whenToStop(options, stop);
     const finish = (result: RunResult) => {
       letGo();
       child.stdout.destroy();
@@ -469,9 +471,12 @@ function runHook(
     };
     child.on('error', (error) => finish({ code: 127, output: error.message }));
     child.on('exit', (code, killedBy) => {
-      const result = () => ({
+      // A hook whose shell outlived SIGTERM by exiting on its own was still stopped by berth.
+      const said = stoppedBy ? stoppedLine(stoppedBy, options.deadlineMs) : killedBy;
+      const result = (): RunResult => ({
         code: code ?? 128,
-        output: killedBy ? `${output}\nstopped by ${stoppedBy || killedBy}`.trim() : output.trim(),
+        output: said ? `${output.trimEnd()}\n${said}`.trim() : output.trim(),
+        ...(stoppedBy ? { stopped: stoppedBy } : {}),
       });
       // Let the last output arrive, but do not wait on a background process that holds it.
       const late = setTimeout(() => finish(result()), 100);

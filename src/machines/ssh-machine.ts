@@ -10,6 +10,8 @@ import {
   RAW_OUTPUT_KEPT,
   type RunOptions,
   type RunResult,
+  type StoppedBy,
+  stoppedLine,
   whenToStop,
 } from './machine.ts';
 import {
@@ -321,7 +323,6 @@ function watchHook(
   options: RunOptions = {},
   kill: (pgid: number) => Promise<void>,
 ): Promise<Watched> {
-  const { signal } = options;
   return new Promise((done, fail) => {
     let output = '';
     const decoder = new TextDecoder();
@@ -334,7 +335,7 @@ function watchHook(
     let pending = '';
     let pgid: number | undefined;
     let exitCode: number | undefined;
-    let stoppedBy = '';
+    let stoppedBy: StoppedBy | undefined;
     let killing = false;
     const stopNow = () => {
       if (pgid === undefined || killing || exitCode !== undefined) return;
@@ -359,12 +360,12 @@ function watchHook(
         } else stderr += `${line}\n`;
       }
     });
-    const stop = (why: string) => {
+    const stop = (why: StoppedBy) => {
       if (stoppedBy) return;
       stoppedBy = why;
       stopNow();
     };
-    const letGo = whenToStop(signal, stop);
+    const letGo = whenToStop(options, stop);
     const finish = () => {
       letGo();
       child.stdout?.destroy();
@@ -390,8 +391,12 @@ function watchHook(
         fail(new MachineError('unreachable', `the connection broke while the hook ran: ${said}`));
         return;
       }
-      const stopped = stoppedBy && exitCode !== 0 ? `\nstopped by ${stoppedBy}` : '';
-      done({ code: exitCode, output: `${output.slice(-RAW_OUTPUT_KEPT)}${stopped}`.trim() });
+      const stopped = stoppedBy ? `\n${stoppedLine(stoppedBy, options.deadlineMs)}` : '';
+      done({
+        code: exitCode,
+        output: `${output.slice(-RAW_OUTPUT_KEPT).trimEnd()}${stopped}`.trim(),
+        ...(stoppedBy ? { stopped: stoppedBy } : {}),
+      });
     });
   });
 }

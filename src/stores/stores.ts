@@ -40,6 +40,17 @@ export const KeptPreviewSchema = v.object({
   node: v.string(),
   at: v.string(),
   basis: v.unknown(),
+  /**
+   * Kept by the digest of a plan file's whole content (`--out`), beside the preview it
+   * holds (`of`, that preview's digest): `berth act FILE` acts only on a file as berth
+   * wrote it. `acted`: when and by whom the plan was acted on; it is not acted on again.
+   */
+  plan: v.optional(
+    v.object({
+      of: v.string(),
+      acted: v.optional(v.object({ at: v.string(), by: v.string() })),
+    }),
+  ),
 });
 export type KeptPreview = v.InferOutput<typeof KeptPreviewSchema>;
 

@@ -2,6 +2,7 @@ import type { Attributes, CheckOutcome, Drift, Step } from '../commands/steps/st
 import type { Told, Voice } from '../commands/steps/told.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
+import { describeDuration } from '../duration.ts';
 
 /** How `said` marks a line a hook wrote, after the step's own line. */
 const HOOK_LINE = '  > ';
@@ -191,6 +192,8 @@ function describeDrift(drift: readonly Drift[]): string {
 
 /** A check's outcome in words, after "check: " or "check gitea: ". */
 export function describeCheck(check: CheckOutcome): string {
+  if (check.timedOut !== undefined)
+    return `did not answer within its timeout of ${describeDuration(check.timedOut)}, so berth stopped it and all it started${check.last ? ` (its last line: ${check.last})` : ''}`;
   return check.code === 0
     ? 'passes'
     : `fails (exit ${check.code}${check.last ? `: ${check.last}` : ''})`;

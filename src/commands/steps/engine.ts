@@ -8,7 +8,7 @@ import { type Managed, withAssigned, withManaged, withPackages } from '../../sta
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
 import type { CommandContext } from '../context.ts';
-import { runHook, stopReason } from './hook.ts';
+import { HookFailed, runHook, stopReason } from './hook.ts';
 import {
   changesFiles,
   type FileStep,
@@ -24,7 +24,13 @@ export interface StepFailure {
   /** `stopped`: berth was told to stop between steps; `failed`: a step failed. */
   how: 'stopped' | 'failed';
   why: string;
-  code: 'interrupted' | 'unreachable' | 'hook_failed' | 'package_failed' | 'step_failed';
+  code:
+    | 'interrupted'
+    | 'unreachable'
+    | 'hook_failed'
+    | 'hook_timeout'
+    | 'package_failed'
+    | 'step_failed';
 }
 
 /** What the engine did: every step done, in order, and where it stopped if it did. */
@@ -105,6 +111,7 @@ type Turn =
 /** The code of a turn's failure: the machine not reached, a hook, the packages, or a step. */
 function failureCode(turn: Turn, error: unknown): StepFailure['code'] {
   if (error instanceof MachineError && error.failure === 'unreachable') return 'unreachable';
+  if (error instanceof HookFailed) return error.code;
   if (turn.kind === 'packages') return 'package_failed';
   if (turn.kind === 'one' && HOOKS.has(turn.step.do)) return 'hook_failed';
   return 'step_failed';
@@ -365,21 +372,25 @@ async function doStep(
       if (step.script === undefined) return tell({ step });
       // Owed until it succeeds: a reload that fails (or is cut) is planned again.
       await record((managed) => owing(managed, true));
-      const hook = await runHook(node, module, 'reload', step.script, context, readings);
+      const hook = await runHook(
+        node,
+        module,
+        'reload',
+        { ...step, script: step.script },
+        context,
+        readings,
+      );
       await record((managed) => owing(managed, false));
       return tell({ step, hook });
     }
     case 'start': {
-      const hook = await runHook(node, module, 'start', step.script, context, readings);
+      const hook = await runHook(node, module, 'start', step, context, readings);
       // Started, it runs what is on disk: a reload owed is owed no more.
       await record((managed) => ({ ...owing(managed, false), started: true }));
       return tell({ step, hook });
     }
     case 'stop':
-      return tell({
-        step,
-        hook: await runHook(node, module, 'stop', step.script, context, readings),
-      });
+      return tell({ step, hook: await runHook(node, module, 'stop', step, context, readings) });
     case 'release':
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return tell({ step });

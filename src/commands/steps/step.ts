@@ -38,6 +38,11 @@ export interface CheckOutcome {
   code: number;
   /** The last line it wrote, cleared of secrets. */
   last: string;
+  /**
+   * It did not end within its deadline (this many milliseconds): berth stopped it and all
+   * it started, and `code` is 124, as timeout(1) answers.
+   */
+  timedOut?: number;
 }
 
 /** A check as a digest covers it: its exit status, not its words (see `checkCovered`). */
@@ -103,10 +108,11 @@ export type Step =
       lookUp?: { users: string[]; groups: string[] };
       holdStarts: boolean;
     }
-  | { do: 'start'; module: string; script: string; check?: CheckOutcome }
+  /** `timeout`: the definition's, in milliseconds, when it names one. */
+  | { do: 'start'; module: string; script: string; check?: CheckOutcome; timeout?: number }
   /** After writes to a module berth runs; without `script`, there is none to run. */
-  | { do: 'reload'; module: string; script?: string; pending?: true }
-  | { do: 'stop'; module: string; script: string }
+  | { do: 'reload'; module: string; script?: string; pending?: true; timeout?: number }
+  | { do: 'stop'; module: string; script: string; timeout?: number }
   /**
    * Records that berth manages the module; a take also records that the node is to run it,
    * and the module's packages it found installed (`packages`, by name: version).
