@@ -27,13 +27,18 @@ const checked = spawnSync(process.execPath, [tsc, '--noEmit', '--explainFiles', 
 const lines = checked.stdout.split('\n');
 for (const line of lines) if (/error TS\d+/.test(line)) faults.push(line.trim());
 // tsc explains each file on the lines below its name; Node's types are a "type library"
-// referenced via 'node' from the file that pulled them in (undici's types, which Node's
-// own bring, name it too: they are not the culprit).
-for (const line of lines) {
+// referenced via 'node' from the file that pulled them in. Node's own types reference
+// themselves through undici's: such a file is named only when nothing else is to blame
+// (a core file that imported undici-types itself).
+const pulledBy = lines.flatMap((line) => {
   const pulled = /Type library referenced via 'node' from file '([^']+)'/.exec(line);
-  if (pulled && !/node_modules\/(@types\/node|undici-types)\//.test(pulled[1] ?? ''))
-    faults.push(`Node's types are pulled into the core by ${pulled[1]}`);
-}
+  return pulled ? [pulled[1] ?? ''] : [];
+});
+const own = (file) => /node_modules\/(@types\/node|undici-types)\//.test(file);
+const culprits = pulledBy.some((file) => !own(file))
+  ? pulledBy.filter((file) => !own(file))
+  : pulledBy.filter((file) => !/node_modules\/@types\/node\//.test(file));
+for (const file of culprits) faults.push(`Node's types are pulled into the core by ${file}`);
 if (checked.status !== 0 && faults.length === 0)
   faults.push(`tsc failed: ${(checked.stderr || checked.stdout).trim()}`);
 

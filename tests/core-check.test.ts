@@ -70,4 +70,15 @@ describe('the core check', () => {
     assert.match(run.stderr, /Node's types are pulled into the core by node_modules\/@types\/pg\//);
     assert.doesNotMatch(run.stderr, /undici-types/);
   });
+
+  it('fails on a core file that imports undici’s types, which reference Node’s', async () => {
+    const run = await checkPlanted({
+      'undici.ts': `import type { Agent } from 'undici-types';\nexport type A = Agent;\nexport const pid = process.pid;\n`,
+    });
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /Node's types are pulled into the core by node_modules\/undici-types\//,
+    );
+  });
 });
