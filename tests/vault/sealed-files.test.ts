@@ -163,12 +163,15 @@ describe('the sealed vault in a state directory, through the binary', () => {
         assert.match(refused.stderr, /berth needs its age identity to open the sealed/);
         assert.ok(refused.stderr.includes(looked), refused.stderr);
       }
-      // The files, less the journal, which records each refused act; a directory's time
-      // changes with its lock.
+      // The files, less the journal and the node's newest survey, which record each
+      // refused act and preview as what was seen; a directory's time changes with its lock.
       const records = (snap: Record<string, string>) =>
         Object.fromEntries(
           Object.entries(snap).filter(
-            ([path, what]) => what.startsWith('file') && !path.endsWith('journal.jsonl'),
+            ([path, what]) =>
+              what.startsWith('file') &&
+              !path.endsWith('journal.jsonl') &&
+              !path.endsWith('survey.json'),
           ),
         );
       assert.deepEqual(records(await snapshot(world.state)), records(before), 'nothing written');
