@@ -125,6 +125,9 @@ export function chosenStores(
     readNode: async (node) => (await resolved()).stores.readNode(node),
     readJournal: async () => (await resolved()).stores.readJournal(),
     lockHolders: async (nodes) => (await resolved()).stores.lockHolders(nodes),
+    readCa: async () => (await resolved()).stores.readCa(),
+    keepCa: async (made) => (await resolved()).stores.keepCa(made),
+    resealCa: async () => (await resolved()).stores.resealCa(),
     async close() {
       const made = await chosen?.catch(() => undefined);
       await made?.stores.close();
