@@ -159,6 +159,13 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
     },
   },
   {
+    usage: 'ca',
+    words: [],
+    summary: "Print the state's CA certificate (PEM), making the CA if the state has none",
+    run: async ({ flags, location, io }) =>
+      (await import('./ca.ts')).runCa(location(), json(flags), io),
+  },
+  {
     usage: 'copy-state',
     words: [],
     summary: "Copy the state directory's records into an empty PostgreSQL store",
