@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import * as v from 'valibot';
 import { hasControl } from '../one-line.ts';
 import {
@@ -51,6 +51,12 @@ export interface IssuerOptions {
   log?: (line: string) => void;
   /** The defaults are TIMING; tests shorten them rather than wait 30 s. */
   timing?: Partial<Timing>;
+  /**
+   * How the issuer's metadata and keys are fetched: the runtime's fetch by default. A host
+   * gives one that trusts the CAs the issuer's certificate may be signed by (the state's,
+   * `--issuer-ca`): Node's edge an undici agent's, Deno a `Deno.createHttpClient`'s.
+   */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -108,6 +114,7 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
   if (why) throw new TypeError(why);
   const timing = { ...TIMING, ...options.timing };
   const log = options.log ?? (() => {});
+  const fetcher = options.fetch ?? ((input, init) => fetch(input, init));
 
   let keys: Keys | undefined;
   let failedAt = Number.NEGATIVE_INFINITY;
@@ -124,7 +131,7 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     if (keys) return Promise.resolve(keys);
     if (discovering) return discovering;
     if (Date.now() - failedAt < timing.retryMs) return Promise.resolve(undefined);
-    discovering = discover(issuer, timing)
+    discovering = discover(issuer, timing, fetcher)
       .then(
         (found) => {
           keys = found.keys;
@@ -269,11 +276,16 @@ function keysOrUnavailable(keys: Keys): JWTVerifyGetKey {
   };
 }
 
-async function discover(issuer: string, timing: Timing): Promise<{ keys: Keys; jwksUri: string }> {
-  const jwksUri = await fetchJwksUri(issuer, timing);
+async function discover(
+  issuer: string,
+  timing: Timing,
+  fetcher: typeof fetch,
+): Promise<{ keys: Keys; jwksUri: string }> {
+  const jwksUri = await fetchJwksUri(issuer, timing, fetcher);
   const keys = createRemoteJWKSet(jwksUri, {
     timeoutDuration: timing.fetchTimeoutMs,
     cooldownDuration: timing.keyCooldownMs,
+    [customFetch]: fetcher,
   });
   try {
     await keys.reload();
@@ -294,12 +306,12 @@ const IssuerMetadataSchema = v.looseObject({
 });
 
 /** The `jwks_uri` of the first metadata document that names exactly this issuer. */
-async function fetchJwksUri(issuer: string, timing: Timing): Promise<URL> {
+async function fetchJwksUri(issuer: string, timing: Timing, fetcher: typeof fetch): Promise<URL> {
   const faults: string[] = [];
   for (const url of metadataUrls(new URL(issuer))) {
     let metadata: unknown;
     try {
-      const response = await fetch(url, {
+      const response = await fetcher(url, {
         headers: { accept: 'application/json' },
         // A redirect could lead off https; the metadata is asked for where the RFCs put it.
         redirect: 'manual',
