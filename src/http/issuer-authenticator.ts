@@ -34,7 +34,10 @@ const LEEWAY_SECONDS = 30;
 export interface Timing {
   /** Every fetch of metadata or keys gives up after this. */
   fetchTimeoutMs: number;
-  /** Tokens naming a key berth does not have refetch the keys at most once per this. */
+  /**
+   * Tokens naming a key berth does not have, or whose signature fails with the key they
+   * name, refetch the keys at most once per this.
+   */
   keyCooldownMs: number;
   /** After the issuer could not be had, it is tried again no sooner than this. */
   retryMs: number;
@@ -210,7 +213,11 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     return () => verifyToken(found, token);
   }
 
-  async function verifyToken(found: Keys, token: string): Promise<Authentication> {
+  /**
+   * `again` after the keys were fetched anew for this token: a key the issuer replaced
+   * under the same kid fails the signature with the old one berth has.
+   */
+  async function verifyToken(found: Keys, token: string, again = false): Promise<Authentication> {
     try {
       const { payload } = await jwtVerify(token, keysOrUnavailable(found), {
         algorithms: ALGORITHMS,
@@ -241,6 +248,17 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
       if (error instanceof Unavailable) {
         lostIssuer(found, error);
         return unavailable(token);
+      }
+      // Once a cooldown, as for a kid berth does not know: forged signatures cannot make
+      // berth ask the issuer more often than that.
+      if (error instanceof errors.JWSSignatureVerificationFailed && !again && !found.coolingDown) {
+        try {
+          await found.reload();
+        } catch (failed) {
+          lostIssuer(found, new Unavailable(`its keys cannot be fetched: ${described(failed)}`));
+          return unavailable(token);
+        }
+        return verifyToken(found, token, true);
       }
       return invalid('invalid_token', tokenRefusal(error, issuer, audience));
     }
