@@ -503,6 +503,97 @@ describe('finding the issuer and its keys', () => {
       await world.cleanup();
     }
   });
+
+  it('trusts a key the issuer replaced under the same kid at once, in one fetch, and refuses the replaced one', async () => {
+    const issuer = await startIssuer();
+    const world = await makeWorld();
+    try {
+      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 400 } });
+      const replaced = issuer.published[0] as SigningKey;
+      assert.equal((await post(app, '/adopt', { node: 'box' }, await issuer.token())).status, 200);
+      assert.equal(issuer.hits(issuer.jwksPath), 1);
+      await sleep(450);
+      // The issuer rotates: a new key, published under the kid the old one had.
+      const rotated = await makeKey(replaced.kid);
+      issuer.published = [rotated];
+      const accepted = await post(app, '/adopt', { node: 'box' }, await issuer.token({}, rotated));
+      assert.equal(accepted.status, 200, accepted.body.refused);
+      assert.equal(issuer.hits(issuer.jwksPath), 2, 'one fetch of the keys anew');
+      const old = await post(app, '/adopt', { node: 'box' }, await issuer.token({}, replaced));
+      assert.equal(old.status, 401);
+      assert.equal(
+        old.body.refused,
+        `the token's signature does not verify with the keys of ${issuer.url}`,
+      );
+      assert.equal(issuer.hits(issuer.jwksPath), 2, 'within the cooldown, no fetch');
+    } finally {
+      await issuer.close();
+      await world.cleanup();
+    }
+  });
+
+  it('fetches the keys at most once a cooldown for tokens whose signatures fail, however many come', async () => {
+    const issuer = await startIssuer();
+    const world = await makeWorld();
+    try {
+      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 400 } });
+      const good = await issuer.token();
+      assert.equal((await post(app, '/adopt', { node: 'box' }, good)).status, 200);
+      await sleep(450);
+      // A flood of forged signatures under the kid berth knows: one fetch, then none.
+      const forged = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          issuer.token({ sub: `s${index}` }).then(flipSignatureByte),
+        ),
+      );
+      for (const batch of [forged.slice(0, 10), forged.slice(10)]) {
+        const answers = await Promise.all(
+          batch.map((t) => post(app, '/adopt', { node: 'box' }, t)),
+        );
+        assert.deepEqual(new Set(answers.map((answer) => answer.status)), new Set([401]));
+      }
+      assert.equal(issuer.hits(issuer.jwksPath), 2);
+      await sleep(450);
+      await post(app, '/adopt', { node: 'box' }, forged[0] as string);
+      await post(app, '/adopt', { node: 'box' }, forged[1] as string);
+      assert.equal(issuer.hits(issuer.jwksPath), 3, 'once more a cooldown later');
+      assert.equal((await post(app, '/adopt', { node: 'box' }, good)).status, 200);
+    } finally {
+      await issuer.close();
+      await world.cleanup();
+    }
+  });
+
+  it('refuses a key the issuer removed once it has fetched its keys anew', async () => {
+    const issuer = await startIssuer();
+    const world = await makeWorld();
+    try {
+      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 400 } });
+      const removed = await makeKey('key-old', 'ES256');
+      issuer.published.push(removed);
+      assert.equal(
+        (await post(app, '/adopt', { node: 'box' }, await issuer.token({}, removed))).status,
+        200,
+      );
+      await sleep(450);
+      // The issuer drops that key and signs with a new one, under a new kid.
+      const fresh = await makeKey('key-new', 'ES256');
+      issuer.published = [issuer.published[0] as SigningKey, fresh];
+      assert.equal(
+        (await post(app, '/adopt', { node: 'box' }, await issuer.token({}, fresh))).status,
+        200,
+      );
+      const refused = await post(app, '/adopt', { node: 'box' }, await issuer.token({}, removed));
+      assert.equal(refused.status, 401);
+      assert.equal(
+        refused.body.refused,
+        `the token is signed with a key that ${issuer.url} does not publish`,
+      );
+    } finally {
+      await issuer.close();
+      await world.cleanup();
+    }
+  });
 });
 
 /** `berth api` as a user starts it; resolves once it has said where it serves. */

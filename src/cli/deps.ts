@@ -126,6 +126,9 @@ export function chosenStores(
     readJournal: async () => (await resolved()).stores.readJournal(),
     readSurveys: async (nodes) => (await resolved()).stores.readSurveys(nodes),
     lockHolders: async (nodes) => (await resolved()).stores.lockHolders(nodes),
+    readCa: async () => (await resolved()).stores.readCa(),
+    keepCa: async (made) => (await resolved()).stores.keepCa(made),
+    resealCa: async () => (await resolved()).stores.resealCa(),
     async close() {
       const made = await chosen?.catch(() => undefined);
       await made?.stores.close();

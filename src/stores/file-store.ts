@@ -3,14 +3,15 @@ import { access, constants, mkdir, readdir, readFile, stat, unlink } from 'node:
 import { join } from 'node:path';
 import * as v from 'valibot';
 import type { StateLocation } from '../config/state-dir.ts';
-import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
+import { sweepLeftovers, writeFileAtomic, writeFileOnce } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
 import { fileVault, noSealedVault, readVaultFile, sealVaultFile } from './file-vault.ts';
 import { appendLine } from './journal-file.ts';
-import { readJson, storeErrorOf } from './json-file.ts';
+import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
+import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
 import { isPreviewFile, previewFiles } from './preview-files.ts';
 import {
@@ -46,7 +47,17 @@ export const FILES = {
   lock: 'lock',
   /** Says that every node's vault here is sealed: an earlier berth's were sealed when first opened. */
   sealed: 'vaults-sealed',
+  /** The state's CA: its certificate, and its key sealed (mode 0600, as a vault). */
+  ca: 'ca.json',
 } as const;
+
+const CaFileSchema = v.object({ certificate: v.string(), at: v.string(), sealed: v.string() });
+
+/** The state's CA file, or undefined when the state has none yet. */
+export async function readCaFile(path: string): Promise<SealedCa | undefined> {
+  await refuseOpenVault(path);
+  return readJson(path, CaFileSchema, () => undefined, { holdsSecrets: true });
+}
 
 /**
  * The embedded stores: one state directory. The directory is checked (and, for the
@@ -60,7 +71,9 @@ export function fileStores(
   { lockWaitMs = LOCK_WAIT_MS, seal = processSeal() }: { lockWaitMs?: number; seal?: Seal } = {},
 ): Stores {
   const { dir } = location;
-  const fresh = () => noSealedVault(join(dir, FILES.nodes));
+  const caPath = join(dir, FILES.ca);
+  const fresh = async () =>
+    !statSync(caPath, { throwIfNoEntry: false }) && (await noSealedVault(join(dir, FILES.nodes)));
   let prepared: Promise<void> | undefined;
   /** The state had no nodes when opened: its first node's directory comes with the mark. */
   let unmarked = false;
@@ -163,6 +176,38 @@ export function fileStores(
         if (holder) holders.push(holder);
       }
       return holders;
+    },
+    async readCa() {
+      await ready();
+      const found = await readCaFile(caPath);
+      return found && keptCa(found, seal);
+    },
+    async keepCa(made) {
+      await ready();
+      const [sealed = ''] = await seal.seal([made.key], fresh);
+      const file: SealedCa = { certificate: made.certificate, at: made.at, sealed };
+      await writeFileOnce(caPath, `${JSON.stringify(file, null, 1)}\n`, { mode: 0o600 }).catch(
+        (error) => {
+          throw storeErrorOf(error, `${caPath} cannot be written`);
+        },
+      );
+      // Ours, or the one another berth kept first.
+      const kept = await readCaFile(caPath);
+      if (!kept) throw new StoreError(`${caPath} was removed as it was written`);
+      return keptCa(kept, seal);
+    },
+    async resealCa() {
+      await ready();
+      const found = await readCaFile(caPath);
+      if (!found) return { resealed: 0, unopened: [] };
+      const { sealed, resealed } = await resealedCa(found, seal);
+      if (sealed !== undefined)
+        await writeFileAtomic(caPath, `${JSON.stringify({ ...found, sealed }, null, 1)}\n`, {
+          mode: 0o600,
+        }).catch((error) => {
+          throw storeErrorOf(error, `${caPath} cannot be written`);
+        });
+      return resealed;
     },
     close: async () => {},
   };

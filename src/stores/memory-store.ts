@@ -1,5 +1,6 @@
 import { emptyRecord, type NodeRecord } from '../state.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
+import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import {
   clippedEntry,
   type JournalEntry,
@@ -61,6 +62,11 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
   const unplaced: JournalEntry[] = [];
   const holders = new Map<string, LockHolder>();
   const lines: Lines = new Map();
+  let ca: SealedCa | undefined;
+  /** Whether the stores hold no sealed value: only then may berth make itself an identity. */
+  const fresh = async () =>
+    ca === undefined &&
+    [...nodes.values()].every((each) => each.key === undefined && each.secrets.size === 0);
 
   const dataOf = (node: string) => {
     let data = nodes.get(node);
@@ -96,8 +102,6 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     async openNode(node, act) {
       const release = await takeTurn(node, act);
       const data = dataOf(node);
-      const fresh = async () =>
-        [...nodes.values()].every((each) => each.key === undefined && each.secrets.size === 0);
       const opened = new Map<string, Uint8Array>();
       const openValue = async (name: string, kept: KeptValue) => {
         let value = opened.get(name);
@@ -243,6 +247,20 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
       [...holders.values()]
         .filter((holder) => nodes === undefined || nodes.includes(holder.node))
         .map((holder) => ({ ...holder })),
+    readCa: async () => ca && keptCa(ca, seal),
+    async keepCa(made) {
+      const [sealed = ''] = await seal.seal([made.key], fresh);
+      // Sealing awaits: another keep may have come first meanwhile, and wins.
+      ca ??= { certificate: made.certificate, at: made.at, sealed };
+      return keptCa(ca, seal);
+    },
+    async resealCa() {
+      if (!ca) return { resealed: 0, unopened: [] };
+      const was = ca;
+      const { sealed, resealed } = await resealedCa(was, seal);
+      if (sealed !== undefined && ca === was) ca = { ...was, sealed };
+      return resealed;
+    },
     close: async () => {},
   };
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { NodeRecord } from '../state.ts';
+import type { SealedCa } from './kept-ca.ts';
 import { type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import { SCHEMA_LOCK } from './postgres-schema.ts';
 import type { KeptPreview, KeptSurvey } from './stores.ts';
@@ -21,6 +22,8 @@ export interface NodeRecords {
 /** Every record of a state, to be imported whole. */
 export interface StateRecords {
   nodes: NodeRecords[];
+  /** The state's CA, its key sealed as kept; undefined while the state has none. */
+  ca?: SealedCa;
   /**
    * Every journal line in the order to keep, each with its node; null for the lines of
    * the top-level journal (the unplaced acts, and the history from before).
@@ -52,15 +55,16 @@ export async function importIntoPostgres(
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK.toString()]);
-      const held = await client.query<{ nodes: string; lines: string }>(
+      const held = await client.query<{ nodes: string; lines: string; cas: string }>(
         `SELECT (SELECT count(*) FROM berth_nodes) AS nodes,
-                (SELECT count(*) FROM berth_journal) AS lines`,
+                (SELECT count(*) FROM berth_journal) AS lines,
+                (SELECT count(*) FROM berth_ca) AS cas`,
       );
-      const { nodes = '0', lines = '0' } = held.rows[0] ?? {};
-      if (nodes !== '0' || lines !== '0') {
+      const { nodes = '0', lines = '0', cas = '0' } = held.rows[0] ?? {};
+      if (nodes !== '0' || lines !== '0' || cas !== '0') {
         await client.query('ROLLBACK');
         return {
-          refused: `the store at ${where} is not empty (${nodes} nodes, ${lines} journal lines): copy-state copies into an empty store only`,
+          refused: `the store at ${where} is not empty (${nodes} nodes, ${lines} journal lines${cas === '0' ? '' : ', a CA'}): copy-state copies into an empty store only`,
         };
       }
       await insertAll(client, records);
@@ -77,7 +81,13 @@ export async function importIntoPostgres(
   }
 }
 
-async function insertAll(client: pg.PoolClient, { nodes, journal }: StateRecords) {
+async function insertAll(client: pg.PoolClient, { nodes, journal, ca }: StateRecords) {
+  if (ca)
+    await client.query('INSERT INTO berth_ca (certificate, key, at) VALUES ($1, $2, $3)', [
+      ca.certificate,
+      Buffer.from(ca.sealed),
+      ca.at,
+    ]);
   for (const batch of batches(nodes)) {
     await client.query(
       `INSERT INTO berth_nodes (node, record, fingerprint_key)

@@ -156,6 +156,20 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    about: "the state's CA: its certificate, and its key sealed",
+    sql: `
+      CREATE TABLE berth_ca (
+        -- One row at most: a state has one CA, and the first kept is it.
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        certificate text NOT NULL,
+        key bytea NOT NULL,
+        at text NOT NULL
+      );
+      COMMENT ON COLUMN berth_ca.key IS 'an armored age file: the key, sealed';
+    `,
+  },
 ];
 
 /**

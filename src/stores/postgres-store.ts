@@ -6,6 +6,7 @@ import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
+import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import { type Connected, type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import {
   clippedEntry,
@@ -99,6 +100,20 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
     return query<R>(sql, params).catch((error) => {
       throw failure(error, doing);
     });
+  };
+
+  /** Whether the store holds no sealed value: only then may berth make itself an identity. */
+  const fresh = async () => {
+    const found = await ask<{ fresh: boolean }>('the vault cannot be read', FRESH);
+    return found.rows[0]?.fresh === true;
+  };
+  const readCa = async (): Promise<SealedCa | undefined> => {
+    const found = await ask<{ certificate: string; key: Buffer; at: string }>(
+      "the state's CA cannot be read",
+      'SELECT certificate, key, at FROM berth_ca',
+    );
+    const row = found.rows[0];
+    return row && { certificate: row.certificate, at: row.at, sealed: String(row.key) };
   };
 
   return {
@@ -234,6 +249,35 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
             );
       return found.rows;
     },
+    readCa: async () => {
+      const found = await readCa();
+      return found && keptCa(found, seal);
+    },
+    async keepCa(made) {
+      const [sealed = ''] = await seal.seal([made.key], fresh);
+      // Two statements: one that began while another berth's insert was not yet committed
+      // waits for it and inserts nothing; only a statement after it sees that one's row.
+      await ask(
+        "the state's CA cannot be written",
+        'INSERT INTO berth_ca (certificate, key, at) VALUES ($1, $2, $3) ON CONFLICT (one) DO NOTHING',
+        [made.certificate, Buffer.from(sealed), made.at],
+      );
+      const kept = await readCa();
+      if (!kept) throw new StoreError("the state's CA was removed as it was written");
+      return keptCa(kept, seal);
+    },
+    async resealCa() {
+      const found = await readCa();
+      if (!found) return { resealed: 0, unopened: [] };
+      const { sealed, resealed } = await resealedCa(found, seal);
+      if (sealed !== undefined)
+        await ask(
+          "the state's CA cannot be written",
+          'UPDATE berth_ca SET key = $1 WHERE certificate = $2',
+          [Buffer.from(sealed), found.certificate],
+        );
+      return resealed;
+    },
     async close() {
       await Promise.all([...opened].map((store) => store.close()));
       const was = connecting;
@@ -243,6 +287,11 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
     },
   };
 }
+
+/** Whether the store holds no sealed value: no secret, no fingerprint key, no CA. */
+const FRESH = `SELECT NOT EXISTS (SELECT 1 FROM berth_secrets)
+    AND NOT EXISTS (SELECT 1 FROM berth_nodes WHERE fingerprint_key IS NOT NULL)
+    AND NOT EXISTS (SELECT 1 FROM berth_ca) AS fresh`;
 
 /** The PostgreSQL stores at `url`, opened: see `postgresStores`. */
 export async function openPostgresStores(
@@ -305,12 +354,7 @@ function nodeStore({
 
   /** Whether the store holds no sealed value: only then may berth make itself an identity. */
   const fresh = async () => {
-    const found = await run<{ fresh: boolean }>(
-      'the vault cannot be read',
-      `SELECT NOT EXISTS (SELECT 1 FROM berth_secrets)
-          AND NOT EXISTS (SELECT 1 FROM berth_nodes WHERE fingerprint_key IS NOT NULL) AS fresh`,
-      [],
-    );
+    const found = await run<{ fresh: boolean }>('the vault cannot be read', FRESH, []);
     return found.rows[0]?.fresh === true;
   };
   const openValue = async (module: string, secret: string, sealed: Buffer) => {

@@ -118,6 +118,26 @@ export interface NodeVault {
   reseal(): Promise<Resealed>;
 }
 
+/**
+ * The state's certificate authority as kept: one a state (see keys/state-ca.ts). Its
+ * certificate is public; its private key is sealed as every value of the vault.
+ */
+export interface KeptCa {
+  /** The CA's certificate, PEM: read without an identity. */
+  certificate: string;
+  /** When it was made. */
+  at: string;
+  /** Its private key, PKCS #8 PEM, opened with berth's identity (a VaultError says why not). */
+  key(): Promise<Uint8Array>;
+}
+
+/** A CA just made, to keep: its certificate, its key (sealed by the stores), and when. */
+export interface NewCa {
+  certificate: string;
+  key: Uint8Array;
+  at: string;
+}
+
 /** What a reseal did: how many values it sealed again, and those it could not open. */
 export interface Resealed {
   resealed: number;
@@ -176,6 +196,15 @@ export interface Stores {
   readSurveys(nodes?: readonly string[]): Promise<KeptSurvey[]>;
   /** Who holds which node's lock now; of `nodes` alone when given, whatever the fleet's size. */
   lockHolders(nodes?: readonly string[]): Promise<LockHolder[]>;
+  /** The state's CA, or undefined before its first need. Read without a lock: it is written whole. */
+  readCa(): Promise<KeptCa | undefined>;
+  /**
+   * Keeps `made` as the state's CA unless the state has one, in one step: of two berths
+   * that make one at once, the first kept is the state's, and both are answered it.
+   */
+  keepCa(made: NewCa): Promise<KeptCa>;
+  /** Seals the CA's key again to the recipients of now (rekey); nothing to do without one. */
+  resealCa(): Promise<Resealed>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   type CryptoKey,
@@ -57,6 +58,8 @@ export interface IssuerOptions {
   path?: string;
   /** Which well-known document it serves: OpenID Connect Discovery's or RFC 8414's. */
   discovery?: 'openid' | 'oauth';
+  /** Serve https with this key and certificate (PEM), as an issuer off loopback must. */
+  tls?: { key: string; cert: string };
 }
 
 export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> {
@@ -70,7 +73,10 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
       ? `/.well-known/oauth-authorization-server${path}`
       : `${path}/.well-known/openid-configuration`;
 
-  const server: Server = createServer((request, response) => {
+  const serve = (
+    request: import('node:http').IncomingMessage,
+    response: import('node:http').ServerResponse,
+  ) => {
     const asked = new URL(request.url ?? '/', 'http://issuer').pathname;
     counts.set(asked, (counts.get(asked) ?? 0) + 1);
     if (issuer.behaviour === 'hang') return;
@@ -84,7 +90,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
     } else if (asked === metadataPath) {
       json({
         issuer: issuer.behaviour === 'wrong-issuer' ? `${url}/elsewhere` : url,
-        jwks_uri: `http://127.0.0.1:${port}${jwksPath}`,
+        jwks_uri: `${scheme}://127.0.0.1:${port}${jwksPath}`,
         token_endpoint: `${url}/token`,
       });
     } else if (asked === jwksPath) {
@@ -93,12 +99,14 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end('{}');
     }
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer(options.tls, serve) : createServer(serve);
   await new Promise<void>((listening) =>
     server.listen(options.port ?? 0, '127.0.0.1', () => listening()),
   );
   const port = (server.address() as AddressInfo).port;
-  url = `http://127.0.0.1:${port}${path}`;
+  const scheme = options.tls ? 'https' : 'http';
+  url = `${scheme}://127.0.0.1:${port}${path}`;
 
   const issuer: Issuer = {
     url,

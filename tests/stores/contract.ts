@@ -410,6 +410,78 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       }
     });
 
+    it('keeps one CA for the state: the first of two kept at once, its certificate read with no identity, its key sealed', {
+      skip,
+    }, async () => {
+      const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+      const made = (name: string) => ({
+        certificate: `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`,
+        key: new TextEncoder().encode(`the key of ${name}`),
+        at: `2026-11-21T07:00:0${name.length}.000Z`,
+      });
+      assert.equal(await stores.readCa(), undefined, 'none before its first need');
+      // Two berths at once, as another process (or controller) would be.
+      const other = await subject.reopen();
+      try {
+        const [first, second] = await Promise.all([
+          stores.keepCa(made('ours')),
+          other.keepCa(made('theirs')),
+        ]);
+        assert.equal(first.certificate, second.certificate, 'both answer the same CA');
+        assert.ok(
+          [made('ours').certificate, made('theirs').certificate].includes(first.certificate),
+        );
+        const winner = first.certificate === made('ours').certificate ? 'ours' : 'theirs';
+        assert.equal(text(await second.key()), `the key of ${winner}`);
+        // Kept once: a third berth later keeps nothing of its own.
+        const later = await other.keepCa(made('later'));
+        assert.equal(later.certificate, first.certificate);
+        assert.equal(later.at, made(winner).at);
+      } finally {
+        if (other !== stores) await other.close();
+      }
+      const again = await subject.reopen();
+      try {
+        const kept = await again.readCa();
+        assert.ok(kept);
+        const winner = kept.certificate.includes('ours') ? 'ours' : 'theirs';
+        assert.equal(text(await kept.key()), `the key of ${winner}`);
+        // Berth as someone whose identity opens nothing: the certificate is public all the same.
+        sealing = ageSeal(heldKeys(BOB.identity));
+        const bobs = await again.readCa();
+        assert.equal(bobs?.certificate, kept.certificate);
+        await assert.rejects(
+          bobs?.key() ?? Promise.resolve(),
+          (error: Error) =>
+            error instanceof VaultError &&
+            error.message ===
+              "the sealed key of the state's CA cannot be opened with the identity berth was given: it was sealed to other recipients",
+        );
+        // Alice reseals to Bob and Carol; then Bob opens it, and Alice no longer does.
+        sealing = ageSeal(heldKeys(ALICE.identity, [BOB.recipient, CAROL.recipient]));
+        assert.deepEqual(await again.resealCa(), { resealed: 1, unopened: [] });
+        sealing = ageSeal(heldKeys(BOB.identity));
+        assert.equal(
+          text(await ((await again.readCa())?.key() ?? new Uint8Array())),
+          `the key of ${winner}`,
+        );
+        sealing = ageSeal(heldKeys(ALICE.identity));
+        assert.deepEqual(await again.resealCa(), { resealed: 0, unopened: ["the state's CA"] });
+        sealing = ageSeal(heldKeys(CAROL.identity));
+        assert.equal(
+          text(await ((await again.readCa())?.key() ?? new Uint8Array())),
+          `the key of ${winner}`,
+          'kept as it was',
+        );
+        // Carol reseals to Alice alone, as the suite began.
+        sealing = ageSeal(heldKeys(CAROL.identity, [ALICE.recipient]));
+        assert.deepEqual(await again.resealCa(), { resealed: 1, unopened: [] });
+      } finally {
+        sealing = ageSeal(heldKeys(ALICE.identity));
+        if (again !== stores) await again.close();
+      }
+    });
+
     it(`finds a kept preview by digest, and keeps a node's latest ${KEPT_PREVIEWS}`, {
       skip,
     }, async () => {

@@ -329,3 +329,52 @@ describe('copy-state into PostgreSQL', () => {
     );
   });
 });
+
+describe("copy-state of the state's CA", () => {
+  let server: PostgresServer;
+  let dir: string;
+  before(async () => {
+    if (skip) return;
+    server = await startPostgres();
+    dir = await mkdtemp(join(tmpdir(), 'berth-copy-ca-'));
+  });
+  after(async () => {
+    if (skip) return;
+    await server?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('copies the CA, its key sealed as kept, and refuses a store that has one already', {
+    skip,
+  }, async () => {
+    const location = { dir, createIfMissing: false };
+    const from = fileStores(location);
+    const made = {
+      certificate: '-----BEGIN CERTIFICATE-----\nthe state\n-----END CERTIFICATE-----\n',
+      key: new TextEncoder().encode('the CA key'),
+      at: '2026-11-20T07:00:00.000Z',
+    };
+    await from.keepCa(made);
+    const url = await server.createDatabase();
+    assert.deepEqual(await copyStateTo(location, url), {
+      done: `copied 0 nodes (0 records, 0 secrets, 0 previews, the state's CA) and 0 journal lines from ${dir} to PostgreSQL at 127.0.0.1:${server.port}`,
+    });
+    const to = await openPostgresStores(url);
+    try {
+      const kept = await to.readCa();
+      assert.equal(kept?.certificate, made.certificate);
+      assert.equal(kept?.at, made.at);
+      assert.equal(new TextDecoder().decode(await kept?.key()), 'the CA key');
+    } finally {
+      await to.close();
+    }
+    // A store where a controller made its own CA is not empty: two CAs would be one too many.
+    const other = await server.createDatabase();
+    const used = await openPostgresStores(other);
+    await used.keepCa({ ...made, certificate: 'another' });
+    await used.close();
+    assert.deepEqual(await copyStateTo(location, other), {
+      refused: `the store at 127.0.0.1:${server.port} is not empty (0 nodes, 0 journal lines, a CA): copy-state copies into an empty store only`,
+    });
+  });
+});
