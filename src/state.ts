@@ -9,7 +9,15 @@ const Link = v.optional(v.string());
 
 /** What a machine holds for one module: what `adopt` records and `converge` surveys. */
 export const HoldingsSchema = v.object({
-  data: v.array(v.object({ path: v.string(), found: v.boolean(), link: Link })),
+  /** Data is found when it exists and is not empty; `empty` when it exists and is. */
+  data: v.array(
+    v.object({
+      path: v.string(),
+      found: v.boolean(),
+      empty: v.optional(v.literal(true)),
+      link: Link,
+    }),
+  ),
   secrets: ownRecord(
     v.string(),
     v.object({
