@@ -15,11 +15,14 @@ import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
+import { type KeptFiles, keepAsFound } from '../helpers/machine-files.ts';
 import { needs } from '../helpers/needs.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { previewThenAct } from './support.ts';
 
 const CONF = '/etc/redis/redis.conf';
+/** Where redis saves its keys: the suite's keys, not the machine's, are saved there meanwhile. */
+const DUMP = '/var/lib/redis/dump.rdb';
 const PASSWORD = 'Admin-made-redis-password-4711';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const unavailable =
@@ -60,11 +63,12 @@ async function answering(): Promise<boolean> {
 
 describe('redis-server, set up by hand, driven through berth', () => {
   let world: World;
-  let original: Buffer;
+  let machines: KeptFiles | undefined;
 
   before(async () => {
     if (unavailable) return;
-    original = readFileSync(CONF);
+    machines = keepAsFound(CONF, DUMP);
+    const original = readFileSync(CONF);
     sh(STOP);
     // The admin: a password inside redis.conf (owner and mode as the package made them),
     // the daemon started, keys written and saved.
@@ -99,10 +103,7 @@ describe('redis-server, set up by hand, driven through berth', () => {
     try {
       sh(STOP);
     } finally {
-      if (original) await writeFile(CONF, original);
-      // The package left /var/lib/redis empty; the keys were this suite's.
-      sh('rm -f /var/lib/redis/dump.rdb');
-      await chown(CONF, uid('redis'), gid('redis')).catch(() => {});
+      machines?.giveBack();
       await world?.cleanup();
     }
   });
