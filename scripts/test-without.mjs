@@ -157,9 +157,13 @@ try {
     mounts.push(layer, dir);
   });
   // Each pair of words is a layer of whiteouts and the directory it covers; then the run.
+  // The packages' files are read-only there, and so is dpkg's database: a test that would
+  // install a package fails before it begins, rather than half-way with files missing.
   const script = `set -e
 while [ "$1" != -- ]; do mount -t overlay overlay -o "lowerdir=$1:$2" "$2"; shift 2; done
 shift
+mount --bind /var/lib/dpkg /var/lib/dpkg
+mount -o remount,bind,ro /var/lib/dpkg
 exec "$@"`;
   const run = spawnSync(
     'unshare',
