@@ -1,7 +1,8 @@
 /**
  * Flags that users of other tools type out of habit — Ansible's --limit, --check, --forks,
- * --tags and serial, Terraform's -auto-approve, pyinfra's --dry, apt's -y — answered in one
- * line with berth's way of doing the same, rather than a bare "has no option".
+ * --tags and serial, Terraform's -auto-approve, pyinfra's --dry, apt's -y, journalctl's
+ * -n — answered in one line with berth's way of doing the same, rather than a bare "has no
+ * option".
  */
 
 /** What a command offers that a habit's answer may point to. */
@@ -19,10 +20,15 @@ export interface HabitCommand {
 
 type Answer = (command: HabitCommand) => string | undefined;
 
-const narrowed: Answer = ({ name, takesTarget, takesModule }) =>
-  takesTarget
-    ? `name the nodes in the target instead (berth ${name} @web,!web3${takesModule ? ' <module>' : ''})`
-    : undefined;
+const narrowed: Answer = ({ name, takesTarget, takesModule, offers }) =>
+  !takesTarget
+    ? undefined
+    : offers.includes('--tail')
+      ? `name the nodes in the target instead (berth ${name} @web,!web3), or the last N acts with --tail N`
+      : `name the nodes in the target instead (berth ${name} @web,!web3${takesModule ? ' <module>' : ''})`;
+
+const lastOnes: Answer = ({ offers }) =>
+  offers.includes('--tail') ? '--tail N shows the last N acts' : undefined;
 
 const dryRun: Answer = ({ name, previews }) =>
   previews
@@ -70,6 +76,7 @@ const HABITS: Record<string, Answer> = {
   '--forks': forks,
   '--serial': serial,
   '--tags': tags,
+  '-n': lastOnes,
 };
 
 /** The answer to a flag the command does not have, if users of another tool type it, or undefined. */

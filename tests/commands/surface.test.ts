@@ -119,9 +119,12 @@ describe("other tools' habits are answered with berth's way, in one line", () =>
   });
 
   it('a command with no such way keeps the plain answer; berth status --check is its own', async () => {
-    const log = await world.berth('log', '--limit', '3');
-    assert.equal(log.code, 2);
-    assert.equal(log.stderr, 'berth log has no option --limit; see berth help log\n');
+    const validate = await world.berth('validate', '--limit', '3');
+    assert.equal(validate.code, 2);
+    assert.equal(
+      validate.stderr,
+      'berth validate has no option --limit; see berth help validate\n',
+    );
     const adopt = await world.berth('adopt', 'box', '--check');
     assert.equal(adopt.stderr, 'berth adopt has no option --check; see berth help adopt\n');
     const assign = await world.berth('assign', 'box', 'gitea', '--forks', '2', '-y');
