@@ -107,11 +107,15 @@ async function holdingsOf(
       holdings.data.push({ path, found: false, link });
       continue;
     }
-    const found =
-      fact?.kind === 'other' ||
-      (fact?.kind === 'file' && fact.size > 0) ||
-      (fact?.kind === 'directory' && !fact.empty);
-    holdings.data.push({ path, found });
+    // There but empty is not found, and said so: an adopt tells it from a path not there.
+    const empty =
+      (fact?.kind === 'file' && fact.size === 0) || (fact?.kind === 'directory' && fact.empty);
+    if (empty) holdings.data.push({ path, found: false, empty: true });
+    else
+      holdings.data.push({
+        path,
+        found: fact?.kind === 'other' || fact?.kind === 'file' || fact?.kind === 'directory',
+      });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
     const link = linkAt(facts, spec.path);

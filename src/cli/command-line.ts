@@ -147,11 +147,18 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
     },
   },
   {
-    usage: 'log',
-    words: [],
-    summary: 'Show the journal of acts',
-    run: async ({ flags, location, io }) =>
-      (await import('./reading.ts')).showLog(location(), json(flags), io),
+    usage: 'log [target]',
+    words: ['target'],
+    summary: 'Show the journal of acts: of every node, or of a target (web1, @web)',
+    options: [
+      ['--since <duration>', 'The acts of the last 90s, 15m, 2h or 7d alone'],
+      ['--tail <n>', 'The last n acts alone'],
+    ],
+    run: async ({ words, flags, location, io }) => {
+      const { parseLogQuery, showLog } = await import('./log.ts');
+      const asked = parseLogQuery(words[0], textOf(flags, 'since'), textOf(flags, 'tail'));
+      return showLog(asked, location(), json(flags), io);
+    },
   },
   {
     usage: 'rekey [node]',

@@ -123,7 +123,7 @@ export function chosenStores(
     journalUnplaced: async (entry) => (await resolved()).stores.journalUnplaced(entry),
     listNodes: async () => (await resolved()).stores.listNodes(),
     readNode: async (node) => (await resolved()).stores.readNode(node),
-    readJournal: async () => (await resolved()).stores.readJournal(),
+    readJournal: async (query) => (await resolved()).stores.readJournal(query),
     readSurveys: async (nodes) => (await resolved()).stores.readSurveys(nodes),
     lockHolders: async (nodes) => (await resolved()).stores.lockHolders(nodes),
     readCa: async () => (await resolved()).stores.readCa(),

@@ -58,8 +58,12 @@ export async function runFromCli(
   process.on('SIGTERM', onSignal);
   try {
     const run = (asked: CommandRequest) => runOnce(command, asked, options, interrupted.signal, io);
+    // --refresh with --yes is refused before anything runs: it does not preview and ask.
     const approval =
-      command.options.includes('yes') && request.yes && request.digest === undefined
+      command.options.includes('yes') &&
+      request.yes &&
+      request.digest === undefined &&
+      !options.refresh
         ? await import('./approval.ts')
         : undefined;
     if (!approval?.canAsk(options.json)) return printed(await run(request));

@@ -303,7 +303,12 @@ function updateSteps(
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
-  const owners = new Owners(module, survey, packages.steps.length > 0);
+  const owners = new Owners(
+    module,
+    survey,
+    packages.steps.length > 0,
+    readableInPlace(input, module, definition, survey),
+  );
   // Only files are rendered with the kept values, and only a file's diff hides them.
   const hasFiles = Object.keys(definition.files).length > 0;
 
@@ -413,6 +418,61 @@ function updateSteps(
     steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };
+}
+
+/**
+ * The paths whose file's owner could already read every value berth writes there: each
+ * secret placed there is in that very file now, and was found there (kept by a take or a
+ * converge, as the record says, or by this plan; or, for a take of an earlier berth, as
+ * the account it was taken from says). Such a file keeps its owner: adopting a running
+ * service never leaves its daemon unable to read its own configuration.
+ */
+function readableInPlace(
+  input: ConvergeInput,
+  module: string,
+  definition: ModuleDefinition,
+  survey: ModuleSurvey,
+): Set<string> {
+  const inPlace = new Set<string>();
+  for (const [secret, spec] of Object.entries(definition.secrets)) {
+    const held = secretHeld(survey.facts, spec);
+    if (!held?.length) continue;
+    const kept = input.vault.get(`${module}/${secret}`);
+    // Not kept yet: this plan keeps it from that file.
+    if (kept === undefined) inPlace.add(secret);
+    else if (kept instanceof Uint8Array && sameBytes(held, kept)) {
+      if (foundAt(input.record, module, secret, survey) === spec.path) inPlace.add(secret);
+    }
+  }
+  const readable = new Set<string>();
+  for (const [secret, spec] of Object.entries(definition.secrets))
+    if (spec.match === undefined && inPlace.has(secret)) readable.add(spec.path);
+  for (const [path, file] of Object.entries(definition.files)) {
+    const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
+    const here = (name: string) => {
+      const spec = ownValue(definition.secrets, name);
+      return spec?.match !== undefined && spec.path === path && inPlace.has(name);
+    };
+    if (names.length > 0 && names.every(here)) readable.add(path);
+  }
+  return readable;
+}
+
+/** Where berth found the kept value of a secret, if it did, and the file holds it still. */
+function foundAt(
+  record: NodeRecord,
+  module: string,
+  secret: string,
+  survey: ModuleSurvey,
+): string | undefined {
+  const kept = ownValue(ownValue(record.found ?? {}, module) ?? {}, secret);
+  if (kept !== undefined) return kept;
+  const taken = record.account && ownValue(record.account.modules, module);
+  const seen = taken && ownValue(taken.secrets, secret);
+  const now = ownValue(survey.holdings.secrets, secret);
+  return seen?.found && seen.fingerprint !== undefined && seen.fingerprint === now?.fingerprint
+    ? seen.path
+    : undefined;
 }
 
 /**

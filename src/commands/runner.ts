@@ -408,7 +408,14 @@ export class Runner {
             progress: (told) => watch({ node, kind: 'step', told, done: ++done, of: steps.of }),
             output: (line) => watch({ node, kind: 'output', line }),
           };
-    const opened = await lockNode(this.command, node, this.config, this.deps, face);
+    const opened = await lockNode(
+      this.command,
+      node,
+      this.request.node,
+      this.config,
+      this.deps,
+      face,
+    );
     if (opened.kind === 'open') return { act: opened.act, steps, closed: false };
     return {
       outcome: { error: opened.refused, code: opened.code, storeFailed: true },

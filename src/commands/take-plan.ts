@@ -22,7 +22,8 @@ export type TakeRefusal =
 export type Origin = 'found' | 'vault' | 'mint';
 
 export interface TakePlan {
-  data: { path: string; found: boolean }[];
+  /** Each data path: found, or not (`empty` when it is there and empty). */
+  data: { path: string; found: boolean; empty?: true }[];
   secrets: ({
     name: string;
     path: string;

@@ -20,9 +20,9 @@ import {
   type KeptSurvey,
   KeptSurveySchema,
   type LockHolder,
-  mergeJournals,
   type NodeStore,
   parseJournalLine,
+  queriedJournals,
   StoreError,
   type Stores,
 } from './stores.ts';
@@ -152,12 +152,21 @@ export function fileStores(
       if (!isName(node)) return emptyRecord();
       return readJson(join(nodeDir(node), FILES.record), NodeRecordSchema, emptyRecord);
     },
-    async readJournal() {
+    async readJournal(query) {
       await ready();
-      const journals = [await journalLines(join(dir, FILES.journal))];
-      for (const node of await listNodes(dir))
-        journals.push(await journalLines(join(nodeDir(node), FILES.journal)));
-      return mergeJournals(journals);
+      const journals: { journal: string | null; lines: JournalLine[] }[] = [
+        { journal: null, lines: await journalLines(join(dir, FILES.journal)) },
+      ];
+      // The acts about some nodes alone are in those nodes' journals, and the unplaced
+      // acts'; a target (`@web`) may be any node's.
+      const nodes = await listNodes(dir);
+      const about = query?.about?.every(isName) ? query.about : undefined;
+      for (const node of about ? nodes.filter((name) => about.includes(name)) : nodes)
+        journals.push({
+          journal: node,
+          lines: await journalLines(join(nodeDir(node), FILES.journal)),
+        });
+      return queriedJournals(journals, query);
     },
     async readSurveys(nodes) {
       await ready();

@@ -10,8 +10,8 @@ import {
   type LockHolder,
   LockTimeout,
   lockNotHad,
-  mergeJournals,
   type NodeStore,
+  queriedJournals,
   StoreError,
   type Stores,
 } from './stores.ts';
@@ -229,11 +229,16 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     },
     listNodes: async () => [...nodes.keys()].sort(),
     readNode: async (node) => structuredClone(nodes.get(node)?.record ?? emptyRecord()),
-    readJournal: async () =>
-      mergeJournals(
-        [unplaced, ...[...nodes.values()].map((data) => data.journal)].map((journal) =>
-          journal.map((entry) => ({ entry: structuredClone(entry) })),
-        ),
+    readJournal: async (query) =>
+      queriedJournals(
+        [
+          { journal: null, entries: unplaced },
+          ...[...nodes].map(([node, data]) => ({ journal: node, entries: data.journal })),
+        ].map(({ journal, entries }) => ({
+          journal,
+          lines: entries.map((entry) => ({ entry: structuredClone(entry) })),
+        })),
+        query,
       ),
     readSurveys: async (wanted) =>
       [...nodes.keys()]

@@ -3,7 +3,7 @@ import type { NodeRecord } from '../state.ts';
 import type { SealedCa } from './kept-ca.ts';
 import { type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import { SCHEMA_LOCK } from './postgres-schema.ts';
-import type { KeptPreview, KeptSurvey } from './stores.ts';
+import { journalKeys, type KeptPreview, type KeptSurvey, parseJournalLine } from './stores.ts';
 
 /** One node's records, as a state directory keeps them. */
 export interface NodeRecords {
@@ -142,12 +142,26 @@ async function insertAll(client: pg.PoolClient, { nodes, journal, ca }: StateRec
       [batch.map((item) => item.node), batch.map((item) => JSON.stringify(item.survey))],
     );
   }
-  for (const batch of batches(journal)) {
+  // Each line keyed as the state directory reads it (journalKeys), in its node's journal.
+  const before = new Map<string | null, string>();
+  const keyed = journal.map(({ node, line }) => {
+    const keys = journalKeys(parseJournalLine(line, ''), node, before.get(node) ?? '');
+    before.set(node, keys.at);
+    return { node, line, ...keys };
+  });
+  for (const batch of batches(keyed)) {
     await client.query(
-      `INSERT INTO berth_journal (node, line)
-         SELECT node, line FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(node, line, n)
+      `INSERT INTO berth_journal (node, line, at, about)
+         SELECT node, line, at, ARRAY(SELECT json_array_elements_text(about))
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
+             WITH ORDINALITY AS t(node, line, at, about, n)
            ORDER BY n`,
-      [batch.map((item) => item.node), batch.map((item) => item.line)],
+      [
+        batch.map((item) => item.node),
+        batch.map((item) => item.line),
+        batch.map((item) => item.at),
+        batch.map((item) => JSON.stringify(item.about)),
+      ],
     );
   }
 }

@@ -11,6 +11,7 @@ import { type Connected, type ConnectOptions, connectPostgres } from './postgres
 import {
   clippedEntry,
   type JournalLine,
+  journalKeys,
   KEPT_PREVIEWS,
   type KeptPreview,
   KeptPreviewSchema,
@@ -175,9 +176,13 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       }
     },
     async journalUnplaced(entry) {
-      await ask('the journal cannot be written', 'INSERT INTO berth_journal (line) VALUES ($1)', [
-        JSON.stringify(clippedEntry(entry)),
-      ]);
+      const kept = clippedEntry(entry);
+      const { at, about } = journalKeys({ entry: kept }, null, '');
+      await ask(
+        'the journal cannot be written',
+        'INSERT INTO berth_journal (line, at, about) VALUES ($1, $2, $3)',
+        [JSON.stringify(kept), at, about],
+      );
     },
     async listNodes() {
       const found = await ask<{ node: string }>(
@@ -198,11 +203,21 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       );
       return recordOf(found.rows[0]?.record, node, await ready());
     },
-    async readJournal() {
+    async readJournal(query = {}) {
       const { where } = await ready();
+      // The query's acts by the lines' keys (journalKeys), the last `tail` of them by time.
+      const asked = `SELECT id, node, line FROM berth_journal
+         WHERE ($1::text[] IS NULL OR about && $1) AND ($2::text IS NULL OR at >= $2)`;
       const found = await ask<{ id: string; node: string | null; line: string }>(
         'the journal cannot be read',
-        'SELECT id, node, line FROM berth_journal ORDER BY id',
+        query.tail === undefined
+          ? `${asked} ORDER BY id`
+          : `SELECT * FROM (${asked} ORDER BY at DESC, id DESC LIMIT $3) AS last ORDER BY id`,
+        [
+          query.about === undefined ? null : [...query.about],
+          query.since ?? null,
+          ...(query.tail === undefined ? [] : [query.tail]),
+        ],
       );
       // Each node's journal, and the unplaced acts', in the order written, in the order
       // of their names (as a state directory lists them); then merged.
@@ -554,10 +569,12 @@ function nodeStore({
       );
     },
     async journal(entry) {
+      const kept = clippedEntry(entry);
+      const { at, about } = journalKeys({ entry: kept }, node, '');
       await run(
         `the journal of node ${node} cannot be written`,
-        'INSERT INTO berth_journal (node, line) VALUES ($1, $2)',
-        [node, JSON.stringify(clippedEntry(entry))],
+        'INSERT INTO berth_journal (node, line, at, about) VALUES ($1, $2, $3, $4)',
+        [node, JSON.stringify(kept), at, about],
       );
     },
     async close() {

@@ -17,6 +17,11 @@ export interface TakePreview {
   fullDiff: boolean;
 }
 
+/** What a survey saw at a data path: found, empty (there, but not found), or not found. */
+export function datumWords(datum: { found: boolean; empty?: true; link?: string }): string {
+  return datum.link ?? (datum.found ? 'found' : datum.empty ? 'empty' : 'not found');
+}
+
 /** A take preview in words: the account, each datum, secret, check and file, the refusals, the digest. */
 export function describeTakePreview(
   node: string,
@@ -28,8 +33,7 @@ export function describeTakePreview(
   const lines = [
     `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
   ];
-  for (const { path, found } of plan.data)
-    lines.push(`data ${path}: ${found ? 'found' : 'not found'}`);
+  for (const datum of plan.data) lines.push(`data ${datum.path}: ${datumWords(datum)}`);
   for (const secret of plan.secrets) {
     const origin =
       secret.origin === 'found'

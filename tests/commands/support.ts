@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestOf, nodeDirs, type World } from '../helpers/world.ts';
-import { opened, userIdentityFile } from '../vault/support.ts';
+import { opened, userIdentityFile } from '../vault/opened.ts';
 
 /**
  * Everything under a directory as one comparable value: each path with its kind,

@@ -270,13 +270,19 @@ describe('the core Command API (memory stores, memory machine) through app.reque
       assert.deepEqual(await w.stores.readJournal(), [
         {
           entry: {
+            entry_version: 2,
             at: '2026-11-21T08:00:00.000Z',
             actor: 'alice',
             via: 'api',
             act: 'assign',
             node: 'box',
+            target: 'box',
             module: 'postgres',
+            digest: undefined,
             outcome: 'done',
+            code: undefined,
+            steps: [],
+            blockers: [],
             said: 'box is to run postgres',
             error: undefined,
           },

@@ -15,7 +15,8 @@ import { readFoundKey } from '../../src/keys/key-pair.ts';
 import { needs } from '../helpers/needs.ts';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.ts';
 import { digestOf, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { ageDecrypt, ageUnavailable, berthIn, keygen, opened, operator } from '../vault/support.ts';
+import { opened } from '../vault/opened.ts';
+import { ageDecrypt, ageUnavailable, berthIn, keygen, operator } from '../vault/support.ts';
 
 const skip = ageUnavailable() || needs('openssl', 'openssl');
 

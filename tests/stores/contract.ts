@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { NodeRecord } from '../../src/state.ts';
 import {
   type JournalEntry,
+  type JournalQuery,
   KEPT_PREVIEWS,
   type KeptPreview,
   type KeptSurvey,
@@ -637,6 +638,72 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         ['jrn-a assign', 'jrn-b assign', 'jrn-a converge', 'No Such Node assign'],
       );
       assert.equal(mine[3]?.error, 'bad name');
+    });
+
+    it("keeps each act's target, digest and typed outcome; reads the acts a query asks for", {
+      skip,
+    }, async () => {
+      const failed: JournalEntry = {
+        at: '2031-01-01T00:00:01.000Z',
+        actor: 'alice',
+        via: 'cli',
+        act: 'converge',
+        node: 'jq-a',
+        target: '@jq',
+        digest: 'd'.repeat(64),
+        outcome: 'failed',
+        code: 'hook_failed',
+        steps: [{ kind: 'write', module: 'app', path: '/etc/app.conf' }],
+        blockers: [],
+        said: 'wrote /etc/app.conf',
+        error: 'start of app failed',
+      };
+      const a = await stores.openNode('jq-a', 'converge');
+      await a.journal(failed);
+      await a.journal(entry('jq-a', '2031-01-01T00:00:03.000Z'));
+      await a.close();
+      const b = await stores.openNode('jq-b', 'converge');
+      const blocker = {
+        code: 'blocked',
+        kind: 'held-not-managed',
+        module: 'app',
+        words: 'jq-b holds app',
+      } as const;
+      await b.journal({
+        ...entry('jq-b', '2031-01-01T00:00:02.000Z', 'converge'),
+        target: '@jq',
+        outcome: 'refused',
+        code: 'blocked',
+        blockers: [blocker],
+      });
+      await b.close();
+      await stores.journalUnplaced({
+        ...entry('@jq', '2031-01-01T00:00:04.000Z', 'converge'),
+        target: '@jq',
+        outcome: 'refused',
+        code: 'not_granted',
+        error: 'not granted',
+      });
+
+      const read = async (query: JournalQuery) =>
+        (await stores.readJournal(query)).flatMap((line) => ('entry' in line ? [line.entry] : []));
+      const acts = async (query: JournalQuery) =>
+        (await read(query)).map((item) => `${item.node} ${item.at.slice(17, 19)}`);
+      const [kept] = await read({ about: ['jq-a'], tail: 2 });
+      assert.deepEqual(JSON.parse(JSON.stringify(kept)), { entry_version: 2, ...failed });
+      assert.deepEqual((await read({ about: ['jq-b'] }))[0]?.blockers, [blocker]);
+      assert.deepEqual(await acts({ about: ['jq-a'] }), ['jq-a 01', 'jq-a 03']);
+      // A target: the acts asked for it on each node, and the one that reached none.
+      assert.deepEqual(await acts({ about: ['@jq'] }), ['jq-a 01', 'jq-b 02', '@jq 04']);
+      const all = ['jq-a', 'jq-b', '@jq'];
+      assert.deepEqual(await acts({ about: all, since: '2031-01-01T00:00:02.000Z' }), [
+        'jq-b 02',
+        'jq-a 03',
+        '@jq 04',
+      ]);
+      assert.deepEqual(await acts({ about: all, tail: 2 }), ['jq-a 03', '@jq 04']);
+      assert.deepEqual(await acts({ since: '2031-01-01T00:00:03.500Z' }), ['@jq 04']);
+      assert.deepEqual(await acts({ about: ['jq-none'] }), []);
     });
 
     it('keeps a name of 60,000 characters cut to 2,000 in the journal', { skip }, async () => {

@@ -217,6 +217,68 @@ describe('the PostgreSQL schema', () => {
     }
   });
 
+  it("is upgraded from version 4, an earlier berth's journal kept line for line and read by its keys", {
+    skip,
+  }, async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    // What berth at version 4 journaled: entries with neither target nor digest, an act
+    // refused before any node, and a line copied in from a hand-edited state directory.
+    const earlier = (node: string, at: string, act: string) =>
+      JSON.stringify({ at, actor: 'alice', via: 'cli', act, node, outcome: 'done', said: act });
+    const lines: [string | null, string][] = [
+      ['web1', earlier('web1', '2026-11-20T08:00:01.000Z', 'assign')],
+      ['web2', earlier('web2', '2026-11-20T08:00:02.000Z', 'assign')],
+      ['web1', 'a line someone typed'],
+      [null, earlier('@nope', '2026-11-20T08:00:03.000Z', 'converge')],
+      ['web1', earlier('web1', '2026-11-20T08:00:04.000Z', 'converge')],
+    ];
+    try {
+      await migrate(client, 'here', 4);
+      for (const [node, line] of lines)
+        await client.query('INSERT INTO berth_journal (node, line) VALUES ($1, $2)', [node, line]);
+    } finally {
+      await client.end();
+    }
+    const stores = await openPostgresStores(url);
+    try {
+      assert.deepEqual(
+        await versions(url),
+        MIGRATIONS.map((step) => step.version),
+      );
+      const kept = await server.admin('SELECT line FROM berth_journal ORDER BY id', [], url);
+      assert.deepEqual(
+        kept.rows.map((row: { line: string }) => row.line),
+        lines.map(([, line]) => line),
+      );
+      const shown = (found: Awaited<ReturnType<typeof stores.readJournal>>) =>
+        found.map((line) => ('entry' in line ? `${line.entry.node} ${line.entry.act}` : '(typed)'));
+      // A line that is not an entry goes with the entry before it in its node's journal.
+      assert.deepEqual(shown(await stores.readJournal()), [
+        'web1 assign',
+        '(typed)',
+        'web2 assign',
+        '@nope converge',
+        'web1 converge',
+      ]);
+      const [first] = await stores.readJournal({ about: ['web1'], tail: 5 });
+      assert.deepEqual(first, { entry: JSON.parse(lines[0]?.[1] ?? '') });
+      assert.deepEqual(shown(await stores.readJournal({ about: ['web1'] })), [
+        'web1 assign',
+        '(typed)',
+        'web1 converge',
+      ]);
+      assert.deepEqual(shown(await stores.readJournal({ about: ['@nope'] })), ['@nope converge']);
+      assert.deepEqual(
+        shown(await stores.readJournal({ since: '2026-11-20T08:00:02.000Z', tail: 3 })),
+        ['web2 assign', '@nope converge', 'web1 converge'],
+      );
+    } finally {
+      await stores.close();
+    }
+  });
+
   it('is refused, in words, when newer than this berth knows', { skip }, async () => {
     const url = await server.createDatabase();
     await (await openPostgresStores(url)).close();

@@ -90,7 +90,7 @@ describe('berth api without its identity, over HTTP', () => {
     const journal = await readFile(join(world.state, 'nodes/box/journal.jsonl'), 'utf8');
     assert.match(
       journal,
-      /"actor":"deployer","via":"api","act":"converge","node":"box","outcome":"refused"/,
+      /"actor":"deployer","via":"api","act":"converge","node":"box","target":"box","outcome":"refused"/,
     );
   });
 

@@ -4,7 +4,7 @@ import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/managers.ts';
 import { type Readings, renderFor } from '../../readings.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
-import { type Managed, withAssigned, withManaged, withPackages } from '../../state.ts';
+import { type Managed, withAssigned, withFound, withManaged, withPackages } from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
 import type { CommandContext } from '../context.ts';
@@ -171,6 +171,13 @@ async function doKeeps(
     });
   }
   await store.vault.put(...toKeep);
+  // Found in that file: its owner could read the value, and keeps the file (readableInPlace).
+  await store.saveRecord(
+    withFound(
+      await store.record(),
+      steps.map(({ module, secret, path }) => ({ module, secret, path })),
+    ),
+  );
   for (const step of steps) tell({ step });
 }
 
