@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type CryptoKey,
@@ -27,7 +27,8 @@ export async function makeKey(kid: string, alg = 'RS256'): Promise<SigningKey> {
 
 /**
  * How the issuer answers. `up` serves its metadata and keys; the others are the ways
- * an identity provider can fail to be had short of being down (a closed port).
+ * an identity provider can fail to be had short of being down (a closed port). A request
+ * met by `hang` is held until `release()`.
  */
 export type Behaviour = 'up' | 'hang' | 'not-json' | 'wrong-issuer';
 
@@ -44,9 +45,15 @@ export interface Issuer {
   published: SigningKey[];
   /** Requests seen, by path. */
   hits(path: string): number;
+  /** Answers every request held by `hang` as the issuer now behaves. */
+  release(): void;
   jwksPath: string;
   /** A token for berth as `sub`, valid for five minutes, with `claims` laid over. */
   token(claims?: JWTPayload, key?: SigningKey, header?: Record<string, unknown>): Promise<string>;
+  /** Stops listening, as an identity provider that is down: its port refuses connections. */
+  down(): Promise<void>;
+  /** Listens again on the same port, with the same keys: the identity provider is back. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,10 +77,14 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
       ? `/.well-known/oauth-authorization-server${path}`
       : `${path}/.well-known/openid-configuration`;
 
+  const held: (() => void)[] = [];
   const server: Server = createServer((request, response) => {
     const asked = new URL(request.url ?? '/', 'http://issuer').pathname;
     counts.set(asked, (counts.get(asked) ?? 0) + 1);
-    if (issuer.behaviour === 'hang') return;
+    if (issuer.behaviour === 'hang') held.push(() => answer(asked, response));
+    else answer(asked, response);
+  });
+  const answer = (asked: string, response: ServerResponse) => {
     const json = (body: unknown) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
@@ -93,10 +104,15 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end('{}');
     }
-  });
-  await new Promise<void>((listening) =>
-    server.listen(options.port ?? 0, '127.0.0.1', () => listening()),
-  );
+  };
+  const listen = (on: number) =>
+    new Promise<void>((listening) => server.listen(on, '127.0.0.1', () => listening()));
+  const stop = () =>
+    new Promise<void>((closed) => {
+      server.close(() => closed());
+      server.closeAllConnections();
+    });
+  await listen(options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   url = `http://127.0.0.1:${port}${path}`;
 
@@ -107,6 +123,9 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
     published: [key],
     jwksPath,
     hits: (asked) => counts.get(asked) ?? 0,
+    release() {
+      for (const again of held.splice(0)) again();
+    },
     async token(claims = {}, signer = key, header = {}) {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({
@@ -120,11 +139,9 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
         .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT', ...header })
         .sign(signer.privateKey);
     },
-    close: () =>
-      new Promise((closed) => {
-        server.close(() => closed());
-        server.closeAllConnections();
-      }),
+    down: stop,
+    up: () => listen(port),
+    close: () => (server.listening ? stop() : Promise.resolve()),
   };
   return issuer;
 }
