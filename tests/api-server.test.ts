@@ -13,7 +13,6 @@ import {
   httpAsk,
   parseRaw,
   runApiExpectingEnd,
-  startApi,
 } from './helpers/api-process.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { rawExchange } from './helpers/reliability.ts';
@@ -269,16 +268,14 @@ describe('berth api, the real process over a real socket', () => {
 describe('berth api on an IPv6 loopback', () => {
   it('serves [::1] and names it in brackets', async (t) => {
     if (!(await canBind('::1'))) return t.skip('this machine has no IPv6 loopback');
-    const world = await makeWorld();
-    const api = await startApi(['--listen', '[::1]:0', '--issuer', ISSUER, '--state', world.state]);
+    const served = await apiWorld({ issuerDown: true, listen: '[::1]:0' });
     try {
-      assert.match(api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
-      const answer = await httpAsk(api.url, { method: 'GET', path: '/nope' });
+      assert.match(served.api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
+      const answer = await httpAsk(served.url, { method: 'GET', path: '/nope' });
       assert.equal(answer.status, 404);
       assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope'), code: 'no_route' });
     } finally {
-      await api.stop();
-      await world.cleanup();
+      await served.close();
     }
   });
 });

@@ -110,6 +110,11 @@ const asAlice = (app: Core['app']) => (method: string, path: string, body?: Body
 const post = (app: Core['app'], path: string, json: unknown) =>
   asAlice(app)('POST', path, JSON.stringify(json));
 
+/** Lets the event loop go round, for a request to get as far as it can without time. */
+async function turns() {
+  for (let i = 0; i < 10; i++) await new Promise((done) => setImmediate(done));
+}
+
 /** Stores whose every opening fails, as a state that cannot be reached. */
 const unopenable = (): Stores => ({
   ...memoryStores(),
@@ -168,10 +173,21 @@ describe('the core Command API, what only the app in process meets', () => {
     assert.equal(answer.status, 401);
   });
 
-  it('a node whose lock is not had in time is 503 naming the holder', async () => {
+  it('a node whose lock is not had in time is 503 naming the holder, at its deadline', async (t) => {
     const held = await w.stores.openNode('box', 'take');
     try {
-      const answer = await post(w.app, '/assign', { node: 'box', module: 'postgres' });
+      // The stores' clock in the test's hands: the wait ends at its 200 ms, not before.
+      t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+      let answered = false;
+      const asked = post(w.app, '/assign', { node: 'box', module: 'postgres' }).finally(() => {
+        answered = true;
+      });
+      await turns();
+      t.mock.timers.tick(199);
+      await turns();
+      assert.equal(answered, false, 'answered before the deadline');
+      t.mock.timers.tick(1);
+      const answer = await asked;
       assert.equal(answer.status, 503);
       assert.match(
         String(answer.body?.refused),

@@ -70,21 +70,6 @@ function spawnBerth(
 }
 
 /**
- * `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens;
- * `more` are further flags (`--lock-timeout 1s`); `launcher` as runBerth's.
- */
-export function startApiOn(
-  state: string,
-  issuer: string,
-  env?: Record<string, string | undefined>,
-  more: string[] = [],
-  launcher: readonly string[] = [],
-): Promise<ApiProcess> {
-  const args = ['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state, ...more];
-  return startApi(args, env, launcher);
-}
-
-/**
  * Starts `berth api ARGS` and waits for its three start lines; rejects with what
  * it said if it ends, or falls silent for `SAFETY_MS`, before printing them.
  */

@@ -10,7 +10,7 @@ import { createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
 import { issuerAuthenticator, type Timing } from '../../src/http/issuer-authenticator.ts';
 import type { App } from './api.ts';
-import { type ApiProcess, type Exit, type HttpAnswer, httpAsk, startApiOn } from './api-process.ts';
+import { type ApiProcess, type Exit, type HttpAnswer, httpAsk, startApi } from './api-process.ts';
 import { type Issuer, type IssuerOptions, startIssuer } from './issuer.ts';
 import { makeWorld, type World } from './world.ts';
 
@@ -33,6 +33,8 @@ export interface WorldOptions {
 }
 
 export interface ServedOptions extends WorldOptions {
+  /** Where berth api listens: a free port on 127.0.0.1 unless told. */
+  listen?: string;
   /** Flags of `berth api` beside its listen, issuer and state (`--lock-timeout 1s`). */
   flags?: string[];
   /** Laid over the user's environment; a name given undefined is taken out. */
@@ -157,7 +159,15 @@ export async function apiWorld(
 
   let api: ApiProcess;
   try {
-    api = await startApiOn(world.state, believed.url, options.env, options.flags, options.launcher);
+    api = await startApi(
+      [
+        ...['--listen', options.listen ?? '127.0.0.1:0'],
+        ...['--issuer', believed.url, '--state', world.state],
+        ...(options.flags ?? []),
+      ],
+      options.env,
+      options.launcher,
+    );
   } catch (error) {
     await closeWorld();
     throw error;

@@ -66,9 +66,17 @@ export interface IssuerOptions {
   discovery?: 'openid' | 'oauth';
 }
 
+/**
+ * The key every issuer of a test process signs with unless told otherwise: an RSA key
+ * takes up to a second to make on a busy machine. Issuers still never take each other's
+ * tokens: each token names its issuer.
+ */
+let firstKey: Promise<SigningKey> | undefined;
+
 export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> {
   const path = options.path ?? '';
-  const key = await makeKey('key-1');
+  firstKey ??= makeKey('key-1');
+  const key = await firstKey;
   const counts = new Map<string, number>();
   let url = '';
   const jwksPath = `${path}/keys`;
