@@ -45,7 +45,7 @@ export interface ServedOptions extends WorldOptions {
 
 export interface InProcessOptions extends WorldOptions {
   /** The app built here, with the authenticator `berth api` builds, these timings shortened. */
-  inProcess: { timing?: Partial<Timing>; log?: (line: string) => void; audience?: string };
+  inProcess: { timing?: Partial<Timing>; log?: (line: string) => void };
 }
 
 /** How a request is sent: as whom, or with what credentials; its method and headers. */
@@ -121,7 +121,7 @@ export async function apiWorld(
   if ('inProcess' in options) {
     const authenticator: Authenticator = issuerAuthenticator({
       issuer: believed.url,
-      audience: options.inProcess.audience ?? 'berth',
+      audience: 'berth',
       timing: options.inProcess.timing,
       log: options.inProcess.log,
     });

@@ -127,10 +127,10 @@ describe('berth api closing under load', () => {
         );
         const clients = tokens.map((token, c) => client(c, api.port, token, sent));
         // Load until the clients have had two answers each (the keys fetched, the lock
-        // contended), then as many again: the signal comes amid the load.
+        // contended), and the acts go on past that: the signal comes amid the load.
         const done = () => sent.filter((one) => one.answer?.status === 200).length;
         await until(() => done() >= 2 * CLIENTS, 'two acts done a client');
-        await until(() => done() >= 4 * CLIENTS, 'four acts done a client');
+        await until(() => done() >= 2 * CLIENTS + CLIENTS / 2, 'the acts going on');
 
         const signalledAt = Date.now();
         api.child.kill('SIGTERM');
