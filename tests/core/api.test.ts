@@ -254,7 +254,7 @@ describe('the core Command API, what only the app in process meets', () => {
       assert.deepEqual(answer.body, {
         refused:
           'berth failed unexpectedly while answering; the request may not have been carried out',
-        code: 'failed',
+        code: 'internal_error',
       });
       assert.equal(logged.mock.callCount(), 1);
       const line = String(logged.mock.calls[0]?.arguments[0]);
