@@ -13,7 +13,9 @@
 //                                 # hook's output cleared of 50 secrets), packages (nginx
 //                                 # and redis-server on a fresh ssh host, and bare apt-get),
 //                                 # packages-fleet (the same on 8 hosts at once, and Ansible)
-//                                 # view (the fleet page of 50 nodes against converge --json)
+//                                 # view (a survey of 50 nodes, the button, against converge --json)
+//                                 # values (a preview of 8 ssh hosts reading values and
+//                                 # facts against the same written as text)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -92,6 +94,7 @@ await run('packages-fleet', async () =>
   (await import('./bench/packages.ts')).benchPackagesFleet(quick ? 2 : 8, quick ? 1 : 5),
 );
 await run('view', async () => (await import('./bench/view.ts')).benchView(quick ? 3 : 11));
+await run('values', async () => (await import('./bench/values.ts')).benchValues(quick ? 2 : 25));
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

@@ -6,7 +6,9 @@
 // gets a throw-away $XDG_CONFIG_HOME holding an identity instead; tests of the identity
 // itself set their own.
 //
-//   node scripts/test.mjs [--concurrency N] DIR_OR_FILE...
+//   node scripts/test.mjs [--concurrency N] [--tap FILE] DIR_OR_FILE...
+//
+// --tap FILE writes the run's TAP there too, for a script to read (scripts/test-without.mjs).
 
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -17,11 +19,22 @@ import { generateIdentity } from 'age-encryption';
 
 const args = process.argv.slice(2);
 let concurrency = '2';
+let tap;
 const roots = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--concurrency') concurrency = args[++i];
+  else if (args[i] === '--tap') tap = args[++i];
   else roots.push(args[i]);
 }
+// The runner's own report on the terminal, as without --tap.
+const reporters = tap
+  ? [
+      `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+    ]
+  : [];
 
 /** Every `*.test.ts` under the roots, in one sorted order. */
 const files = roots
@@ -43,7 +56,7 @@ try {
   });
   const run = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files],
     { stdio: 'inherit', env: { ...process.env, XDG_CONFIG_HOME: config } },
   );
   status = run.status ?? 1;

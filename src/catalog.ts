@@ -1,9 +1,14 @@
 import * as v from 'valibot';
+import { didYouMean } from './did-you-mean.ts';
+import { parseDuration } from './duration.ts';
+import { FACT_NAMES, isFactName } from './facts.ts';
 import { isName } from './names.ts';
 import { ownValue } from './own-record.ts';
 import { PackagesField, RefreshAfter } from './packages/packages-field.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
+import { readsOf } from './template.ts';
+import { ValueNameSchema, ValueSpecSchema } from './values.ts';
 
 const MACHINE_PATH =
   'a machine path must be absolute and normalised (no "..", ".", "//" or trailing "/")';
@@ -152,6 +157,22 @@ const DataSpec = v.pipe(
   strictJsonObject({ path: MachinePath, ...ownership }),
 );
 
+const TIMEOUT = 'a timeout is a duration from 1s to 24h, like "90s", "5m" or "1h"';
+const LONGEST_TIMEOUT_MS = 24 * 3_600_000;
+
+/**
+ * How long each hook and the check may run (`90s`), in milliseconds once parsed; left out,
+ * HOOK_DEADLINE_MS (machine.ts). A definition without it digests as it always did.
+ */
+const HookTimeout = v.pipe(
+  v.string(TIMEOUT),
+  v.check((text) => {
+    const ms = parseDuration(text);
+    return ms !== undefined && ms >= 1_000 && ms <= LONGEST_TIMEOUT_MS;
+  }, TIMEOUT),
+  v.transform((text) => parseDuration(text) as number),
+);
+
 export const ModuleDefinitionSchema = strictJsonObject({
   description: v.optional(v.string(), ''),
   needs: v.optional(v.array(ModuleName), []),
@@ -159,11 +180,14 @@ export const ModuleDefinitionSchema = strictJsonObject({
   refresh_after: v.optional(RefreshAfter),
   data: v.optional(v.array(DataSpec), []),
   secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
+  /** The values its templates read, and its hooks see: each with its type, default and what it is. */
+  values: v.optional(jsonRecord(ValueNameSchema, ValueSpecSchema), {}),
   files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
   start: v.optional(v.string()),
   stop: v.optional(v.string()),
   reload: v.optional(v.string()),
   check: v.optional(v.string()),
+  timeout: v.optional(HookTimeout),
 });
 
 type ParsedDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;
@@ -176,11 +200,16 @@ export type ModuleDefinition = Omit<ParsedDefinition, 'files'> & {
 /** What a definition says across its fields, once its files' texts are known: words, or none. */
 function crossCheck(definition: ModuleDefinition): string | undefined {
   for (const [path, file] of Object.entries(definition.files)) {
-    for (const match of file.content.matchAll(SECRET_PLACEHOLDER)) {
-      const name = match[1] as string;
+    const reads = readsOf(file.content);
+    for (const name of reads.secret)
       if (!Object.hasOwn(definition.secrets, name))
-        return `${path} names a secret, {{secret ${name}}}, that the module does not declare`;
-    }
+        return `${path} names a secret, {{secret ${name}}}, that the module does not declare${didYouMean(name, Object.keys(definition.secrets))}`;
+    for (const name of reads.value)
+      if (!Object.hasOwn(definition.values, name))
+        return `${path} reads a value, {{value ${name}}}, that the module does not declare under values${didYouMean(name, Object.keys(definition.values))}`;
+    for (const name of reads.fact)
+      if (!isFactName(name))
+        return `${path} reads a fact, {{fact ${name}}}, that berth does not know${didYouMean(name, FACT_NAMES)}; the facts are ${FACT_NAMES.join(', ')}`;
   }
   for (const [name, secret] of Object.entries(definition.secrets)) {
     if (secret.match === undefined) continue;
@@ -275,9 +304,4 @@ export async function parseDefinition(
   const problem = crossCheck(definition);
   if (problem) return { name, problem: `${where} is not valid: ${problem}` };
   return { name, definition };
-}
-
-/** Puts the module's secrets into its file contents. */
-export function renderFile(content: string, secrets: Record<string, string>): string {
-  return content.replace(SECRET_PLACEHOLDER, (_, name: string) => ownValue(secrets, name) ?? '');
 }

@@ -57,6 +57,7 @@ export function withDeclared(store: NodeStore, declared: readonly Declared[]): N
       ),
     keepPreview: (preview) => store.keepPreview(preview),
     findPreview: (digest) => store.findPreview(digest),
+    keepSurvey: (survey) => store.keepSurvey(survey),
     journal: (entry) => store.journal(entry),
     close: () => store.close(),
   };

@@ -1,6 +1,7 @@
 /**
  * Unified diffs of configuration files, for previews: what a machine holds against what
- * berth writes, line for line as GNU `diff -u` writes it, and never holding a secret.
+ * berth writes, line for line as GNU `diff -u` writes it, of texts whose secrets were
+ * masked first (secret-masks.ts).
  *
  * The edits are Myers's, by jsdiff: O((n+m)·d) for d differing lines, where the
  * longest-common-subsequence table it replaced cost n·m in time and memory. Where a run
@@ -210,15 +211,4 @@ function hunks(
     }
   }
   return out;
-}
-
-/** Text with each secret value in it replaced by `[secret NAME]`, for showing. */
-export function hideSecrets(text: string, values: readonly (readonly [string, string])[]): string {
-  let shown = text;
-  // Longest first: a value inside another must not leave part of the longer one shown.
-  const byLength = [...values]
-    .filter(([, value]) => value.length > 0)
-    .sort(([, a], [, b]) => b.length - a.length);
-  for (const [name, value] of byLength) shown = shown.replaceAll(value, `[secret ${name}]`);
-  return shown;
 }

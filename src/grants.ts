@@ -1,5 +1,12 @@
 import type { Settings } from './settings.ts';
-import { ALL, parseTarget, resolveTarget, type Targeted, targetCovers } from './targets.ts';
+import {
+  ALL,
+  type Atom,
+  parseTarget,
+  resolveTarget,
+  type Targeted,
+  targetCovers,
+} from './targets.ts';
 
 /**
  * Who may do what over the API. Without `grants` in berth.json every authenticated
@@ -51,8 +58,9 @@ export function grantedTarget(
   if (typeof terms === 'string' || settings.grants === undefined)
     return resolveTarget(target, inventory);
   const [first] = terms;
-  if (terms.length === 1 && first?.kind === 'node') {
-    const refused = grantRefusal(settings, subject, command, first.name);
+  const [only] = first?.all ?? [];
+  if (terms.length === 1 && first?.all.length === 1 && only?.kind === 'node') {
+    const refused = grantRefusal(settings, subject, command, only.name);
     if (refused) return { ok: false, refused, code: 'not_granted', byGrants: true };
     return resolveTarget(target, inventory);
   }
@@ -64,12 +72,14 @@ export function grantedTarget(
     code: 'not_granted',
     byGrants: true,
   });
+  const alone = terms.length === 1 && first?.all.length === 1;
   for (const term of terms) {
-    const seen = term.kind === 'node' ? given.nodes.has(term.name) : given.groups.has(term.name);
-    if (!seen)
-      return refused(
-        terms.length === 1 ? 'it' : term.kind === 'node' ? term.name : `@${term.name}`,
-      );
+    // An intersection a grant names is given as such, though its groups may not be.
+    if (term.all.length > 1 && given.intersections.has(intersectionText(term.all))) continue;
+    for (const atom of term.all) {
+      const seen = atom.kind === 'node' ? given.nodes.has(atom.name) : given.groups.has(atom.name);
+      if (!seen) return refused(alone ? 'it' : atomText(atom));
+    }
   }
   // Every name is one the subject was given, so only "names no node" is left to refuse.
   const targeted = resolveTarget(target, inventory);
@@ -78,12 +88,23 @@ export function grantedTarget(
   return targeted;
 }
 
+/** A node or group as a target spells it. */
+function atomText(atom: Atom): string {
+  return atom.kind === 'node' ? atom.name : `@${atom.name}`;
+}
+
+/** An intersection in one spelling whatever its order: `@eu&@web` is `@web&@eu`. */
+function intersectionText(atoms: readonly Atom[]): string {
+  return atoms.map(atomText).sort().join('&');
+}
+
 /**
  * What a subject's grants for a command give it: the nodes they cover (`granted`), and
  * the names it may use in a target — every node and group its grants' targets name or
  * take in (`@all` among them only when they name it), and a group every node of which
- * is granted. Each given group's members are given too, so what it is told of a target
- * made of given names comes from them alone.
+ * is granted; and each intersection they name (`intersections`), with its nodes. Each
+ * given group's members are given too, so what it is told of a target made of given names
+ * comes from them alone.
  */
 function givenTo(
   settings: Pick<Settings, 'grants' | 'groups'>,
@@ -94,6 +115,7 @@ function givenTo(
   const granted = new Set<string>();
   const nodes = new Set<string>();
   const groups = new Set<string>();
+  const intersections = new Set<string>();
   const takeIn = (group: string) => {
     if (groups.has(group)) return;
     groups.add(group);
@@ -109,13 +131,21 @@ function givenTo(
     if (targeted.ok) for (const node of targeted.nodes) granted.add(node);
     const terms = parseTarget(grant.on);
     if (typeof terms === 'string') continue;
-    for (const term of terms)
-      if (term.kind === 'node') nodes.add(term.name);
-      else takeIn(term.name);
+    for (const term of terms) {
+      const [atom] = term.all;
+      if (term.all.length > 1) {
+        // The nodes in all of several groups: those nodes, not the groups, whose other
+        // members the grant does not give.
+        intersections.add(intersectionText(term.all));
+        const both = resolveTarget(term.all.map(atomText).join('&'), inventory);
+        if (both.ok) for (const node of both.nodes) nodes.add(node);
+      } else if (atom?.kind === 'node') nodes.add(atom.name);
+      else if (atom) takeIn(atom.name);
+    }
   }
   for (const group of Object.keys(inventory.groups)) {
     const members = resolveTarget(`@${group}`, inventory);
     if (members.ok && members.nodes.every((node) => granted.has(node))) groups.add(group);
   }
-  return { granted, nodes, groups };
+  return { granted, nodes, groups, intersections };
 }

@@ -29,6 +29,10 @@ export interface Basis {
   checks?: Record<string, CoveredCheck>;
   /** The node's packages the modules name, and what installing each module's would do. */
   packages?: unknown;
+  /** Each module's values as the plan read them, by module: a value is never a secret. */
+  values?: Record<string, Record<string, unknown>>;
+  /** The node's facts, when the plan read them (a template, or a hook's environment). */
+  facts?: Record<string, unknown>;
 }
 
 /** What a preview covers: the command, and its module (take) or filter (converge). */
@@ -158,6 +162,13 @@ export function describeChanges(before: Basis, after: Basis): string[] {
       said.add(`what berth writes to ${path} for ${module} changed`);
     }
   }
+  const values = changedKeys(before.values ?? {}, after.values ?? {}).filter(inBoth);
+  for (const [module, then, now] of values)
+    for (const [name, was, is] of changedKeys(asRecord(then), asRecord(now)))
+      said.add(`value ${name} of ${module} is now ${shownValue(is)}, was ${shownValue(was)}`);
+  for (const [name, was, is] of changedKeys(before.facts ?? {}, after.facts ?? {}))
+    if (before.facts !== undefined && after.facts !== undefined)
+      said.add(`fact ${name} of ${node} is now ${shownValue(is)}, was ${shownValue(was)}`);
   if (canonicalJson(before.packages ?? null) !== canonicalJson(after.packages ?? null))
     for (const change of describePackageChanges(node, before.packages, after.packages))
       said.add(change);
@@ -221,6 +232,11 @@ function codes(checks: Record<string, CoveredCheck> | undefined): Record<string,
   return Object.fromEntries(
     Object.entries(asRecord(checks)).map(([module, check]) => [module, asRecord(check).code]),
   );
+}
+
+/** A value or fact of a kept basis, as words quote it: `"www.example.org"`, `8`, or none. */
+function shownValue(value: unknown): string {
+  return value === undefined ? 'not given' : JSON.stringify(value);
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

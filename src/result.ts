@@ -53,6 +53,8 @@ export const StepReportSchema = v.object({
   from: v.optional(v.string()),
   how: v.optional(v.picklist(['install', 'upgrade', 'downgrade', 'remove', 'purge'])),
   with: v.optional(v.array(PackageMoveSchema)),
+  /** Why the step is planned, when a code says it: a start whose check passed its deadline. */
+  code: v.optional(v.picklist(['hook_timeout'])),
 });
 export type StepReport = v.InferOutput<typeof StepReportSchema>;
 

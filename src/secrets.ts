@@ -1,5 +1,7 @@
 /** Secret values: how berth mints them and how it puts them into files. */
 
+import { maskLine, type NamedValue, SHORTEST_IN_PLACE } from './secret-masks.ts';
+
 /** A fresh secret: `bytes` random bytes, written as base64url text so it fits any config file. */
 export function mintSecret(bytes: number): Uint8Array {
   const random = crypto.getRandomValues(new Uint8Array(bytes));
@@ -20,14 +22,33 @@ export const SECRET_MODE = 0o600;
 /** A secret value as berth may meet it in text, and what stands for it there. */
 type Shown = { text: string; label: string };
 
-/** Kept values as they would be printed; too short to tell from an ordinary word: left out. */
+/**
+ * Kept values as they would be printed, long enough to be cleared where they stand; a
+ * shorter one (`shortSecrets`) hides the whole line it is in (secret-masks.ts).
+ */
 function shownSecrets(secrets: readonly KeptValue[]): Shown[] {
   return secrets
     .map(({ module, secret, value }) => ({
       text: secretText(value),
       label: `[secret ${secret} of ${module}]`,
     }))
-    .filter(({ text }) => text.length >= 6);
+    .filter(({ text }) => text.length >= SHORTEST_IN_PLACE);
+}
+
+/** The values too short to clear where they stand, each by the name its line is hidden by. */
+function shortSecrets(secrets: readonly KeptValue[]): NamedValue[] {
+  return secrets
+    .map(({ module, secret, value }): NamedValue => [`${secret} of ${module}`, secretText(value)])
+    .filter(([, text]) => text.length > 0 && text.length < SHORTEST_IN_PLACE);
+}
+
+/** Each line of `text` that holds a short value, hidden whole. */
+function hideShortLines(text: string, short: readonly NamedValue[]): string {
+  if (short.length === 0) return text;
+  return text
+    .split('\n')
+    .map((line) => maskLine(line, short))
+    .join('\n');
 }
 
 /** A kept secret's value, with whose it is: what clearing text needs of the vault. */
@@ -70,7 +91,7 @@ export function clearHookOutput(
   cut: boolean,
 ): string {
   const shown = shownSecrets(secrets);
-  let clear = replaceSecrets(output, shown);
+  let clear = hideShortLines(replaceSecrets(output, shown), shortSecrets(secrets));
   if (cut) {
     let longest: { length: number; label: string } | undefined;
     for (const { text, label } of shown) {
@@ -113,6 +134,7 @@ export function clearingLines(
   tell: (line: string) => void,
 ): { write(text: string): void; end(): void } {
   const shown = shownSecrets(secrets);
+  const short = shortSecrets(secrets);
   let pending = '';
   const flush = (final: boolean) => {
     const clear = replaceSecrets(pending, shown);
@@ -125,7 +147,7 @@ export function clearingLines(
     }
     pending = clear.slice(upTo);
     const told = clear.slice(0, upTo).replace(/\n$/, '');
-    if (upTo > 0) for (const line of told.split('\n')) tell(line);
+    if (upTo > 0) for (const line of told.split('\n')) tell(maskLine(line, short));
   };
   return {
     write(text) {

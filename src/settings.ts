@@ -6,7 +6,8 @@ import { RefreshAfter } from './packages/packages-field.ts';
 import { checkStoreUrl } from './stores/store-url.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 import { ALL, groupsProblem, resolveTarget, targetSyntaxProblem } from './targets.ts';
-import { recipientBytes } from './vault/age-keys.ts';
+import { GivenValuesSchema, valuesProblem } from './values.ts';
+import { isAgeRecipient } from './vault/recipient.ts';
 
 /**
  * A node is reached one way: `root`, or `ssh` (with its `port` and `sudo`). One strict
@@ -79,7 +80,7 @@ const GrantSchema = strictJsonObject({
 });
 export type Grant = v.InferOutput<typeof GrantSchema>;
 
-/** `berth.json`: the inventory, where the catalog is, the flip window and the store. Strict, like a definition. */
+/** `berth.json`: the inventory, where the catalog is, the flip window, the store, the values. Strict, like a definition. */
 export const SettingsSchema = strictJsonObject({
   nodes: v.optional(
     v.pipe(
@@ -117,6 +118,11 @@ export const SettingsSchema = strictJsonObject({
     ),
     {},
   ),
+  /**
+   * What differs from node to node, by `@all`, `@group` and node: the values modules
+   * declare and read (values.ts). A node's own wins, then its groups', then `@all`'s.
+   */
+  values: v.optional(GivenValuesSchema, {}),
   /** Who may do what over the API; without it, every authenticated subject may do everything. */
   grants: v.optional(v.array(GrantSchema)),
   catalog: v.optional(v.pipe(v.string(), v.minLength(1, 'a directory, like "modules"')), 'modules'),
@@ -162,7 +168,7 @@ export const SettingsSchema = strictJsonObject({
         v.regex(/^age1[02-9ac-hj-np-z]{58}$/, 'an age X25519 recipient, like "age1ql3z7hjy…"'),
         // bech32's checksum finds a mistyped character here, not at the first value sealed.
         v.check(
-          (text) => recipientBytes(text) !== undefined,
+          isAgeRecipient,
           'an age X25519 recipient whose checksum holds (a character of this one is mistyped)',
         ),
       ),
@@ -174,7 +180,8 @@ export type Settings = v.InferOutput<typeof SettingsSchema>;
 /**
  * What berth.json's schema cannot say alone, on the whole inventory: a group member that
  * is neither a node nor a group, a cycle of groups, a grant on a node or group berth.json
- * does not name. Checked where berth.json is read whole, never on a part of it.
+ * does not name, values for either, or two groups of a node whose values disagree.
+ * Checked where berth.json is read whole, never on a part of it.
  */
 export function settingsProblem(settings: Settings): string | undefined {
   const nodes = Object.keys(settings.nodes);
@@ -188,7 +195,7 @@ export function settingsProblem(settings: Settings): string | undefined {
     const targeted = resolveTarget(grant.on, { nodes, groups: settings.groups });
     if (!targeted.ok) return `grants.${index}.on: ${targeted.refused}`;
   }
-  return undefined;
+  return valuesProblem(settings.values, nodes, settings.groups);
 }
 
 export function defaultSettings(): Settings {

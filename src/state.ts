@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ownRecord } from './own-record.ts';
+import { ownRecord, ownValue } from './own-record.ts';
 
 /**
  * A path berth would not follow: it, or a directory above it, is a link another user could
@@ -9,7 +9,15 @@ const Link = v.optional(v.string());
 
 /** What a machine holds for one module: what `adopt` records and `converge` surveys. */
 export const HoldingsSchema = v.object({
-  data: v.array(v.object({ path: v.string(), found: v.boolean(), link: Link })),
+  /** Data is found when it exists and is not empty; `empty` when it exists and is. */
+  data: v.array(
+    v.object({
+      path: v.string(),
+      found: v.boolean(),
+      empty: v.optional(v.literal(true)),
+      link: Link,
+    }),
+  ),
   secrets: ownRecord(
     v.string(),
     v.object({
@@ -70,6 +78,11 @@ export const NodeRecordSchema = v.object({
    * there, or lifts it, forgets it.
    */
   startsHeldSince: v.optional(v.string()),
+  /**
+   * The kept values berth found in a file of the node (a take's or a converge's keep), by
+   * module and secret: that file. Its owner could read the value before berth kept it.
+   */
+  found: v.optional(ownRecord(v.string(), ownRecord(v.string(), v.string()))),
 });
 export type NodeRecord = v.InferOutput<typeof NodeRecordSchema>;
 
@@ -122,6 +135,17 @@ export function withManaged(record: NodeRecord, module: string, managed?: Manage
   if (managed) all[module] = managed;
   else delete all[module];
   return { ...record, managed: all };
+}
+
+/** A copy that says where each of these kept values was found. */
+export function withFound(
+  record: NodeRecord,
+  found: readonly { module: string; secret: string; path: string }[],
+): NodeRecord {
+  const all = { ...record.found };
+  for (const { module, secret, path } of found)
+    all[module] = { ...ownValue(all, module), [secret]: path };
+  return { ...record, found: all };
 }
 
 /** A copy that names these packages among those berth installed, sorted, and not those it removed. */

@@ -1,5 +1,6 @@
 import { accountNames, type ModuleDefinition } from './catalog.ts';
 import { fingerprintWith } from './digest.ts';
+import type { MachineFacts } from './facts.ts';
 import {
   type Accounts,
   linkWords,
@@ -41,14 +42,18 @@ function pathsOf(definition: ModuleDefinition): SurveyPath[] {
  * they name too. Data is "found" when it exists and is not empty; a secret when its file
  * exists and is not empty. A path berth may not read fails the survey, in words: what it
  * cannot see, it cannot plan for. `key` gives the node's fingerprint key, asked only when a
- * secret or file is found to fingerprint (opening it is an X25519 exchange).
+ * secret or file is found to fingerprint (opening it is an X25519 exchange). With `facts`,
+ * what the machine tells of itself, in the same round trip.
  */
 export async function surveyModules(
   machine: Machine,
   definitions: ReadonlyMap<string, ModuleDefinition>,
   key: () => Promise<Uint8Array>,
-  { packages: withPackages = false }: { packages?: boolean } = {},
-): Promise<Map<string, ModuleSurvey>> {
+  {
+    packages: withPackages = false,
+    facts: withFacts = false,
+  }: { packages?: boolean; facts?: boolean } = {},
+): Promise<{ modules: Map<string, ModuleSurvey>; facts?: MachineFacts }> {
   const wanted = new Map<string, SurveyPath>();
   for (const definition of definitions.values()) {
     for (const asked of pathsOf(definition)) {
@@ -69,7 +74,8 @@ export async function surveyModules(
   const answer = await machine.survey(
     [...wanted.values()],
     { users: [...users].sort(), groups: [...groups].sort() },
-    ...(asks.length > 0 ? [asks] : []),
+    asks.length > 0 ? asks : undefined,
+    ...(withFacts ? [{ facts: true }] : []),
   );
   const accounts = answer.accounts ?? { users: new Map(), groups: new Map() };
   const surveys = new Map<string, ModuleSurvey>();
@@ -85,7 +91,7 @@ export async function surveyModules(
     const packages = withPackages && definition.packages.length > 0 ? answer.packages : undefined;
     surveys.set(module, { holdings, facts, accounts, ...(packages ? { packages } : {}) });
   }
-  return surveys;
+  return { modules: surveys, ...(withFacts ? { facts: answer.facts ?? {} } : {}) };
 }
 
 async function holdingsOf(
@@ -101,11 +107,15 @@ async function holdingsOf(
       holdings.data.push({ path, found: false, link });
       continue;
     }
-    const found =
-      fact?.kind === 'other' ||
-      (fact?.kind === 'file' && fact.size > 0) ||
-      (fact?.kind === 'directory' && !fact.empty);
-    holdings.data.push({ path, found });
+    // There but empty is not found, and said so: an adopt tells it from a path not there.
+    const empty =
+      (fact?.kind === 'file' && fact.size === 0) || (fact?.kind === 'directory' && fact.empty);
+    if (empty) holdings.data.push({ path, found: false, empty: true });
+    else
+      holdings.data.push({
+        path,
+        found: fact?.kind === 'other' || fact?.kind === 'file' || fact?.kind === 'directory',
+      });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
     const link = linkAt(facts, spec.path);

@@ -4,9 +4,10 @@ import { ownValue } from './own-record.ts';
 
 /**
  * Targets: where a command takes a node, a node (`web1`), a group (`@web`), every node
- * (`@all`), or a comma-separated list of them where `!name` and `!@group` remove nodes
- * (`@web,!web3`). The nodes of the terms that add, less those of the terms that remove,
- * whatever their order.
+ * (`@all`), the nodes in all of several joined by `&` (`@web&@eu`), or a comma-separated
+ * list of them where `!` before a part removes its nodes (`@web,!web3`, `@all,!@web&@eu`).
+ * The nodes of the parts that add, less those of the parts that remove, whatever their
+ * order.
  */
 
 /** berth.json's `groups`: each a list of nodes and other groups (`@name`). */
@@ -24,11 +25,14 @@ export type Targeted =
       code: 'invalid_name' | 'invalid_target' | 'unknown_node' | 'unknown_group';
     };
 
-/** A part of a target: a node or a group, which adds nodes or (`!`) removes them. */
-export type Term = { remove: boolean } & (
-  | { kind: 'node'; name: string }
-  | { kind: 'group'; name: string }
-);
+/** A node or a group, as a target names it. */
+export type Atom = { kind: 'node'; name: string } | { kind: 'group'; name: string };
+
+/**
+ * A part of a target: the nodes in every one of its atoms (one, or several joined by `&`),
+ * which it adds or (`!`) removes.
+ */
+export type Term = { remove: boolean; all: Atom[] };
 
 /** Why a target is not one: a name that breaks the naming rule, or the target's shape. */
 type TargetProblem = { refused: string; code: 'invalid_name' | 'invalid_target' };
@@ -45,25 +49,28 @@ function termsOf(target: string): Term[] | TargetProblem {
   const terms: Term[] = [];
   for (const part of target.split(',')) {
     const remove = part.startsWith('!');
-    const rest = remove ? part.slice(1) : part;
-    const group = rest.startsWith('@');
-    const name = group ? rest.slice(1) : rest;
-    if (name === '')
-      return shape(
-        `${JSON.stringify(target)} is not a target: each part is a node, @group or @all, and ! before one removes it`,
-      );
-    if (group) {
-      if (!isName(name))
-        return {
-          refused: `${JSON.stringify(`@${name}`)} is not a group: group names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`,
-          code: 'invalid_name',
-        };
-      terms.push({ remove, kind: 'group', name });
-    } else {
-      const refused = checkName('node', name);
-      if (refused) return { refused, code: 'invalid_name' };
-      terms.push({ remove, kind: 'node', name });
+    const all: Atom[] = [];
+    for (const atom of (remove ? part.slice(1) : part).split('&')) {
+      const group = atom.startsWith('@');
+      const name = group ? atom.slice(1) : atom;
+      if (name === '' || name.startsWith('!'))
+        return shape(
+          `${JSON.stringify(target)} is not a target: each part is a node, @group or @all, or several joined by & (the nodes in all of them), and ! before a part removes it`,
+        );
+      if (group) {
+        if (!isName(name))
+          return {
+            refused: `${JSON.stringify(`@${name}`)} is not a group: group names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`,
+            code: 'invalid_name',
+          };
+        all.push({ kind: 'group', name });
+      } else {
+        const refused = checkName('node', name);
+        if (refused) return { refused, code: 'invalid_name' };
+        all.push({ kind: 'node', name });
+      }
     }
+    terms.push({ remove, all });
   }
   if (terms.every((term) => term.remove))
     return shape(
@@ -142,39 +149,51 @@ export function resolveTarget(
   const added = new Set<string>();
   const removed = new Set<string>();
   for (const term of terms) {
-    const into = term.remove ? removed : added;
-    if (term.kind === 'node') {
-      if (!known.has(term.name))
-        return {
-          ok: false,
-          code: 'unknown_node',
-          refused: withHint(
-            `berth does not know node ${term.name}`,
-            didYouMean(term.name, known),
-            'add it under nodes in berth.json',
-            'else add it under nodes in berth.json',
-          ),
-        };
-      into.add(term.name);
-    } else if (!hasGroup(inventory.groups, term.name)) {
-      const meant = didYouMean(`@${term.name}`, [
-        ...Object.keys(inventory.groups).map((group) => `@${group}`),
-        `@${ALL}`,
-      ]);
-      return {
-        ok: false,
-        refused: `berth.json has no group ${term.name}${meant}`,
-        code: 'unknown_group',
-      };
-    } else {
-      const nodes = term.name === ALL ? known : membersOf(term.name, inventory.groups);
-      for (const node of nodes) into.add(node);
+    let nodes: ReadonlySet<string> | undefined;
+    for (const atom of term.all) {
+      const found = nodesOf(atom, known, inventory.groups);
+      if ('ok' in found) return found;
+      nodes = nodes === undefined ? found : new Set([...nodes].filter((node) => found.has(node)));
     }
+    for (const node of nodes ?? []) (term.remove ? removed : added).add(node);
   }
   const nodes = [...added].filter((node) => !removed.has(node)).sort();
   if (nodes.length === 0)
     return { ok: false, refused: `${target} names no node`, code: 'invalid_target' };
   return { ok: true, nodes };
+}
+
+/** The nodes of a node or group of a target, or why the inventory has none of that name. */
+function nodesOf(
+  atom: Atom,
+  known: ReadonlySet<string>,
+  groups: Groups,
+): ReadonlySet<string> | Extract<Targeted, { ok: false }> {
+  if (atom.kind === 'node') {
+    if (known.has(atom.name)) return new Set([atom.name]);
+    return {
+      ok: false,
+      code: 'unknown_node',
+      refused: withHint(
+        `berth does not know node ${atom.name}`,
+        didYouMean(atom.name, known),
+        'add it under nodes in berth.json',
+        'else add it under nodes in berth.json',
+      ),
+    };
+  }
+  if (!hasGroup(groups, atom.name)) {
+    const meant = didYouMean(`@${atom.name}`, [
+      ...Object.keys(groups).map((group) => `@${group}`),
+      `@${ALL}`,
+    ]);
+    return {
+      ok: false,
+      refused: `berth.json has no group ${atom.name}${meant}`,
+      code: 'unknown_group',
+    };
+  }
+  return atom.name === ALL ? known : membersOf(atom.name, groups);
 }
 
 /**
@@ -186,10 +205,12 @@ export function targetCovers(target: string, node: string, groups: Groups): bool
   const terms = parseTarget(target);
   if (typeof terms === 'string') return false;
   const takesIn = (term: Term) =>
-    term.kind === 'node'
-      ? term.name === node
-      : term.name === ALL ||
-        (Object.hasOwn(groups, term.name) && membersOf(term.name, groups).has(node));
+    term.all.every((atom) =>
+      atom.kind === 'node'
+        ? atom.name === node
+        : atom.name === ALL ||
+          (Object.hasOwn(groups, atom.name) && membersOf(atom.name, groups).has(node)),
+    );
   return (
     terms.some((term) => !term.remove && takesIn(term)) &&
     !terms.some((term) => term.remove && takesIn(term))

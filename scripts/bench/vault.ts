@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateX25519Identity } from 'age-encryption';
 import type { Plugin } from 'esbuild';
 import { openAct } from '../../src/commands/act.ts';
 import type { ActDeps } from '../../src/commands/act-shapes.ts';
@@ -8,9 +9,7 @@ import { commands } from '../../src/commands/table.ts';
 import { fileConfig } from '../../src/config/file-config.ts';
 import { machinesOf } from '../../src/machines/machines-of.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
-import { newIdentity } from '../../src/vault/age-keys.ts';
-import { nodeAgeSeal } from '../../src/vault/process-seal.ts';
-import { heldKeys, SEALED_HEAD, type Seal } from '../../src/vault/seal.ts';
+import { ageSeal, heldKeys, SEALED_HEAD, type Seal } from '../../src/vault/seal.ts';
 import { saidOf } from '../../src/words/said.ts';
 import { buildBerth } from '../build.mjs';
 import { bypassed } from './bypassed-seal.ts';
@@ -52,7 +51,11 @@ export async function benchVault(rounds: number, binaryRounds: number): Promise<
   const dir = await mkdtemp(join(tmpdir(), 'berth-bench-vault-'));
   try {
     log(`vault: converge of ${SECRETS} secrets, sealed with age and not, ${rounds} rounds`);
-    const warm = await interleaved(rounds, join(dir, 'warm'), inProcess(newIdentity()));
+    const warm = await interleaved(
+      rounds,
+      join(dir, 'warm'),
+      inProcess(await generateX25519Identity()),
+    );
     log(`vault: the same with the binary, ${binaryRounds} rounds`);
     const cold = await interleaved(binaryRounds, join(dir, 'binary'), await binaries(dir));
     return [
@@ -130,13 +133,12 @@ async function writeWorld(dir: string): Promise<{ state: string }> {
 
 /**
  * Worlds in this process. Each has a seal of its own, so each pays for importing its
- * identity and recipient, as a berth process does, on node:crypto's primitives, as the
- * binary seals.
+ * identity and recipient, as a berth process does.
  */
 function inProcess(identity: string): MakeWorld {
   return async (dir, mode) => {
     const { state } = await writeWorld(dir);
-    const seal: Seal = mode === 'age' ? nodeAgeSeal(heldKeys(identity)) : bypassed;
+    const seal: Seal = mode === 'age' ? ageSeal(heldKeys(identity)) : bypassed;
     const deps: ActDeps = {
       loadConfig: fileConfig(state),
       stores: fileStores({ dir: state, createIfMissing: false }, { seal }),
@@ -194,7 +196,7 @@ async function binaries(dir: string): Promise<MakeWorld> {
   await buildBerth({ outdir: join(dir, 'age') });
   await buildBerth({ outdir: join(dir, 'bypassed'), plugins: [bypassSealing] });
   const identity = join(dir, 'identity.txt');
-  await writeFile(identity, `${newIdentity()}\n`, { mode: 0o600 });
+  await writeFile(identity, `${await generateX25519Identity()}\n`, { mode: 0o600 });
   return async (world, mode) => {
     const { state } = await writeWorld(world);
     // Its own home, so that neither binary reads or makes an identity of the user's.

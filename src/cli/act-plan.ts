@@ -1,15 +1,18 @@
+import { planDigest } from '../commands/plan-records.ts';
 import { commands } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { enveloped } from '../result.ts';
 import { EXIT, type Io } from './io.ts';
-import { readPlan } from './plan-file.ts';
+import { contentOf, type PlanFile, readPlan } from './plan-file.ts';
 import { runFromCli } from './run-command.ts';
 
 /**
  * Acts on exactly the preview a plan file holds: the same take or converge, with `yes`
  * and its digest, so that the act is refused, naming each node and what changed, when
  * anything the preview covered changed since. A file that is not a plan is refused in
- * words before any store is opened.
+ * words before any store is opened; one edited since berth wrote it, made with another
+ * state, or acted on already, by the runner under the nodes' locks (plan-records.ts).
+ * What the plan says it will do is printed from the file before the act.
  */
 export async function actOnPlan(
   file: string,
@@ -27,6 +30,13 @@ export async function actOnPlan(
   const { plan } = read;
   const command = commands.find((known) => known.name === plan.command);
   if (!command) throw new Error(`the plan's command ${plan.command} is not in the table`);
+  const asked = {
+    digest: await planDigest(contentOf(read.read)),
+    file,
+    madeWith: plan.state,
+    using: options.location.dir,
+    shown: options.json ? undefined : () => io.out(planWords(file, plan)),
+  };
   return runFromCli(
     command,
     {
@@ -45,7 +55,17 @@ export async function actOnPlan(
       json: options.json,
       detailedExitcode: false,
       lockWaitMs: options.lockWaitMs,
+      plan: asked,
     },
     io,
   );
+}
+
+/** What the act will do, as the plan file says it: its command, when, and its preview's words. */
+function planWords(file: string, plan: PlanFile): string {
+  const what =
+    plan.command === 'take'
+      ? `take ${plan.target} ${plan.module}`
+      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}`;
+  return `acting on ${file}: ${what}, as previewed at ${plan.previewed_at}:\n${plan.preview.said}\n`;
 }

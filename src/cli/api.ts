@@ -1,17 +1,22 @@
+import { setMaxListeners } from 'node:events';
 import type { StateLocation } from '../config/state-dir.ts';
 import { accessLog } from '../http/access-log.ts';
 import { createApp } from '../http/app.ts';
 import type { Authenticator } from '../http/authenticator.ts';
 import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticator.ts';
 import { listen } from '../http/serve.ts';
+import { trustingFetch } from '../http/trusting-fetch.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
+import { readIssuerCas, stateCaTrust } from './issuer-cas.ts';
 
 export interface ApiFlags {
   listen: string;
   issuer: string;
   audience: string;
+  /** `--issuer-ca FILE`s: CAs trusted for the issuer, besides the system's and the state's. */
+  issuerCa: readonly string[];
   /** How long a request waits for a node's lock (`--lock-timeout`). */
   lockWaitMs: number;
 }
@@ -31,12 +36,20 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
   const unusable = unusableIssuer(flags.issuer);
   if (unusable) throw new UsageError(unusable);
   if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
+  const issuerCas = readIssuerCas(flags.issuerCa);
+  const log = (line: string) => io.err(line);
   return serveApi({
-    authenticator: issuerAuthenticator({
-      issuer: flags.issuer,
-      audience: flags.audience,
-      log: (line) => io.err(line),
-    }),
+    authenticator: (stores) => {
+      const stateCa = stateCaTrust(stores, log);
+      return issuerAuthenticator({
+        issuer: flags.issuer,
+        audience: flags.audience,
+        log,
+        // The state's CA and --issuer-ca, besides the system's: a module berth placed
+        // serves its issuer with a certificate the state's CA signed.
+        fetch: trustingFetch(async () => [...(await stateCa()), ...issuerCas]),
+      });
+    },
     issuer: flags.issuer,
     address: parseListen(flags.listen),
     lockWaitMs: flags.lockWaitMs,
@@ -46,7 +59,8 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
 }
 
 export interface ServeOptions {
-  authenticator: Authenticator;
+  /** The authenticator, or how to make it from the stores berth api serves over. */
+  authenticator: Authenticator | ((stores: Stores) => Authenticator);
   /** Named in the second start line. */
   issuer: string;
   address: { hostname: string; port: number };
@@ -63,11 +77,14 @@ export interface ServeOptions {
 export async function serveApi(options: ServeOptions): Promise<number> {
   const { io } = options;
   const cutting = new AbortController();
+  // Every act in flight, and every node of a target, listens for the one close deadline.
+  setMaxListeners(0, cutting.signal);
   const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
+  const { authenticator } = options;
   const app = createApp({
     ...deps,
     stores: unlessCut(deps.stores, cutting.signal),
-    authenticator: options.authenticator,
+    authenticator: typeof authenticator === 'function' ? authenticator(deps.stores) : authenticator,
     stopping: cutting.signal,
   });
 

@@ -1,6 +1,6 @@
 import { type CommandShape, commandLineOnly, commands, type Option } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { type Flags, textOf } from './flags.ts';
+import { type Flags, textOf, textsOf } from './flags.ts';
 import type { Io } from './io.ts';
 import { parseLockTimeout } from './lock-wait.ts';
 import { runPlan, runTableCommand } from './table-command.ts';
@@ -101,21 +101,32 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
       ['--listen <address>', 'host:port to listen on', '127.0.0.1:8081'],
       ['--issuer <url>', 'The OAuth 2.0 issuer whose tokens are accepted (required)'],
       ['--audience <audience>', 'The audience a token must carry', 'berth'],
+      [
+        '--issuer-ca <file>',
+        "A CA certificate (PEM) to trust for the issuer, besides the system's and the state's CA (repeatable)",
+      ],
     ],
     run: async ({ flags, location, io }) => {
       const listen = textOf(flags, 'listen') ?? '127.0.0.1:8081';
       const issuer = textOf(flags, 'issuer') ?? '';
       const audience = textOf(flags, 'audience') ?? 'berth';
+      const issuerCa = textsOf(flags, 'issuerCa');
       const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
       const { runApi } = await import('./api.ts');
-      return runApi({ listen, issuer, audience, lockWaitMs }, location(), io);
+      return runApi({ listen, issuer, audience, issuerCa, lockWaitMs }, location(), io);
     },
   },
   {
     usage: 'view',
     words: [],
-    summary: 'Serve a read-only page of the fleet, its nodes and the journal, on loopback',
-    options: [['--listen <address>', 'host:port on loopback to listen on', '127.0.0.1:8082']],
+    summary: 'Serve the fleet, its nodes and the journal in a browser, on loopback; it never acts',
+    options: [
+      [
+        '--listen <address>',
+        'host:port to listen on: 127.0.0.1, ::1 or localhost',
+        '127.0.0.1:8082',
+      ],
+    ],
     run: async ({ flags, location, io }) => {
       const lockWaitMs = parseLockTimeout(textOf(flags, 'lockTimeout'));
       const listen = textOf(flags, 'listen') ?? '127.0.0.1:8082';
@@ -136,11 +147,18 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
     },
   },
   {
-    usage: 'log',
-    words: [],
-    summary: 'Show the journal of acts',
-    run: async ({ flags, location, io }) =>
-      (await import('./reading.ts')).showLog(location(), json(flags), io),
+    usage: 'log [target]',
+    words: ['target'],
+    summary: 'Show the journal of acts: of every node, or of a target (web1, @web)',
+    options: [
+      ['--since <duration>', 'The acts of the last 90s, 15m, 2h or 7d alone'],
+      ['--tail <n>', 'The last n acts alone'],
+    ],
+    run: async ({ words, flags, location, io }) => {
+      const { parseLogQuery, showLog } = await import('./log.ts');
+      const asked = parseLogQuery(words[0], textOf(flags, 'since'), textOf(flags, 'tail'));
+      return showLog(asked, location(), json(flags), io);
+    },
   },
   {
     usage: 'rekey [node]',
@@ -157,6 +175,13 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
       const given = words.filter((word) => word !== undefined);
       return (await import('./vault-commands.ts')).runSecret(given, location(), json(flags), io);
     },
+  },
+  {
+    usage: 'ca',
+    words: [],
+    summary: "Print the state's CA certificate (PEM), making the CA if the state has none",
+    run: async ({ flags, location, io }) =>
+      (await import('./ca.ts')).runCa(location(), json(flags), io),
   },
   {
     usage: 'copy-state',

@@ -45,8 +45,9 @@ const TAKES_VALUE = new Set(
  * that cannot be read gives no names, and a Tab is not the place to say why.
  */
 export function printCandidates(words: readonly string[], io: Io): number {
-  const before = words.slice(0, -1);
-  const current = words.at(-1) ?? '';
+  const joined = joinedAtAnd(words);
+  const before = joined.slice(0, -1);
+  const current = joined.at(-1) ?? '';
   const found = candidates(before, current, io.env).filter((word) => word.startsWith(current));
   if (found.length > 0) io.out(found.join('\n'));
   return EXIT.done;
@@ -80,7 +81,29 @@ function candidates(
   if (command === undefined) return Object.keys(SURFACE);
   const kind = words?.args[positional.length];
   if (kind === 'file') return files(current);
+  if (kind === 'target') {
+    // A part after `,`, `&` or `!` completes as a target of its own, after what is typed.
+    const typed = current.slice(
+      0,
+      Math.max(...[',', '&', '!'].map((mark) => current.lastIndexOf(mark))) + 1,
+    );
+    return names(kind, state, env).map((name) => `${typed}${name}`);
+  }
   return kind === undefined ? [] : names(kind, state, env);
+}
+
+/**
+ * The words as berth reads them: bash splits a word at `&` for completion (it is in its
+ * COMP_WORDBREAKS), so `@web&@e` comes as three, which are one target.
+ */
+function joinedAtAnd(words: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] as string;
+    if (word === '&' && joined.length > 0) joined.push(`${joined.pop()}&${words[++index] ?? ''}`);
+    else joined.push(word);
+  }
+  return joined;
 }
 
 /**

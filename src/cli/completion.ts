@@ -14,6 +14,8 @@ const SCRIPTS: Record<string, string> = {
 _berth() {
   local IFS=$'\\n'
   COMPREPLY=($(berth ${COMPLETE} "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
+  # bash replaces only what follows an & (a word break of its own): @web&@eu is offered as @eu.
+  COMPREPLY=("\${COMPREPLY[@]##*&}")
 }
 complete -o default -F _berth berth
 `,

@@ -123,8 +123,12 @@ export function chosenStores(
     journalUnplaced: async (entry) => (await resolved()).stores.journalUnplaced(entry),
     listNodes: async () => (await resolved()).stores.listNodes(),
     readNode: async (node) => (await resolved()).stores.readNode(node),
-    readJournal: async () => (await resolved()).stores.readJournal(),
+    readJournal: async (query) => (await resolved()).stores.readJournal(query),
+    readSurveys: async (nodes) => (await resolved()).stores.readSurveys(nodes),
     lockHolders: async (nodes) => (await resolved()).stores.lockHolders(nodes),
+    readCa: async () => (await resolved()).stores.readCa(),
+    keepCa: async (made) => (await resolved()).stores.keepCa(made),
+    resealCa: async () => (await resolved()).stores.resealCa(),
     async close() {
       const made = await chosen?.catch(() => undefined);
       await made?.stores.close();

@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import type { FleetEvent, NodeStage } from '../commands/fleet-watch.ts';
 import { doneWords } from '../words/steps.ts';
 import type { Io } from './io.ts';
+import { visible } from './visible.ts';
 
 /**
  * How the command line shows a target's nodes getting on. On a terminal (standard error
@@ -116,7 +117,8 @@ function lineOf(node: string, row: Row, now: number, colour: boolean): string {
   const seconds = (((row.ended ?? now) - row.since) / 1000).toFixed(1);
   const stage = row.stage === 'not-begun' ? 'not begun' : row.stage;
   const shown = colour && COLOURS[row.stage] ? `${COLOURS[row.stage]}${stage}\x1b[0m` : stage;
-  const detail = row.detail === '' ? '' : ` ${row.detail.split('\n')[0]}`;
+  // Node text in berth's own drawing shows its control characters, as all output does.
+  const detail = row.detail === '' ? '' : ` ${visible(row.detail.split('\n')[0] as string)}`;
   const time = row.stage === 'waiting' || row.stage === 'not-begun' ? '' : ` ${seconds}s`;
   return `${node}: ${shown}${time}${detail}`;
 }

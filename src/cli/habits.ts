@@ -1,7 +1,8 @@
 /**
- * Flags that users of other tools type out of habit — Ansible's --limit and --check,
- * Terraform's -auto-approve, pyinfra's --dry — answered in one line with berth's way of
- * doing the same, rather than a bare "has no option".
+ * Flags that users of other tools type out of habit — Ansible's --limit, --check, --forks,
+ * --tags and serial, Terraform's -auto-approve, pyinfra's --dry, apt's -y, journalctl's
+ * -n — answered in one line with berth's way of doing the same, rather than a bare "has no
+ * option".
  */
 
 /** What a command offers that a habit's answer may point to. */
@@ -13,14 +14,21 @@ export interface HabitCommand {
   takesModule: boolean;
   /** Whether it previews without --yes and acts with it. */
   previews: boolean;
+  /** Its own long options (`--parallel`, `--filter`). */
+  offers: readonly string[];
 }
 
 type Answer = (command: HabitCommand) => string | undefined;
 
-const narrowed: Answer = ({ name, takesTarget, takesModule }) =>
-  takesTarget
-    ? `name the nodes in the target instead (berth ${name} @web,!web3${takesModule ? ' <module>' : ''})`
-    : undefined;
+const narrowed: Answer = ({ name, takesTarget, takesModule, offers }) =>
+  !takesTarget
+    ? undefined
+    : offers.includes('--tail')
+      ? `name the nodes in the target instead (berth ${name} @web,!web3), or the last N acts with --tail N`
+      : `name the nodes in the target instead (berth ${name} @web,!web3${takesModule ? ' <module>' : ''})`;
+
+const lastOnes: Answer = ({ offers }) =>
+  offers.includes('--tail') ? '--tail N shows the last N acts' : undefined;
 
 const dryRun: Answer = ({ name, previews }) =>
   previews
@@ -37,6 +45,23 @@ const approved: Answer = ({ previews }) =>
     ? '--yes acts; --yes --digest D acts on exactly the preview that printed digest D'
     : undefined;
 
+const forks: Answer = ({ offers }) =>
+  offers.includes('--parallel')
+    ? '--parallel N acts on at most N nodes of the target at once (default 10)'
+    : undefined;
+
+const serial: Answer = ({ offers }) =>
+  offers.includes('--batch')
+    ? '--batch N acts on N nodes at a time, beginning no further batch after one where a node failed'
+    : undefined;
+
+const tags: Answer = ({ name, takesModule, offers }) =>
+  offers.includes('--filter')
+    ? `--filter MODULE acts on that module alone (berth ${name} @web --filter redis)`
+    : takesModule
+      ? `name the module instead (berth ${name} @web <module>)`
+      : undefined;
+
 const HABITS: Record<string, Answer> = {
   '--limit': narrowed,
   '-l': narrowed,
@@ -47,6 +72,11 @@ const HABITS: Record<string, Answer> = {
   '--diff': diff,
   '-auto-approve': approved,
   '--auto-approve': approved,
+  '-y': approved,
+  '--forks': forks,
+  '--serial': serial,
+  '--tags': tags,
+  '-n': lastOnes,
 };
 
 /** The answer to a flag the command does not have, if users of another tool type it, or undefined. */

@@ -1,8 +1,10 @@
+import type { ModuleDefinition } from '../catalog.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { type Declared, declaredFor, toRun } from '../declared.ts';
 import { enveloped } from '../result.ts';
 import type { NodeEntry } from '../settings.ts';
 import { groupsHolding, resolveTarget } from '../targets.ts';
+import { type ValueShown, valueLine, valuesShown } from '../values-shown.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
@@ -22,9 +24,14 @@ export interface NodeShown {
   assigned: string[];
   /** What berth.json's `run` declares for it, each with the targets that declare it. */
   declared: Declared[];
+  /** Its values, each with where it came from and the modules it runs that read it. */
+  values: ValueShown[];
 }
 
-/** `berth nodes [target]`: the inventory, a node a line, or the nodes of a target (`@web,!web3`). */
+/**
+ * `berth nodes [target]`: the inventory, a node a line, or the nodes of a target
+ * (`@web,!web3`), each with its values and where each came from.
+ */
 export async function showNodes(
   target: string | undefined,
   location: StateLocation,
@@ -34,7 +41,7 @@ export async function showNodes(
   const deps = stateDeps(location, io.env);
   try {
     await deps.stores.open();
-    const { settings } = await deps.loadConfig();
+    const { settings, catalog } = await deps.loadConfig();
     const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
     let names = inventory.nodes.sort();
     if (target !== undefined) {
@@ -52,13 +59,20 @@ export async function showNodes(
     for (const node of names) {
       const { assigned } = await deps.stores.readNode(node);
       const declared = declaredFor(settings, node);
+      const run = toRun(assigned, declared);
+      const definitions = new Map<string, ModuleDefinition>();
+      for (const module of run) {
+        const entry = await catalog.entry(module);
+        if ('definition' in entry) definitions.set(module, entry.definition);
+      }
       shown.push({
         node,
         ...where(settings.nodes[node] as NodeEntry),
         groups: groupsOf.get(node) ?? [],
-        run: toRun(assigned, declared),
+        run,
         assigned,
         declared,
+        values: valuesShown(settings, node, definitions),
       });
     }
     if (json) {
@@ -69,17 +83,21 @@ export async function showNodes(
       io.out('no node yet: add one under nodes in berth.json');
       return EXIT.done;
     }
+    // Named, a node or a target shows its values too, a line each under it.
     io.out(
       shown
         .map((item) =>
           [
-            item.node,
-            `${item.kind} ${item.address}${item.sudo ? ' (sudo)' : ''}`,
-            item.groups.length ? `groups ${item.groups.join(', ')}` : '',
-            `to run: ${toRunWords(item.assigned, item.declared)}`,
-          ]
-            .filter(Boolean)
-            .join('  '),
+            [
+              item.node,
+              `${item.kind} ${item.address}${item.sudo ? ' (sudo)' : ''}`,
+              item.groups.length ? `groups ${item.groups.join(', ')}` : '',
+              `to run: ${toRunWords(item.assigned, item.declared)}`,
+            ]
+              .filter(Boolean)
+              .join('  '),
+            ...(target === undefined ? [] : item.values.map((value) => `  ${valueLine(value)}`)),
+          ].join('\n'),
         )
         .join('\n'),
     );

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { visible } from './visible.ts';
 
 /** Where the command line writes, so that tests and the binary share one path. */
 export interface Io {
@@ -7,9 +8,13 @@ export interface Io {
   env: Record<string, string | undefined>;
 }
 
+/**
+ * The command line's one way out: everything written to standard output and error shows
+ * its control characters rather than obeying them (visible.ts), wherever the text came from.
+ */
 export const processIo: Io = {
-  out: (text) => writeLine(1, text),
-  err: (text) => writeLine(2, text),
+  out: (text) => writeLine(1, visible(text)),
+  err: (text) => writeLine(2, visible(text)),
   env: process.env,
 };
 

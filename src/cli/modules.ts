@@ -3,6 +3,7 @@ import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { enveloped } from '../result.ts';
+import { type Value, valueWords } from '../values.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
 
@@ -17,6 +18,8 @@ export type ModuleShown =
       data: ModuleDefinition['data'];
       /** Names only: where a secret lives is shown, never a value (berth reads none here). */
       secrets: { name: string; path: string; inside: boolean }[];
+      /** The values it reads: each with its type, its default when it has one, and what it is. */
+      values: { name: string; type: string; default?: Value; description: string }[];
       files: { path: string; source?: string }[];
       hooks: Partial<Record<(typeof HOOKS)[number], string>>;
     }
@@ -77,6 +80,12 @@ function shownOf(entry: CatalogEntry): ModuleShown {
       path: secret.path,
       inside: secret.match !== undefined,
     })),
+    values: Object.entries(definition.values).map(([name, spec]) => ({
+      name,
+      type: spec.type,
+      ...(spec.default === undefined ? {} : { default: spec.default }),
+      description: spec.description,
+    })),
     files: Object.entries(definition.files).map(([path, file]) => ({
       path,
       ...(file.source === undefined ? {} : { source: file.source }),
@@ -102,6 +111,7 @@ function describeWhole(item: ModuleShown): string {
     `  needs: ${list(item.needs)}`,
     `  data: ${list(item.data.map((data) => `${data.path}${owned(data.owner, data.group, data.mode)}`))}`,
     `  secrets: ${list(item.secrets.map((secret) => `${secret.name} (${secret.inside ? 'in ' : ''}${secret.path})`))}`,
+    `  values: ${list(item.values.map((value) => `${value.name} (${value.type}, ${value.default === undefined ? 'required' : `default ${valueWords(value.default)}`}${value.description ? `: ${value.description}` : ''})`))}`,
     `  files: ${list(item.files.map((file) => `${file.path}${file.source ? ` (from ${file.source})` : ''}`))}`,
     ...HOOKS.map((hook) => `  ${hook}: ${item.hooks[hook] ?? 'none'}`),
   ].join('\n');

@@ -62,6 +62,7 @@ function habitCommand(name: string): HabitCommand {
     takesTarget: line?.words[0] === 'target',
     takesModule: line?.words[1] === 'module',
     previews: line?.options?.some(([usage]) => usage === '--yes') ?? false,
+    offers: (line?.options ?? []).map(([usage]) => usage.split(' ')[0] as string),
   };
 }
 

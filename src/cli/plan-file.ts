@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
+import type { StateLocation } from '../config/state-dir.ts';
 import { writeFileAtomic } from '../fs/atomic-file.ts';
 import type { CommandRequest } from '../request.ts';
 import { type CommandAnswer, CommandAnswerSchema } from '../result.ts';
@@ -8,11 +9,13 @@ import { describeIssues } from '../schema-issues.ts';
 /**
  * A plan file: a take or converge preview written with `--out FILE`, for review, that
  * `berth act FILE` acts on exactly. It holds what the act needs (the command, target,
- * module or filter, `--mint` names, the digest) and the preview's typed result as `--json`
- * prints it, which holds no secret value. `format_version` changes when a field changes
- * meaning.
+ * module or filter, `--mint` names, the digest), the state it was made with, and the
+ * preview's typed result as `--json` prints it, which holds no secret value. The stores
+ * keep the digest of its whole content (commands/plan-records.ts), so a file edited by
+ * hand is refused. `format_version` changes when a field changes meaning: 2 when the
+ * whole content came to be covered.
  */
-export const PLAN_FORMAT_VERSION = 1;
+export const PLAN_FORMAT_VERSION = 2;
 
 /** What names a file as a berth plan, so that another tool's JSON is refused as such. */
 const PLAN_KIND = 'berth plan';
@@ -25,6 +28,8 @@ const common = {
   target: Named,
   digest: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'a digest is 64 lower-case hex characters')),
   previewed_at: v.pipe(v.string(), v.isoTimestamp('a time as berth writes it')),
+  /** The state directory it was made with, for the words of an act made with another. */
+  state: Named,
   preview: CommandAnswerSchema,
 };
 
@@ -49,18 +54,33 @@ export type PlanFile = v.InferOutput<typeof PlanFileSchema>;
 export function planOf(
   command: string,
   request: CommandRequest,
-  mint: readonly string[],
+  options: { mint: readonly string[]; location: StateLocation },
   preview: CommandAnswer,
   now: Date,
 ): PlanFile | undefined {
   const { digest } = preview;
   if (digest === undefined) return undefined;
   const head = { format_version: PLAN_FORMAT_VERSION, kind: PLAN_KIND } as const;
-  const made = { target: request.node, digest, previewed_at: now.toISOString(), preview };
+  const made = {
+    target: request.node,
+    digest,
+    previewed_at: now.toISOString(),
+    state: options.location.dir,
+    preview,
+  };
   if (command === 'take')
-    return { ...head, command: 'take', ...made, module: request.module, mint: [...mint] };
+    return { ...head, command: 'take', ...made, module: request.module, mint: [...options.mint] };
   const filter = request.filter ? { filter: request.filter } : {};
   return { ...head, command: 'converge', ...made, ...filter };
+}
+
+/**
+ * What the stores keep the digest of: the whole file as written, or as read (every field,
+ * known or not, as JSON has it), but the two that name it a plan of this format.
+ */
+export function contentOf(plan: object): Record<string, unknown> {
+  const { format_version: _, kind: __, ...content } = plan as Record<string, unknown>;
+  return content;
 }
 
 /**
@@ -84,7 +104,7 @@ export async function writePlan(path: string, plan: PlanFile): Promise<string | 
 /** A plan file as read, or why it cannot be acted on, in words. */
 export async function readPlan(
   path: string,
-): Promise<{ ok: true; plan: PlanFile } | { ok: false; refused: string }> {
+): Promise<{ ok: true; plan: PlanFile; read: object } | { ok: false; refused: string }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -111,7 +131,7 @@ export async function readPlan(
       ok: false,
       refused: `${path} is not a valid berth plan file: ${describeIssues(parsed.issues, PlanFileSchema)}`,
     };
-  return { ok: true, plan: parsed.output };
+  return { ok: true, plan: parsed.output, read: fields };
 }
 
 /** A file that could not be read or written, in words rather than an errno. */

@@ -8,7 +8,6 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { declaredFor, runField, toRun } from '../declared.ts';
 import { describeAge } from '../duration.ts';
 import { isName } from '../names.ts';
-import { oneLine } from '../one-line.ts';
 import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
 import { enveloped } from '../result.ts';
 import { checkNodeIn, type Settings } from '../settings.ts';
@@ -250,41 +249,6 @@ async function checksNow(
   const outcome = await opened.run();
   if (outcome.error === undefined) return checks;
   return { refused: outcome.error, exit: outcome.storeFailed ? EXIT.stores : EXIT.refused };
-}
-
-/** `berth log`: the journal of every node, oldest first. */
-export async function showLog(location: StateLocation, json: boolean, io: Io) {
-  const deps = stateDeps(location, io.env);
-  try {
-    const lines = await deps.stores.readJournal();
-    if (json) {
-      const shown = lines.map((line) =>
-        'entry' in line ? JSON.stringify(enveloped(line.entry)) : line.notAnEntry,
-      );
-      if (shown.length > 0) io.out(shown.join('\n'));
-      return EXIT.done;
-    }
-    if (lines.length === 0) {
-      io.out('the journal is empty: no act yet');
-      return EXIT.done;
-    }
-    const shown = lines.map((line) => {
-      if (!('entry' in line)) {
-        // Only a hand edit makes such a line (berth appends whole lines); show it, do not stop.
-        return `${line.where} is not a journal entry: ${JSON.stringify(line.notAnEntry.slice(0, 120))}`;
-      }
-      const { entry } = line;
-      const what = [entry.act, entry.node, entry.module].filter(Boolean).join(' ');
-      const outcome = entry.outcome === 'done' ? 'done' : `${entry.outcome}: ${entry.error}`;
-      return oneLine(`${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}`);
-    });
-    io.out(shown.join('\n'));
-    return EXIT.done;
-  } catch (error) {
-    return failed(error, io);
-  } finally {
-    await deps.stores.close().catch(() => {});
-  }
 }
 
 function failed(error: unknown, io: Io): number {

@@ -1,7 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
 import type { Code } from '../codes.ts';
 import { missingFields, openAct } from '../commands/act.ts';
+import type { Face } from '../commands/act-shapes.ts';
 import { answerOf, codeOf } from '../commands/answer.ts';
 import type { CommandShape as Command } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
@@ -14,6 +16,7 @@ import { stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
+import type { PlanFile } from './plan-file.ts';
 
 /** How the command line runs a command, beside its request. */
 export interface CliOptions {
@@ -27,6 +30,8 @@ export interface CliOptions {
   refresh?: boolean;
   /** `--out FILE` on a preview: the plan file to write. */
   out?: string;
+  /** `berth act FILE`: the plan file acted on, checked against the stores (act-plan.ts). */
+  plan?: Face['actingOnPlan'];
 }
 
 /**
@@ -43,6 +48,8 @@ export async function runFromCli(
   // Ctrl-C during an act stops its hook and lets it record what it did; a second one
   // ends berth at once (the stores stay whole: every write is atomic).
   const interrupted = new AbortController();
+  // Every node of a target acting at once listens for this one stop.
+  setMaxListeners(0, interrupted.signal);
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted.signal.aborted) process.exit(130);
     interrupted.abort(`berth was interrupted by ${signal}`);
@@ -51,8 +58,12 @@ export async function runFromCli(
   process.on('SIGTERM', onSignal);
   try {
     const run = (asked: CommandRequest) => runOnce(command, asked, options, interrupted.signal, io);
+    // --refresh with --yes is refused before anything runs: it does not preview and ask.
     const approval =
-      command.options.includes('yes') && request.yes && request.digest === undefined
+      command.options.includes('yes') &&
+      request.yes &&
+      request.digest === undefined &&
+      !options.refresh
         ? await import('./approval.ts')
         : undefined;
     if (!approval?.canAsk(options.json)) return printed(await run(request));
@@ -127,11 +138,22 @@ async function runOnce(
     }
     const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
     const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
+    // With --out, the plan's content is made from the preview's answer, under its locks.
+    let plan: PlanFile | undefined;
+    const planFiles =
+      options.out !== undefined && !request.yes ? await import('./plan-file.ts') : undefined;
     const opened = await openAct(
       command,
       request,
       { ...deps, stores },
       {
+        ...(planFiles && {
+          writingPlan: (answer: CommandAnswer) => {
+            plan = planFiles.planOf(command.name, request, options, answer, new Date());
+            return plan && planFiles.contentOf(plan);
+          },
+        }),
+        ...(options.plan && { actingOnPlan: options.plan }),
         actor: osUser(io),
         via: 'cli',
         mint: options.mint,
@@ -166,11 +188,9 @@ async function runOnce(
       several && !progress?.toldOnOutput ? saidOf(outcome) : (untoldOf(outcome) ?? saidOf(outcome));
     const answer = answerOf(outcome);
     const ran = { outcome, rest, asked: request, digest: answer.digest };
-    if (options.out === undefined || request.yes) return ran;
-    const { planOf, writePlan } = await import('./plan-file.ts');
-    const plan = planOf(command.name, request, options.mint, answer, new Date());
+    if (options.out === undefined || !planFiles) return ran;
     if (!plan) return { ...ran, note: `no plan was written to ${options.out}` };
-    const failed = await writePlan(options.out, plan);
+    const failed = await planFiles.writePlan(options.out, plan);
     if (failed) return { ...ran, outcome: { ...outcome, error: outcome.error ?? failed } };
     return { ...ran, note: `the plan is in ${options.out}; berth act ${options.out} acts on it` };
   } finally {

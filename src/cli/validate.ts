@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Catalog } from '../catalog.ts';
+import type { Catalog, ModuleDefinition } from '../catalog.ts';
 import { ConfigError } from '../config/config.ts';
 import { fileCatalog } from '../config/file-catalog.ts';
 import { fileConfig } from '../config/file-config.ts';
@@ -12,6 +12,7 @@ import { enveloped } from '../result.ts';
 import { defaultSettings, type Settings } from '../settings.ts';
 import { EXIT, type Io } from './io.ts';
 import { readingFailed } from './reading-failed.ts';
+import { valuesProblems } from './validate-values.ts';
 
 /** A problem `berth validate` found: the file it is in, and what is wrong there, in words. */
 export interface Problem {
@@ -45,10 +46,12 @@ export async function validate(stateDir: string) {
   let catalogDir: string;
   let catalog: Catalog;
   let run: Settings['run'] = {};
+  let settings: Settings | undefined;
   try {
     const config = await fileConfig(stateDir)();
     catalogDir = resolve(stateDir, config.settings.catalog);
     catalog = config.catalog;
+    settings = config.settings;
     run = config.settings.run;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -101,6 +104,18 @@ export async function validate(stateDir: string) {
       });
     else if (unresolved.why === 'cycle')
       problems.push({ file, problem: `needs: a cycle, ${unresolved.cycle.join(' → ')}` });
+  }
+  // The values berth.json gives against those the valid definitions declare.
+  if (settings) {
+    const definitions = new Map<string, ModuleDefinition>();
+    for (const [name, entry] of entries)
+      if ('definition' in entry) definitions.set(name, entry.definition);
+    const allRead = definitions.size === entries.size;
+    for (const item of valuesProblems(settings, definitions, { allRead }))
+      problems.push({
+        file: item.module === undefined ? settingsPath : join(catalogDir, `${item.module}.json`),
+        problem: item.problem,
+      });
   }
   return { problems, modules: names.length, catalogDir };
 }

@@ -7,9 +7,11 @@ import type { StateLocation } from '../config/state-dir.ts';
 import type { CommandRequest } from '../request.ts';
 import { type CommandAnswer, enveloped } from '../result.ts';
 import { secretText } from '../secrets.ts';
+import type { Resealed } from '../stores/stores.ts';
+import { VaultError } from '../vault/seal.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
-import { readingFailed } from './reading-failed.ts';
+import { readingFailed, vaultRefused } from './reading-failed.ts';
 import { osUser } from './run-command.ts';
 
 const REKEY: CommandShape = {
@@ -23,9 +25,9 @@ const REKEY: CommandShape = {
 
 /**
  * `berth rekey [node]`: every node with records (or the one named) as one target, through
- * the runner: one act a node, each journaled. Exits 0 when every value was sealed again,
- * 1 when a value could not be opened (named, and kept as it was) or berth.json is not
- * valid, 3 when the stores fail.
+ * the runner: one act a node, each journaled; and, for the whole state, the state's CA.
+ * Exits 0 when every value was sealed again, 1 when a value could not be opened (named,
+ * and kept as it was) or berth.json is not valid, 3 when the stores fail.
  */
 export async function runRekey(
   node: string | undefined,
@@ -35,24 +37,42 @@ export async function runRekey(
 ): Promise<number> {
   const deps = stateDeps(location, io.env);
   let target: string;
+  let ca: Resealed | undefined;
   try {
     await deps.stores.open();
     target = node ?? (await deps.stores.listNodes()).join(',');
+    // The CA is the state's, not a node's: sealed again when the whole state is.
+    if (node === undefined && (await deps.stores.readCa())) ca = await deps.stores.resealCa();
   } catch (error) {
+    if (error instanceof VaultError) return vaultRefused(error, io, json);
     return readingFailed(error, io, { json });
   }
   try {
+    const caPart = ca && { ca: { resealed: ca.resealed === 1 } };
+    const caExit = ca && ca.unopened.length > 0 ? EXIT.refused : EXIT.done;
+    if (ca && !json)
+      if (ca.resealed === 1) io.out("sealed the state's CA again to the recipients of now");
+      else
+        io.err(
+          "berth's identity cannot open the key of the state's CA; kept as sealed before: rekey again with an identity it was sealed to",
+        );
     if (target === '') {
-      io.out(json ? JSON.stringify(answerOf({})) : 'no node has records: nothing to seal again');
-      return EXIT.done;
+      io.out(
+        json
+          ? JSON.stringify({ ...answerOf({}), ...caPart })
+          : ca
+            ? 'no node has records: nothing else to seal again'
+            : 'no node has records: nothing to seal again',
+      );
+      return caExit;
     }
     const ran = await runOne(REKEY, { node: target, module: '', yes: false }, deps, io);
-    if (json) io.out(JSON.stringify(ran.answer));
+    if (json) io.out(JSON.stringify({ ...ran.answer, ...caPart }));
     else {
       if (ran.answer.said) io.out(ran.answer.said);
       if (ran.answer.refused) io.err(ran.answer.refused);
     }
-    return ran.exit;
+    return ran.exit === EXIT.done ? caExit : ran.exit;
   } finally {
     await deps.stores.close();
   }

@@ -1,12 +1,12 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
-import { getRequestListener } from '@hono/node-server';
 import type { StateLocation } from '../config/state-dir.ts';
-import { newToken } from '../view/access.ts';
+import { listen } from '../http/serve.ts';
+import { ViewKeys } from '../view/access.ts';
 import { createViewApp } from '../view/app.ts';
 import { parseListenAddress } from '../view/listen-address.ts';
 import { followStore } from '../view/live.ts';
+import { VIEW_SERVED } from '../view/served.ts';
 import { viewSource } from '../view/source.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
@@ -23,60 +23,61 @@ export interface ViewFlags {
 }
 
 /**
- * `berth view`: serves the read-only view of the fleet on loopback until SIGINT or SIGTERM,
- * printing its address with a fresh token (the only way in), then ends with 0.
+ * `berth view`: serves the view of the fleet on loopback until SIGINT or SIGTERM, under
+ * a name of its own, printing its address with a fresh token (the only way in), then
+ * ends with 0. It is served as the Command API is (`listen`): the same deadlines, caps
+ * and graceful close.
  */
 export async function runView(flags: ViewFlags, location: StateLocation, io: Io): Promise<number> {
   const address = parseListenAddress(flags.listen);
   if ('refused' in address) throw new UsageError(address.refused);
+  const stop = new AbortController();
+  // Every live stream and every survey listens for the one stop.
+  setMaxListeners(0, stop.signal);
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   const deps = stateDeps(location, io.env, { lockWaitMs: flags.lockWaitMs });
-  const source = viewSource(deps, { actor: osUser(io), lockWaitMs: flags.lockWaitMs });
+  const source = viewSource(deps, {
+    actor: osUser(io),
+    lockWaitMs: flags.lockWaitMs,
+    signal: stop.signal,
+  });
   const live = followStore(
     { holders: () => source.holders(), journal: () => source.journal() },
     { host: hostname(), pid: process.pid },
     LIVE_EVERY_MS,
   );
-  const token = newToken();
-  const closing = new AbortController();
-  // Its handler is given once the port is known: the cookie is named by it. A live stream
-  // lasts as long as its page, so no deadline cuts a request.
-  const server = createServer({ requestTimeout: 0 });
-  const listening = new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(address.port, address.hostname, () => resolve(server.address() as AddressInfo));
-  });
-  let bound: AddressInfo;
-  try {
-    bound = await listening;
-  } catch (error) {
-    io.err(`berth view cannot listen on ${flags.listen}: ${(error as Error).message}`);
-    return EXIT.refused;
-  }
+  const keys = new ViewKeys();
   const app = createViewApp({
     source,
     live,
-    token,
-    // Cookies are kept by host, not port: two views on one machine keep one each.
-    cookie: `berth_view_${bound.port}`,
+    keys,
     berth: flags.state === undefined ? 'berth' : `berth --state ${shellWord(flags.state)}`,
-    closing: closing.signal,
+    closing: stop.signal,
   });
-  server.on('request', getRequestListener(app.fetch, { hostname: address.hostname }));
-  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-  io.out(`berth view of ${location.dir}, read-only, until Ctrl-C:`);
-  io.out(`http://${host}:${bound.port}/?token=${token}`);
-
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-  await stopped;
-  closing.abort();
-  live.stop();
-  server.close();
-  server.closeAllConnections();
-  await source.close().catch(() => {});
-  return EXIT.done;
+  try {
+    let served: Awaited<ReturnType<typeof listen>>;
+    try {
+      served = await listen(app.fetch, address, stop.signal, { as: VIEW_SERVED });
+    } catch (error) {
+      io.err(`berth view cannot listen on ${flags.listen}: ${(error as Error).message}`);
+      return EXIT.refused;
+    }
+    const port = new URL(served.url).port;
+    io.out(`berth view of ${location.dir}, until Ctrl-C (it surveys when asked, and never acts):`);
+    io.out(`http://${keys.name}:${port}/?token=${keys.token}`);
+    await served.closed;
+    // A survey still waiting for a node's lock when the connections were closed has no
+    // one left to answer: it is not waited for.
+    setTimeout(() => process.exit(EXIT.done), 1_000).unref();
+    return EXIT.done;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    live.stop();
+    await source.close().catch(() => {});
+  }
 }
 
 /** A word as sh reads it back unchanged. */

@@ -2,10 +2,12 @@ import type { Code } from '../codes.ts';
 import type { LoadConfig } from '../config/config.ts';
 import type { ReachMachine } from '../machines/machine.ts';
 import type { RunOutcome } from '../outcome.ts';
+import type { CommandAnswer } from '../result.ts';
 import type { Settings } from '../settings.ts';
 import type { Stores } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
 import type { FleetEvent } from './fleet-watch.ts';
+import type { PlanAsked } from './plan-records.ts';
 
 /** What both faces give the runner: where things are. */
 export interface ActDeps {
@@ -30,6 +32,16 @@ export type Face = Pick<
   now?: () => Date;
   /** Told how each node of a target of several is getting on: the command line shows it. */
   watch?: (event: FleetEvent) => void;
+  /**
+   * A preview to be written to a plan file (`--out`): makes the file's content from the
+   * typed answer; the runner keeps its digest on each node (plan-records.ts).
+   */
+  writingPlan?: (answer: CommandAnswer) => unknown;
+  /**
+   * An act of a plan file (`berth act FILE`): checked against each node's records under
+   * its lock before anything else; `shown` is told once it may be acted on.
+   */
+  actingOnPlan?: PlanAsked & { shown?: () => void };
 };
 
 /**

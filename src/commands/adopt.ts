@@ -21,7 +21,7 @@ export const adopt: CommandFunction = async ({ node }, context) => {
   // key; a vault berth cannot open is said now, before anything is recorded.
   const key = await store.vault.fingerprintKey();
   const surveys = await surveyModules(machine, definitions, async () => key);
-  for (const [name, survey] of surveys) account.modules[name] = survey.holdings;
+  for (const [name, survey] of surveys.modules) account.modules[name] = survey.holdings;
 
   await store.saveRecord({ ...(await store.record()), account });
   return { result: { command: 'adopt', node, account } };

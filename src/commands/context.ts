@@ -15,6 +15,8 @@ export interface CommandContext {
   catalog: Catalog;
   /** The node's machine; reaching it is the first thing a survey does. */
   machine: Machine;
+  /** The target the act was asked for (`@web`), of which this node is one: journaled with it. */
+  target?: string;
   /** Who acts: the OS user on the command line, the token's subject over the API. */
   actor: string;
   via: 'cli' | 'api';

@@ -1,9 +1,12 @@
 import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
 import { ownValue } from '../own-record.ts';
+import { inputsFor } from '../readings.ts';
 import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
+import type { NamedValue } from '../secret-masks.ts';
 import { secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import type { GatheredReadings, ReadingBlocker } from './gather-readings.ts';
 import {
   beforePackages,
   isRemoval,
@@ -27,7 +30,8 @@ export type Blocker =
   /** A path of the module is a link another user could have placed: nothing goes through it. */
   | { because: 'link'; module: string; path: string; words: string }
   | NoSuchAccount
-  | PackageBlocker;
+  | PackageBlocker
+  | ReadingBlocker;
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -66,6 +70,13 @@ export interface ConvergeInput {
   refreshAfter?: string;
   /** The node's package lists were refreshed just before this plan (`--refresh`). */
   listsRefreshed?: boolean;
+  /** The modules' values and the node's facts, and what stands in the way of them. */
+  read?: GatheredReadings;
+}
+
+/** A hook step's deadline: the definition's `timeout` when it names one (else the machine's). */
+function deadlineOf(definition: ModuleDefinition): { timeout?: number } {
+  return definition.timeout === undefined ? {} : { timeout: definition.timeout };
 }
 
 /** A kept value a plan reads only the presence of: it is left sealed. */
@@ -92,6 +103,34 @@ export function modulesReadingValues(
     if (held || Object.keys(definition.files).length > 0) reading.add(module);
   }
   return reading;
+}
+
+/**
+ * What a diff shows in place of: every value the vault holds for the node that was opened
+ * (all of them, when a plan shows a diff: see converge.ts), of any module, and every value
+ * found on the machine for the modules surveyed.
+ */
+export function secretsShown(input: Pick<ConvergeInput, 'vault' | 'surveys' | 'entries'>) {
+  const shown: NamedValue[] = [];
+  for (const [key, value] of input.vault)
+    if (value instanceof Uint8Array && value.length > 0)
+      shown.push([key.slice(key.indexOf('/') + 1), secretText(value)]);
+  for (const [module, survey] of input.surveys) {
+    const entry = input.entries.get(module);
+    if (!entry || !('definition' in entry)) continue;
+    for (const [secret, spec] of Object.entries(entry.definition.secrets)) {
+      const held = secretHeld(survey.facts, spec);
+      if (held?.length) shown.push([secret, secretText(held)]);
+    }
+  }
+  return shown;
+}
+
+/** Whether a plan shows a file's diff, which may hold any secret of the node. */
+export function showsDiff(plan: ConvergePlan): boolean {
+  return plan.modules.some(({ steps }) =>
+    steps.some((step) => step.do === 'write' && step.why.because === 'differs'),
+  );
 }
 
 /** A kept value's bytes, which the plan opened (`modulesReadingValues`) before it reads them. */
@@ -164,7 +203,7 @@ export function planConverge(input: ConvergeInput): {
       const definition = entry && 'definition' in entry ? entry.definition : undefined;
       if (definition) definitions.set(module, definition);
       const steps: Step[] = definition?.stop
-        ? [{ do: 'stop', module, script: definition.stop }]
+        ? [{ do: 'stop', module, script: definition.stop, ...deadlineOf(definition) }]
         : [];
       plan.modules.push({
         module,
@@ -184,6 +223,12 @@ export function planConverge(input: ConvergeInput): {
     }
     const { definition } = resolution;
     definitions.set(module, definition);
+    const unread = input.read?.blockers.get(module) ?? [];
+    if (unread.length > 0) {
+      // Its files cannot be rendered, nor its hooks told, without every value and fact.
+      plan.blockers.push(...unread);
+      continue;
+    }
     if (filter !== undefined) {
       // Alone, a module is acted on without the modules it needs: they must be running.
       const needs = definition.needs.filter((need) => !ownValue(record.managed, need)?.started);
@@ -217,6 +262,7 @@ export function planConverge(input: ConvergeInput): {
     if (update.steps.length > 0)
       plan.modules.push({ module, action: 'update', steps: update.steps });
   }
+  plan.blockers.push(...(input.read?.undeclared ?? []));
   plan.modules = orderForAct(plan.modules, definitions);
   const installing = plan.modules.some(({ steps }) =>
     steps.some((step) => step.do === 'package' && !isRemoval(step)),
@@ -288,7 +334,8 @@ function installSteps(
       why: { because: 'install' },
     });
   }
-  if (definition.start) steps.push({ do: 'start', module, script: definition.start });
+  if (definition.start)
+    steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   lookUpAfterInstall(packages.steps, owners);
   return { steps, blockers: [...packages.blockers, ...owners.blockers] };
 }
@@ -310,7 +357,12 @@ function updateSteps(
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
-  const owners = new Owners(module, survey, packagesPending(packages));
+  const owners = new Owners(
+    module,
+    survey,
+    packagesPending(packages),
+    readableInPlace(input, module, definition, survey),
+  );
   // Only files are rendered with the kept values, and only a file's diff hides them.
   const hasFiles = Object.keys(definition.files).length > 0;
 
@@ -368,15 +420,7 @@ function updateSteps(
     if (drift.length > 0)
       steps.push({ do: 'restore', module, secret, path: spec.path, ...attributes, drift });
   }
-  // What a diff shows in place of each secret value, held or kept.
-  const hidden: [string, string][] = [];
-  for (const [secret, spec] of Object.entries(definition.secrets)) {
-    const held = secretHeld(survey.facts, spec);
-    const sealed = input.vault.get(`${module}/${secret}`);
-    const kept = sealed && hasFiles ? sealed : undefined;
-    for (const value of [held, kept && openedValue(kept, module, secret)])
-      if (value?.length) hidden.push([secret, secretText(value)]);
-  }
+  const hidden = secretsShown(input);
   for (const [path, file] of Object.entries(definition.files)) {
     const attributes = owners.moduleFile(path, file);
     const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
@@ -390,10 +434,14 @@ function updateSteps(
       });
       continue;
     }
-    const compared = compareFile(input.node, path, survey.facts.get(path), file.content, {
-      values,
-      hidden,
-    });
+    const compared = compareFile(
+      input.node,
+      path,
+      survey.facts.get(path),
+      file.content,
+      { values, hidden },
+      inputsFor(input.read?.readings, module),
+    );
     desired.set(path, compared.wanted);
     const drift = owners.moduleFileDrift(path, file);
     if (compared.why) steps.push({ do: 'write', module, path, ...attributes, why: compared.why });
@@ -408,12 +456,20 @@ function updateSteps(
     (step) => step.do === 'write' || step.do === 'restore' || (step.do === 'mint' && !step.inside),
   );
   if (failing && definition.start)
-    steps.push({ do: 'start', module, script: definition.start, check });
-  else if (started && rewrote) steps.push({ do: 'reload', module, script: definition.reload });
+    steps.push({ do: 'start', module, script: definition.start, check, ...deadlineOf(definition) });
+  else if (started && rewrote)
+    steps.push({ do: 'reload', module, script: definition.reload, ...deadlineOf(definition) });
   else if (started && managed.pending?.includes('reload') && definition.reload)
     // A reload that failed is owed until one succeeds: the change it was for is not live.
-    steps.push({ do: 'reload', module, script: definition.reload, pending: true });
-  if (!started && definition.start) steps.push({ do: 'start', module, script: definition.start });
+    steps.push({
+      do: 'reload',
+      module,
+      script: definition.reload,
+      pending: true,
+      ...deadlineOf(definition),
+    });
+  if (!started && definition.start)
+    steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   else if (!started) steps.push({ do: 'manage', module, started: true });
   return { steps, blockers, desired };
 }
@@ -426,6 +482,61 @@ function updateSteps(
  */
 function packagesPending(packages: { steps: readonly Step[]; blockers: readonly unknown[] }) {
   return packages.steps.length > 0 || packages.blockers.length > 0;
+}
+
+/**
+ * The paths whose file's owner could already read every value berth writes there: each
+ * secret placed there is in that very file now, and was found there (kept by a take or a
+ * converge, as the record says, or by this plan; or, for a take of an earlier berth, as
+ * the account it was taken from says). Such a file keeps its owner: adopting a running
+ * service never leaves its daemon unable to read its own configuration.
+ */
+function readableInPlace(
+  input: ConvergeInput,
+  module: string,
+  definition: ModuleDefinition,
+  survey: ModuleSurvey,
+): Set<string> {
+  const inPlace = new Set<string>();
+  for (const [secret, spec] of Object.entries(definition.secrets)) {
+    const held = secretHeld(survey.facts, spec);
+    if (!held?.length) continue;
+    const kept = input.vault.get(`${module}/${secret}`);
+    // Not kept yet: this plan keeps it from that file.
+    if (kept === undefined) inPlace.add(secret);
+    else if (kept instanceof Uint8Array && sameBytes(held, kept)) {
+      if (foundAt(input.record, module, secret, survey) === spec.path) inPlace.add(secret);
+    }
+  }
+  const readable = new Set<string>();
+  for (const [secret, spec] of Object.entries(definition.secrets))
+    if (spec.match === undefined && inPlace.has(secret)) readable.add(spec.path);
+  for (const [path, file] of Object.entries(definition.files)) {
+    const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
+    const here = (name: string) => {
+      const spec = ownValue(definition.secrets, name);
+      return spec?.match !== undefined && spec.path === path && inPlace.has(name);
+    };
+    if (names.length > 0 && names.every(here)) readable.add(path);
+  }
+  return readable;
+}
+
+/** Where berth found the kept value of a secret, if it did, and the file holds it still. */
+function foundAt(
+  record: NodeRecord,
+  module: string,
+  secret: string,
+  survey: ModuleSurvey,
+): string | undefined {
+  const kept = ownValue(ownValue(record.found ?? {}, module) ?? {}, secret);
+  if (kept !== undefined) return kept;
+  const taken = record.account && ownValue(record.account.modules, module);
+  const seen = taken && ownValue(taken.secrets, secret);
+  const now = ownValue(survey.holdings.secrets, secret);
+  return seen?.found && seen.fingerprint !== undefined && seen.fingerprint === now?.fingerprint
+    ? seen.path
+    : undefined;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import { packagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
+import type { Readings } from '../readings.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import { withStartsHeld } from '../state.ts';
@@ -21,7 +22,9 @@ import {
   modulesToSurvey,
   planConverge,
   SEALED,
+  showsDiff,
 } from './converge-plan.ts';
+import { gatherReadings, needsFacts } from './gather-readings.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
@@ -45,7 +48,7 @@ export const converge: CommandFunction = async (request, context) => {
     if (refused) return refused;
   }
 
-  const { plan, basis, held } = await gatherAndPlan(node, filter, context, request.yes);
+  const { plan, basis, held, readings } = await gatherAndPlan(node, filter, context, request.yes);
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -81,7 +84,7 @@ export const converge: CommandFunction = async (request, context) => {
   // An install berth did not see end left no hold on service starts after all: forgotten.
   if (held === false) await forgetStartsHeld(context);
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
-  return act(plan, node, context, report.digest);
+  return act(plan, node, context, report.digest, readings);
 };
 
 /** The plan as its digest covers it: a start for a check that fails, by the check's exit. */
@@ -101,8 +104,9 @@ async function act(
   node: string,
   context: CommandContext,
   digest: string,
+  readings: Readings,
 ): Promise<Outcome> {
-  const carried = await carryOut(plan.modules, node, context, 'converge');
+  const carried = await carryOut(plan.modules, node, context, 'converge', readings);
   const report = { digest, steps: carried.told.map(({ step }) => stepReport(step)), blockers: [] };
   const { failure } = carried;
   const result = {
@@ -118,7 +122,10 @@ async function act(
   return { result, error, code: failure.code, report: { ...report, failed: true } };
 }
 
-/** Reads what the plan needs (records, catalog, one survey, the vault), then plans without I/O. */
+/**
+ * Reads what the plan needs (records, catalog, one survey, the vault, the values and facts
+ * its modules read), then plans without I/O.
+ */
 async function gatherAndPlan(
   node: string,
   filter: string | undefined,
@@ -132,7 +139,16 @@ async function gatherAndPlan(
   // Opened only when a file or secret is fingerprinted: modules of packages or data need none.
   const key = once(() => store.vault.fingerprintKey());
   const surveyed = modulesToSurvey(record, entries, filter);
-  const surveys = await surveyModules(machine, surveyed, key, { packages: true });
+  // Every module in scope with a definition: a released one's stop sees its values and facts too.
+  const defined = new Map<string, ModuleDefinition>();
+  for (const module of inScope) {
+    const entry = entries.get(module);
+    if (entry && 'definition' in entry) defined.set(module, entry.definition);
+  }
+  const facts = [...defined.values()].some(needsFacts);
+  const surveyedAll = await surveyModules(machine, surveyed, key, { packages: true, facts });
+  const surveys = surveyedAll.modules;
+  const read = await gatherReadings(context.settings, node, catalog, defined, surveyedAll.facts);
   // A preview opens only the values its plan reads (each costs an X25519 exchange); an act
   // opens every one first, so that a value berth cannot open refuses it before it writes.
   const vault = new Map<string, Uint8Array | typeof SEALED>(
@@ -141,8 +157,8 @@ async function gatherAndPlan(
   const reading = acting ? undefined : modulesReadingValues(record, surveyed, surveys);
   for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
     vault.set(`${item.module}/${item.secret}`, item.value);
-  const checks = await runChecks(node, record, surveyed, context);
-  const { plan, desired } = planConverge({
+  const checks = await runChecks(node, record, surveyed, context, read.readings);
+  const input = {
     node,
     filter,
     record,
@@ -150,11 +166,20 @@ async function gatherAndPlan(
     surveys,
     vault,
     checks,
+    read,
     ...(context.settings.refresh_after === undefined
       ? {}
       : { refreshAfter: context.settings.refresh_after }),
     ...(context.refresh ? { listsRefreshed: true } : {}),
-  });
+  };
+  let { plan, desired } = planConverge(input);
+  // A diff shown may hold any value of the node, of any module: every one is opened to
+  // mask it, and the plan made again (without I/O) with them all.
+  if (showsDiff(plan) && [...vault.values()].some((value) => value === SEALED)) {
+    for (const item of await store.vault.all())
+      vault.set(`${item.module}/${item.secret}`, item.value);
+    ({ plan, desired } = planConverge(input));
+  }
 
   const fingerprints: Record<string, Record<string, string>> = {};
   for (const [module, files] of desired) {
@@ -186,10 +211,14 @@ async function gatherAndPlan(
   };
   const packages = packagesBasis(surveys, surveyed);
   if (packages) basis.packages = packages;
+  // What the plan read besides secrets: a value changed since the preview refuses its act.
+  const values = [...read.readings.values].filter(([, given]) => Object.keys(given).length > 0);
+  if (values.length > 0) basis.values = Object.fromEntries(values);
+  if (facts) basis.facts = read.readings.facts;
   // Whether berth's hold on service starts is there, when the survey looked.
-  const facts = [...surveys.values()].find((survey) => survey.packages)?.packages;
-  const held = facts?.manager === 'apt' ? facts.startsHeld !== undefined : undefined;
-  return { plan, basis, held };
+  const lists = [...surveys.values()].find((survey) => survey.packages)?.packages;
+  const held = lists?.manager === 'apt' ? lists.startsHeld !== undefined : undefined;
+  return { plan, basis, held, readings: read.readings };
 }
 
 /** The node's record no longer says an install may have left berth's hold on service starts. */
@@ -209,6 +238,7 @@ async function runChecks(
   record: Awaited<ReturnType<CommandContext['store']['record']>>,
   definitions: ReadonlyMap<string, ModuleDefinition>,
   context: CommandContext,
+  readings: Readings,
 ): Promise<Map<string, CheckOutcome>> {
   const checks = new Map<string, CheckOutcome>();
   const running = [...definitions].filter(
@@ -217,7 +247,8 @@ async function runChecks(
   if (running.length === 0) return checks;
   const secrets = await context.store.vault.all();
   for (const [module, definition] of running) {
-    checks.set(module, await runCheck(node, module, definition.check as string, secrets, context));
+    const hook = { script: definition.check as string, timeout: definition.timeout };
+    checks.set(module, await runCheck(node, module, hook, secrets, context, readings));
   }
   return checks;
 }
@@ -227,7 +258,7 @@ function blockerReport(blocker: Blocker, node: string): BlockerReport {
   const report: BlockerReport = {
     code: BLOCKER_CODES[blocker.because],
     kind: blocker.because,
-    module: blocker.module,
+    ...('module' in blocker ? { module: blocker.module } : {}),
     words: describeBlocker(blocker, node),
   };
   if ('path' in blocker) report.path = blocker.path;

@@ -41,6 +41,7 @@ export interface NodeAct {
 export async function lockNode(
   command: Command,
   node: string,
+  target: string,
   config: Config,
   deps: ActDeps,
   face: Face,
@@ -60,6 +61,7 @@ export async function lockNode(
     settings: config.settings,
     catalog: config.catalog,
     machine: surveys.machine,
+    target,
     actor: face.actor,
     via: face.via,
     now,
@@ -90,7 +92,9 @@ export async function lockNode(
         }
         // It reached its node: the node is in the typed result, with or without steps.
         outcome.report ??= { steps: [], blockers: [] };
-        return await journaled(command, asked, face, now, outcome, (entry) => store.journal(entry));
+        return await journaled(command, asked, target, face, now, outcome, (entry) =>
+          store.journal(entry),
+        );
       },
       planOnLastSurvey: surveys.again,
       close: () => store.close().catch(() => {}),
@@ -117,6 +121,7 @@ export function refusedUnplaced(
       journaled(
         command,
         request,
+        request.node,
         face,
         now,
         { ...refusal },
@@ -127,14 +132,16 @@ export function refusedUnplaced(
 }
 
 /**
- * Journals the act with its outcome. Previews are not, unless `previewToo`: one the
- * grants refuse is, so that the journal shows who tried what. A journal that
+ * Journals the act with its target, its digest and its outcome, typed and in words.
+ * Previews are not, unless `previewToo`: one the grants refuse is, so that the journal
+ * shows who tried what. A journal that
  * cannot record it does not undo the act (undoing could lose more): the caller hears
  * that the record is missing, in words that do not read as "nothing was done".
  */
 async function journaled(
   command: Command,
   request: CommandRequest,
+  target: string,
   face: Face,
   now: () => Date,
   outcome: Outcome,
@@ -146,6 +153,7 @@ async function journaled(
   // Failed is begun and stopped at a step; refused is nothing begun.
   const ended =
     outcome.error === undefined ? 'done' : outcome.report?.failed ? 'failed' : 'refused';
+  const { report } = outcome;
   try {
     await append({
       at: now().toISOString(),
@@ -153,8 +161,14 @@ async function journaled(
       via: face.via,
       act: act ? command.name : `${command.name} preview`,
       node: request.node,
+      target,
       module: command.needs.includes('module') ? request.module : request.filter || undefined,
+      digest: report?.digest,
       outcome: ended,
+      // A refusal made without a code of its own is a failure berth did not foresee.
+      code: outcome.error === undefined ? undefined : (outcome.code ?? 'failed'),
+      steps: report?.steps ?? [],
+      blockers: report?.blockers ?? [],
       said: saidOf(outcome),
       error: outcome.error,
     });

@@ -33,7 +33,9 @@ export async function refreshLists(
     via: context.via,
     act: 'refresh',
     node,
+    target: context.target,
     outcome: error === undefined ? 'done' : 'refused',
+    ...(error === undefined ? {} : { code: 'refresh_failed' as const }),
     said: error === undefined ? refreshedWords(node) : '',
     ...(error === undefined ? {} : { error }),
   });

@@ -1,14 +1,16 @@
-import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { digestOf } from '../digest.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
+import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
-import { nodeReport } from './answer.ts';
+import { answerOf, nodeReport } from './answer.ts';
 import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
 import { inParallel } from './in-parallel.ts';
+import { keptSurvey } from './kept-survey.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
+import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
 import type { CommandShape as Command } from './table.ts';
 
@@ -20,6 +22,17 @@ interface Opened {
   act: NodeAct;
   steps: { of: number };
   closed: boolean;
+}
+
+/** What the stores failing in `work` ends the command with; undefined when they did not. */
+async function storeFailure(work: () => Promise<void>): Promise<RunOutcome | undefined> {
+  try {
+    await work();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    return { error: storesCannotOpen(error), code: storesCode(error), storeFailed: true };
+  }
 }
 
 /** A node's preview under its lock, and how long it took. */
@@ -46,8 +59,6 @@ export class Runner {
     private readonly face: Face,
   ) {
     this.options = { parallel: request.parallel ?? DEFAULT_PARALLEL, batch: request.batch };
-    // Every node acting at once listens for the one stop (Ctrl-C, the API's close deadline).
-    if (face.signal) setMaxListeners(0, face.signal);
   }
 
   run(): Promise<RunOutcome> {
@@ -88,7 +99,7 @@ export class Runner {
     if ('outcome' in opened) return opened.outcome;
     try {
       const plans = await this.planAll(opened.acts);
-      const stores = this.storeFailure(plans);
+      const stores = this.storeFailure(plans) ?? (await this.keepSurveys(plans, opened.acts));
       if (stores) return stores;
       // A target of one is its node's preview, by its node's own digest.
       const own = plans.get(this.nodes[0] as string)?.outcome.report?.digest;
@@ -100,7 +111,16 @@ export class Runner {
         const how = outcome.error === undefined ? 'previewed' : 'refused';
         return { node, how, outcome, ms } as const;
       });
-      return this.answer('preview', ends, { digest });
+      const answered = this.answer('preview', ends, { digest });
+      const { writingPlan } = this.face;
+      // The plan file's whole content, kept by its digest beside its preview on each node.
+      if (writingPlan && digest !== undefined) {
+        const plan = await planDigest(writingPlan(answerOf(answered)));
+        // Not kept, no file is written: its act would be refused as edited.
+        const failed = await storeFailure(() => keepPlan(this.storesOf(opened.acts), digest, plan));
+        if (failed) return failed;
+      }
+      return answered;
     } finally {
       for (const item of opened.acts.values()) await this.close(item);
     }
@@ -117,6 +137,8 @@ export class Runner {
     if ('outcome' in opened) return opened.outcome;
     const { acts } = opened;
     try {
+      const planned = await this.planFileRefusal(acts);
+      if (planned) return planned;
       let plans: Plans | undefined;
       if (!this.one) {
         plans = await this.planAll(acts);
@@ -147,6 +169,35 @@ export class Runner {
     } finally {
       for (const item of acts.values()) await this.close(item);
     }
+  }
+
+  /**
+   * An act of a plan file: refused once, for the whole target and before any node is
+   * planned again, when the file is not as berth wrote it with these stores, or was acted
+   * on already; else the plan is shown, and the act goes on as any.
+   */
+  private async planFileRefusal(
+    acts: ReadonlyMap<string, Opened>,
+  ): Promise<RunOutcome | undefined> {
+    const asked = this.face.actingOnPlan;
+    if (!asked) return undefined;
+    const nodes = this.nodes.map((node) => ({
+      node,
+      store: (acts.get(node) as Opened).act.context.store,
+    }));
+    let refusal: Awaited<ReturnType<typeof planRefusal>>;
+    const failed = await storeFailure(async () => {
+      refusal = await planRefusal(this.request.node, nodes, asked, this.request.digest ?? '');
+    });
+    if (failed) return failed;
+    if (!refusal) {
+      asked.shown?.();
+      return undefined;
+    }
+    const ends = this.nodes.map(
+      (node) => ({ node, how: 'refused', outcome: { ...refusal }, ms: 0 }) as const,
+    );
+    return { ...this.answer('act', ends, { refused: true }), ...refusal };
   }
 
   private async actInBatches(
@@ -211,6 +262,16 @@ export class Runner {
             : blocked
               ? 'blocked'
               : 'refused';
+      // A plan file's act that began on this node is spent there, under its lock.
+      const asked = this.face.actingOnPlan;
+      if (asked && (how === 'done' || (how === 'failed' && !outcome.storeFailed))) {
+        const at = (this.face.now?.() ?? new Date()).toISOString();
+        // A mark the store cannot take leaves the plan to the digest's gate, as an act by
+        // digest alone is: what was done is said either way.
+        await storeFailure(() =>
+          spendPlan(opened.act.context.store, asked.digest, { at, by: this.face.actor }),
+        );
+      }
       this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
       return this.ended(node, how, outcome, started);
     } finally {
@@ -234,6 +295,11 @@ export class Runner {
         this.nodes.map((node) => [node, plans.get(node)?.outcome.report?.digest ?? null]),
       ),
     });
+  }
+
+  /** Each node's records, under the locks held. */
+  private storesOf(acts: ReadonlyMap<string, Opened>) {
+    return this.nodes.map((node) => (acts.get(node) as Opened).act.context.store);
   }
 
   /** Each node as the target's gate sees it. */
@@ -265,6 +331,34 @@ export class Runner {
       return [node, { outcome, ms: performance.now() - started }] as const;
     });
     return new Map(plans);
+  }
+
+  /**
+   * Each node's preview kept as its newest survey, when the command's preview of a whole
+   * node is one (converge without a filter); a store that cannot keep it fails the target.
+   */
+  private async keepSurveys(
+    plans: Plans,
+    acts: ReadonlyMap<string, Opened>,
+  ): Promise<RunOutcome | undefined> {
+    if (!this.command.keepsSurvey || this.request.filter) return undefined;
+    const at = (this.face.now ?? (() => new Date()))();
+    const kept = await Promise.allSettled(
+      this.nodes.map((node) => {
+        const { outcome, ms } = plans.get(node) as { outcome: RunOutcome; ms: number };
+        const how = outcome.error === undefined ? 'previewed' : 'refused';
+        const end = { node, how, outcome, ms } as const;
+        const survey = keptSurvey(this.command, this.requestFor(node), end, this.face, at);
+        return (acts.get(node) as Opened).act.context.store.keepSurvey(survey);
+      }),
+    );
+    const index = kept.findIndex((result) => result.status === 'rejected');
+    if (index === -1) return undefined;
+    const error = (kept[index] as PromiseRejectedResult).reason;
+    return this.storesFailed(this.nodes[index] as string, {
+      error: storesCannotOpen(error),
+      code: storesCode(error),
+    });
   }
 
   /** A store that failed for a node while planning: the whole target is a store failure. */
@@ -314,7 +408,14 @@ export class Runner {
             progress: (told) => watch({ node, kind: 'step', told, done: ++done, of: steps.of }),
             output: (line) => watch({ node, kind: 'output', line }),
           };
-    const opened = await lockNode(this.command, node, this.config, this.deps, face);
+    const opened = await lockNode(
+      this.command,
+      node,
+      this.request.node,
+      this.config,
+      this.deps,
+      face,
+    );
     if (opened.kind === 'open') return { act: opened.act, steps, closed: false };
     return {
       outcome: { error: opened.refused, code: opened.code, storeFailed: true },

@@ -33,6 +33,11 @@ export interface CommandShape {
   recordsAlone?: true;
   /** Changes nothing (`status --check`): not journaled, as a preview is not. */
   changesNothing?: true;
+  /**
+   * Its preview of a whole node is that node's survey: kept by the stores as the node's
+   * newest, for whoever reads the fleet later without surveying it (`berth view`).
+   */
+  keepsSurvey?: true;
 }
 
 /** One command, described once: the command line and the Command API are both made from it. */
@@ -82,6 +87,7 @@ export const commands: readonly Command[] = [
       'batch',
     ],
     run: onFirstCall(async () => (await import('./converge.ts')).converge),
+    keepsSurvey: true,
   },
   {
     name: 'adopt',

@@ -1,4 +1,5 @@
 import type { Ownership } from '../catalog.ts';
+import type { ReadingBlocker } from './gather-readings.ts';
 import type { PackageBlocker } from './package-plan.ts';
 import type { NoSuchAccount } from './steps/owners.ts';
 import type { Attributes, CheckOutcome, WriteReason } from './steps/step.ts';
@@ -13,13 +14,16 @@ export type TakeRefusal =
       secret: string;
     }
   /** A secret file berth writes names an owner or group the machine does not know. */
-  | NoSuchAccount;
+  | NoSuchAccount
+  /** A value or fact the module reads cannot be had: what differs could not be said. */
+  | ReadingBlocker;
 
 /** Where a secret comes from when a module is taken. */
 export type Origin = 'found' | 'vault' | 'mint';
 
 export interface TakePlan {
-  data: { path: string; found: boolean }[];
+  /** Each data path: found, or not (`empty` when it is there and empty). */
+  data: { path: string; found: boolean; empty?: true }[];
   secrets: ({
     name: string;
     path: string;

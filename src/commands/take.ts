@@ -3,19 +3,25 @@ import { BLOCKER_CODES } from '../codes.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
+import type { MachineFacts } from '../facts.ts';
 import { checkName } from '../names.ts';
 import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import type { PackageFacts } from '../packages/packages.ts';
 import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
+import { inputsFor, type Readings } from '../readings.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
-import { secretText } from '../secrets.ts';
+import type { NamedValue } from '../secret-masks.ts';
+import { type KeptValue, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import type { TemplateInputs } from '../template.ts';
+import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { gatherReadings, needsFacts } from './gather-readings.ts';
 import { packageSteps } from './package-plan.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
@@ -80,21 +86,23 @@ function filesThatDiffer(
   definition: ModuleDefinition,
   surveyed: TakeSurvey,
   kept: ReadonlyMap<string, Uint8Array>,
+  vault: readonly KeptValue[],
+  read: TemplateInputs,
 ): NonNullable<TakePlan['files']> {
   const values: Record<string, string> = {};
-  const hidden: [string, string][] = [];
+  // Every value the vault holds for the node, of any module, and the module's found ones.
+  const hidden: NamedValue[] = vault.map(({ secret, value }) => [secret, secretText(value)]);
   for (const [name, spec] of Object.entries(definition.secrets)) {
     const held = secretHeld(surveyed.facts, spec);
     const value = held?.length ? held : kept.get(name);
     if (value) values[name] = secretText(value);
-    for (const each of [held, kept.get(name)])
-      if (each?.length) hidden.push([name, secretText(each)]);
+    if (held?.length) hidden.push([name, secretText(held)]);
   }
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
     const fact = surveyed.facts.get(path);
     if (fact?.kind === 'link') continue; // A refusal of its own: never shown, never read.
-    const { why } = compareFile(node, path, fact, file.content, { values, hidden });
+    const { why } = compareFile(node, path, fact, file.content, { values, hidden }, read);
     if (why) differ.push({ path, why });
   }
   return differ;
@@ -102,9 +110,12 @@ function filesThatDiffer(
 
 /**
  * What a take reads of the machine, in one survey: its secret and file paths, the accounts
- * the definition names, and the packages it names.
+ * the definition names, the packages it names, and the node's facts when the module reads
+ * them (`told`).
  */
-type TakeSurvey = Pick<ModuleSurvey, 'facts' | 'accounts' | 'packages'>;
+type TakeSurvey = Pick<ModuleSurvey, 'facts' | 'accounts' | 'packages'> & {
+  told?: MachineFacts;
+};
 
 async function surveyForTake(
   module: string,
@@ -115,14 +126,20 @@ async function surveyForTake(
     ...Object.values(definition.secrets).map((spec) => spec.path),
     ...Object.keys(definition.files),
   ]);
-  const asks = definition.packages.length > 0 ? [[{ module, packages: definition.packages }]] : [];
+  const withFacts = needsFacts(definition);
   const facts = await context.machine.survey(
     [...paths].map((path) => ({ path, read: true })),
     accountNames(definition),
-    ...asks,
+    definition.packages.length > 0 ? [{ module, packages: definition.packages }] : undefined,
+    ...(withFacts ? [{ facts: true }] : []),
   );
   const accounts = facts.accounts ?? { users: new Map(), groups: new Map() };
-  return { facts, accounts, ...(facts.packages ? { packages: facts.packages } : {}) };
+  return {
+    facts,
+    accounts,
+    ...(facts.packages ? { packages: facts.packages } : {}),
+    ...(withFacts ? { told: facts.facts ?? {} } : {}),
+  };
 }
 
 /**
@@ -163,15 +180,40 @@ export const take: CommandFunction = async (request, context) => {
   }
   // One survey for the preview and the act alike: what differs, who owns, what is held now.
   const surveyed = await surveyForTake(module, entry.definition, context);
+  const read = await gatherReadings(
+    context.settings,
+    node,
+    catalog,
+    new Map([[module, entry.definition]]),
+    surveyed.told,
+  );
   const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
+  plan.refusals.push(...(read.blockers.get(module) ?? []), ...read.undeclared);
   Object.assign(plan, packagesFound(module, entry.definition, surveyed.packages));
+  // Every value of the node, opened: to clear a check's output and mask a diff.
+  const vault = holdsNothing(holdings) ? [] : await store.vault.all();
   // What the machine holds may not run: a failing check takes it as not started.
   const check =
     entry.definition.check && !holdsNothing(holdings)
-      ? await runCheck(node, module, entry.definition.check, await store.vault.all(), context)
+      ? await runCheck(
+          node,
+          module,
+          { script: entry.definition.check, timeout: entry.definition.timeout },
+          vault,
+          context,
+          read.readings,
+        )
       : undefined;
   if (check) plan.check = check;
-  if (!holdsNothing(holdings)) plan.files = filesThatDiffer(node, entry.definition, surveyed, kept);
+  if (!holdsNothing(holdings))
+    plan.files = filesThatDiffer(
+      node,
+      entry.definition,
+      surveyed,
+      kept,
+      vault,
+      inputsFor(read.readings, module),
+    );
   const basis: Basis = {
     node,
     scope: { command: 'take', module },
@@ -185,6 +227,7 @@ export const take: CommandFunction = async (request, context) => {
     ...(check ? { checks: { [module]: checkCovered(check) } } : {}),
     // A package installed or removed by hand after the preview refuses the act, naming it.
     ...(plan.packages ? { packages: takenBasis(plan.packages) } : {}),
+    ...readingsBasis(module, read.readings, surveyed.told !== undefined),
   };
   const nothingHeld = holdsNothing(holdings);
   const covered = check ? { ...plan, check: checkCovered(check) } : plan;
@@ -226,6 +269,19 @@ export const take: CommandFunction = async (request, context) => {
   return { ...outcome, result: { ...outcome.result, act } };
 };
 
+/** The values and facts a take's plan read, as its basis covers them. */
+function readingsBasis(
+  module: string,
+  readings: Readings,
+  factsRead: boolean,
+): Pick<Basis, 'values' | 'facts'> {
+  const values = readings.values.get(module) ?? {};
+  return {
+    ...(Object.keys(values).length > 0 ? { values: { [module]: values } } : {}),
+    ...(factsRead ? { facts: readings.facts } : {}),
+  };
+}
+
 /** The packages found, as a preview's basis has them: installed versions, nothing offered. */
 function takenBasis(packages: readonly TakenPackage[]): PackagesBasis {
   const states: PackagesBasis['packages'] = {};
@@ -261,6 +317,11 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
       return `--mint names ${refusal.secret}, which berth's vault keeps; berth restores it rather than mint over it`;
     case 'mint-over-data':
       return `${refusal.secret} is to be minted, but ${module}'s data was found on ${node}: berth will not mint it unless named with --mint ${refusal.secret} (a command-line option)`;
+    case 'value-missing':
+    case 'value-wrong-type':
+    case 'value-undeclared':
+    case 'fact-unknown':
+      return describeBlocker(refusal, node);
   }
 }
 

@@ -3,6 +3,7 @@ import {
   fchmodSync,
   fchownSync,
   fsync,
+  linkSync,
   openSync,
   renameSync,
   unlinkSync,
@@ -76,6 +77,40 @@ export async function writeFileAtomic(
     throw error;
   }
   await syncDirectory(dirname(path));
+}
+
+/**
+ * Writes a file that is not there yet, whole, once: a temporary file, fsync, then a hard
+ * link to its name, which fails when the name is taken. Of writers racing (processes,
+ * machines on one file system) one wins, and a reader sees the whole file or none, never
+ * one that a later writer replaced. Says whether this writer's file is the one.
+ */
+export async function writeFileOnce(
+  path: string,
+  data: string | Uint8Array,
+  { mode = 0o644 }: { mode?: number } = {},
+): Promise<boolean> {
+  const temporary = join(dirname(path), temporaryName(basename(path)));
+  const fd = openSync(temporary, 'wx', mode);
+  try {
+    try {
+      writeAll(fd, data);
+      fchmodSync(fd, mode);
+      await syncToDisk(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  } finally {
+    unlinkSync(temporary);
+  }
+  await syncDirectory(dirname(path));
+  return true;
 }
 
 /** Writes the whole of `data` at the file's position (a short write is carried on). */

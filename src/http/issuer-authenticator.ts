@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import * as v from 'valibot';
 import { hasControl } from '../one-line.ts';
 import {
@@ -34,7 +34,10 @@ const LEEWAY_SECONDS = 30;
 export interface Timing {
   /** Every fetch of metadata or keys gives up after this. */
   fetchTimeoutMs: number;
-  /** Tokens naming a key berth does not have refetch the keys at most once per this. */
+  /**
+   * Tokens naming a key berth does not have, or whose signature fails with the key they
+   * name, refetch the keys at most once per this.
+   */
   keyCooldownMs: number;
   /** After the issuer could not be had, it is tried again no sooner than this. */
   retryMs: number;
@@ -51,6 +54,12 @@ export interface IssuerOptions {
   log?: (line: string) => void;
   /** The defaults are TIMING; tests shorten them rather than wait 30 s. */
   timing?: Partial<Timing>;
+  /**
+   * How the issuer's metadata and keys are fetched: the runtime's fetch by default. A host
+   * gives one that trusts the CAs the issuer's certificate may be signed by (the state's,
+   * `--issuer-ca`): Node's edge an undici agent's, Deno a `Deno.createHttpClient`'s.
+   */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -108,6 +117,7 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
   if (why) throw new TypeError(why);
   const timing = { ...TIMING, ...options.timing };
   const log = options.log ?? (() => {});
+  const fetcher = options.fetch ?? ((input, init) => fetch(input, init));
 
   let keys: Keys | undefined;
   let failedAt = Number.NEGATIVE_INFINITY;
@@ -124,7 +134,7 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     if (keys) return Promise.resolve(keys);
     if (discovering) return discovering;
     if (Date.now() - failedAt < timing.retryMs) return Promise.resolve(undefined);
-    discovering = discover(issuer, timing)
+    discovering = discover(issuer, timing, fetcher)
       .then(
         (found) => {
           keys = found.keys;
@@ -203,7 +213,11 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
     return () => verifyToken(found, token);
   }
 
-  async function verifyToken(found: Keys, token: string): Promise<Authentication> {
+  /**
+   * `again` after the keys were fetched anew for this token: a key the issuer replaced
+   * under the same kid fails the signature with the old one berth has.
+   */
+  async function verifyToken(found: Keys, token: string, again = false): Promise<Authentication> {
     try {
       const { payload } = await jwtVerify(token, keysOrUnavailable(found), {
         algorithms: ALGORITHMS,
@@ -234,6 +248,17 @@ export function issuerAuthenticator(options: IssuerOptions): Authenticator {
       if (error instanceof Unavailable) {
         lostIssuer(found, error);
         return unavailable(token);
+      }
+      // Once a cooldown, as for a kid berth does not know: forged signatures cannot make
+      // berth ask the issuer more often than that.
+      if (error instanceof errors.JWSSignatureVerificationFailed && !again && !found.coolingDown) {
+        try {
+          await found.reload();
+        } catch (failed) {
+          lostIssuer(found, new Unavailable(`its keys cannot be fetched: ${described(failed)}`));
+          return unavailable(token);
+        }
+        return verifyToken(found, token, true);
       }
       return invalid('invalid_token', tokenRefusal(error, issuer, audience));
     }
@@ -269,11 +294,16 @@ function keysOrUnavailable(keys: Keys): JWTVerifyGetKey {
   };
 }
 
-async function discover(issuer: string, timing: Timing): Promise<{ keys: Keys; jwksUri: string }> {
-  const jwksUri = await fetchJwksUri(issuer, timing);
+async function discover(
+  issuer: string,
+  timing: Timing,
+  fetcher: typeof fetch,
+): Promise<{ keys: Keys; jwksUri: string }> {
+  const jwksUri = await fetchJwksUri(issuer, timing, fetcher);
   const keys = createRemoteJWKSet(jwksUri, {
     timeoutDuration: timing.fetchTimeoutMs,
     cooldownDuration: timing.keyCooldownMs,
+    [customFetch]: fetcher,
   });
   try {
     await keys.reload();
@@ -294,12 +324,12 @@ const IssuerMetadataSchema = v.looseObject({
 });
 
 /** The `jwks_uri` of the first metadata document that names exactly this issuer. */
-async function fetchJwksUri(issuer: string, timing: Timing): Promise<URL> {
+async function fetchJwksUri(issuer: string, timing: Timing, fetcher: typeof fetch): Promise<URL> {
   const faults: string[] = [];
   for (const url of metadataUrls(new URL(issuer))) {
     let metadata: unknown;
     try {
-      const response = await fetch(url, {
+      const response = await fetcher(url, {
         headers: { accept: 'application/json' },
         // A redirect could lead off https; the metadata is asked for where the RFCs put it.
         redirect: 'manual',

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
-import type { Code } from '../codes.ts';
+import { type Code, statusOf } from '../codes.ts';
 import type { AccessLog } from './access-log.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
@@ -18,15 +18,41 @@ export const SHUTDOWN_GRACE_MS = 5_000;
  */
 export const CUT_ACTS_MS = SHUTDOWN_GRACE_MS - 1_000;
 export const CLOSE_ALL_MS = SHUTDOWN_GRACE_MS - 250;
-/** The answer to a request that arrives once berth api has been told to stop. */
-export const SHUTTING_DOWN =
-  'berth api is shutting down: it takes no new request; send it again once berth api is back';
+/** The answer to a request that arrives once a server of berth's (`berth api`) has been told to stop. */
+export function shuttingDown(name: string): string {
+  return `${name} is shutting down: it takes no new request; send it again once ${name} is back`;
+}
+export const SHUTTING_DOWN = shuttingDown('berth api');
 /**
  * A whole request (headers and body) must arrive within this; a stalled body is cut.
  * A command request is at most 64 KiB: 30 s allows a very slow link, and a stalled
  * body holds only its own connection meanwhile (the stores are opened after the body).
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Who serves, as what the app never sees is answered: the Command API's, unless another
+ * server of berth's (`berth view`) says otherwise.
+ */
+export interface Served {
+  /** Named in the words of a refusal: `berth api`. */
+  name: string;
+  /** A refusal given before the app, as its client reads it: JSON `{refused, code}` for the API. */
+  answer(refused: string, code: Code): { type: string; body: string };
+  /** The words of a request no route can take (CONNECT, `OPTIONS *`). */
+  noRoute(method: string, path: string): string;
+  /** At most this many connections at once; one more is closed as it comes, unanswered. */
+  maxConnections?: number;
+}
+
+const API: Served = {
+  name: 'berth api',
+  answer: (refused, code) => ({
+    type: 'application/json',
+    body: JSON.stringify({ refused, code }),
+  }),
+  noRoute,
+};
 
 export interface Listening {
   /** The address served, as `http://host:port`. */
@@ -47,20 +73,21 @@ export interface Listening {
  * says `Connection: close`; requests in flight given until 4 s (then `cut`), and every
  * connection closed at 4.75 s, so that the close is over within the 5 s docs/api.md allows.
  *
- * Whatever never reaches the handler is still answered in JSON with `refused`:
+ * Whatever never reaches the handler is still answered in words, as `as` writes a
+ * refusal (the API's: JSON with `refused`):
  * a request Node cannot parse (400), headers too large (431), a request not in
  * within its deadline (408), a URL or Host that is not one (400), an HTTP/1.1 request
  * without Host or any with two (400), an Upgrade (400), and CONNECT, `OPTIONS *` or a
  * method Node does not know (404).
  *
  * Every request that is one reaches the app: its routes, authentication and 404 are the
- * app's alone. `log` has a line for every request.
+ * app's alone. `log` has a line for every request. `as` caps the connections when it says.
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   address: { hostname: string; port: number },
   signal: AbortSignal,
-  { log }: { log?: AccessLog } = {},
+  { log, as = API }: { log?: AccessLog; as?: Served } = {},
 ): Promise<Listening> {
   const handler = getRequestListener(fetch, {
     hostname: address.hostname,
@@ -68,18 +95,19 @@ export function listen(
     // adapter's own clean-up adds timers to every such request (a 401 costs 18 % more).
     autoCleanupIncoming: false,
     errorHandler: (error) =>
-      jsonResponse(
-        400,
+      refusalResponse(
+        as,
+        'invalid_request',
         `this is not a request berth understands: ${(error as Error).message ?? 'its URL cannot be read'}`,
       ),
   });
   const closing = closingState();
   const serve = (request: IncomingMessage, response: ServerResponse) => {
     log?.record(response);
-    if (closing.begun) return refuseWhileClosing(response);
+    if (closing.begun) return refuseWhileClosing(as, response);
     latestOn(request.socket, response);
-    const unmade = noRequestOf(request);
-    if (unmade) return answerDirectly(response, ...unmade);
+    const unmade = noRequestOf(as, request);
+    if (unmade) return answerDirectly(as, response, ...unmade);
     handler(request, response);
   };
   const server = createServer(
@@ -94,14 +122,19 @@ export function listen(
     },
     serve,
   );
+  if (as.maxConnections !== undefined) server.maxConnections = as.maxConnections;
   server.on('connection', closing.track);
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(as, error, socket),
+  );
   // An Expect that is not 100-continue: Node would answer 417 with no body; berth
   // ignores the expectation and answers the request as docs/api.md says.
   server.on('checkExpectation', serve);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});
-    socket.write(rawAnswer(404, noRoute(request.method ?? 'CONNECT', request.url ?? '')));
+    socket.write(
+      rawAnswer(as, 'no_route', as.noRoute(request.method ?? 'CONNECT', request.url ?? '')),
+    );
     socket.destroy();
   });
   // Node hands the bytes after an Upgrade request's headers to this event and never
@@ -111,7 +144,8 @@ export function listen(
     const protocol = String(request.headers.upgrade ?? '').slice(0, 40);
     socket.write(
       rawAnswer(
-        400,
+        as,
+        'invalid_request',
         `this is not a request berth understands: berth does not switch protocols (Upgrade: ${protocol})`,
       ),
     );
@@ -127,13 +161,14 @@ export function listen(
       const cut = new AbortController();
       resolve({
         url: `http://${host}:${bound.port}`,
-        closed: closeOn(server, signal, cut, closing),
+        closed: closeOn(as, server, signal, cut, closing),
         cut: cut.signal,
       });
     });
   });
 }
 
+/** The reason phrase of each status a raw answer written to a socket may have. */
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   404: 'Not Found',
@@ -141,24 +176,12 @@ const STATUS_TEXT: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** The code of an answer given before any route, by its status: each status has one cause here. */
-const STATUS_CODES: Record<number, Code> = {
-  400: 'invalid_request',
-  404: 'no_route',
-  408: 'request_timeout',
-  431: 'headers_too_large',
-  503: 'shutting_down',
-};
-
-function refusalBody(status: number, refused: string): string {
-  return JSON.stringify({ refused, code: STATUS_CODES[status] ?? 'invalid_request' });
-}
-
-function rawAnswer(status: number, refused: string): string {
-  const body = refusalBody(status, refused);
+function rawAnswer(as: Served, code: Code, refused: string): string {
+  const { type, body } = as.answer(refused, code);
+  const status = statusOf(code);
   return [
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}`,
-    'Content-Type: application/json',
+    `Content-Type: ${type}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
     '',
@@ -166,18 +189,16 @@ function rawAnswer(status: number, refused: string): string {
   ].join('\r\n');
 }
 
-function jsonResponse(status: number, refused: string): Response {
-  return new Response(refusalBody(status, refused), {
-    status,
-    headers: { 'Content-Type': 'application/json' },
-  });
+function refusalResponse(as: Served, code: Code, refused: string): Response {
+  const { type, body } = as.answer(refused, code);
+  return new Response(body, { status: statusOf(code), headers: { 'Content-Type': type } });
 }
 
 /**
- * Node's own answers to what it cannot parse have no body; berth's say why, in JSON.
+ * Node's own answers to what it cannot parse have no body; berth's say why.
  * As Node does, it answers only when no answer of the app's has begun on the socket.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
+function answerClientError(as: Served, error: NodeJS.ErrnoException, socket: Duplex) {
   const answering = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
   if (answering && !answering.writableFinished && answering.req?.complete) {
     // Bad bytes after a whole request that is being answered (pipelined garbage): that
@@ -194,20 +215,20 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
             (error as { bytesParsed?: number }).bytesParsed,
           )
         : undefined;
-    const [status, refused] = asked
-      ? [404, noRoute(asked.method, asked.path)]
+    const [code, refused]: [Code, string] = asked
+      ? ['no_route', as.noRoute(asked.method, asked.path)]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [
-            408,
+            'request_timeout',
             `the request did not arrive in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s`,
           ]
         : error.code === 'HPE_HEADER_OVERFLOW'
-          ? [431, 'the request headers are larger than berth reads']
+          ? ['headers_too_large', 'the request headers are larger than berth reads']
           : [
-              400,
+              'invalid_request',
               `this is not a request berth understands: ${(error as { reason?: string }).reason ?? error.message}`,
             ];
-    socket.write(rawAnswer(status as number, refused as string));
+    socket.write(rawAnswer(as, code, refused));
   }
   socket.destroy();
 }
@@ -262,27 +283,39 @@ function isHost(name: string): boolean {
  * it: it is the 404 any other path is, as CONNECT's is.
  */
 function noRequestOf(
+  as: Served,
   request: IncomingMessage,
-): [status: number, refused: string, close: boolean] | undefined {
+): [code: Code, refused: string, close: boolean] | undefined {
   const raw = request.rawHeaders;
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) if (isHost(raw[i] as string)) hosts++;
   if (hosts > 1)
-    return [400, 'this is not a request berth understands: it names its Host more than once', true];
+    return [
+      'invalid_request',
+      'this is not a request berth understands: it names its Host more than once',
+      true,
+    ];
   if (hosts === 0 && request.httpVersion === '1.1')
     return [
-      400,
+      'invalid_request',
       'this is not a request berth understands: an HTTP/1.1 request must name its Host',
       true,
     ];
-  if (request.url === '*') return [404, noRoute(request.method ?? '', '*'), false];
+  if (request.url === '*') return ['no_route', as.noRoute(request.method ?? '', '*'), false];
   return undefined;
 }
 
-function answerDirectly(response: ServerResponse, status: number, refused: string, close: boolean) {
-  const body = refusalBody(status, refused);
+function answerDirectly(
+  as: Served,
+  response: ServerResponse,
+  code: Code,
+  refused: string,
+  close: boolean,
+) {
+  const { type, body } = as.answer(refused, code);
+  const status = statusOf(code);
   const headers: Record<string, string | number> = {
-    'Content-Type': 'application/json',
+    'Content-Type': type,
     'Content-Length': Buffer.byteLength(body),
   };
   if (close) headers.Connection = 'close';
@@ -294,11 +327,12 @@ function answerDirectly(response: ServerResponse, status: number, refused: strin
  * A request that arrives once the close has begun (on a keep-alive connection that was
  * open at the signal) is not carried out: it is answered 503, and its connection closed.
  */
-function refuseWhileClosing(response: ServerResponse) {
-  answerDirectly(response, 503, SHUTTING_DOWN, true);
+function refuseWhileClosing(as: Served, response: ServerResponse) {
+  answerDirectly(as, response, 'shutting_down', shuttingDown(as.name), true);
 }
 
 function closeOn(
+  as: Served,
   server: Server,
   signal: AbortSignal,
   cut: AbortController,
@@ -311,7 +345,7 @@ function closeOn(
       const stopActs = setTimeout(
         () =>
           cut.abort(
-            `berth api closed before the act ended (${CUT_ACTS_MS / 1000} s after it was told to stop)`,
+            `${as.name} closed before the act ended (${CUT_ACTS_MS / 1000} s after it was told to stop)`,
           ),
         CUT_ACTS_MS,
       );

@@ -1,3 +1,5 @@
+import { describeDuration } from '../duration.ts';
+import type { MachineFacts } from '../facts.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from '../packages/packages.ts';
 
 export interface InstallOptions {
@@ -5,8 +7,12 @@ export interface InstallOptions {
   holdStarts: boolean;
 }
 
-/** How long a hook may run before the machine stops it, whatever the machine. */
-export const HOOK_TIMEOUT_MS = 10 * 60_000;
+/**
+ * How long a hook or check may run unless its definition's `timeout` says otherwise: a
+ * check that never answers (its service's user decides whether it does) holds the node's
+ * lock no longer than this.
+ */
+export const HOOK_DEADLINE_MS = 30_000;
 
 /**
  * A hook stopped is sent SIGTERM, and SIGKILL this long after if anything of its process
@@ -15,26 +21,34 @@ export const HOOK_TIMEOUT_MS = 10 * 60_000;
  */
 export const STOP_GRACE_MS = 500;
 
+/** Why berth stopped a hook: its deadline passed, or berth was told to stop (`signal`). */
+export type StoppedBy = 'deadline' | 'berth';
+
 /**
  * When a running hook is to be stopped, whatever the machine: `signal` aborts (berth
- * stops), or HOOK_TIMEOUT_MS passes. Calls `stop` with the reason, in words; the function
- * it returns lets go of both once the hook is done.
+ * stops), or its deadline passes. Calls `stop` with the reason; the function it returns
+ * lets go of both once the hook is done.
  */
 export function whenToStop(
-  signal: AbortSignal | undefined,
-  stop: (why: string) => void,
+  options: Pick<RunOptions, 'signal' | 'deadlineMs'>,
+  stop: (why: StoppedBy) => void,
 ): () => void {
+  const { signal } = options;
   const onAbort = () => stop('berth');
   signal?.addEventListener('abort', onAbort, { once: true });
   if (signal?.aborted) onAbort();
-  const limit = setTimeout(
-    () => stop(`the ${HOOK_TIMEOUT_MS / 60_000} minute limit`),
-    HOOK_TIMEOUT_MS,
-  );
+  const limit = setTimeout(() => stop('deadline'), options.deadlineMs ?? HOOK_DEADLINE_MS);
   return () => {
     clearTimeout(limit);
     signal?.removeEventListener('abort', onAbort);
   };
+}
+
+/** The line a machine adds to a stopped hook's output: `stopped by berth`, or by its deadline. */
+export function stoppedLine(why: StoppedBy, deadlineMs: number | undefined): string {
+  return why === 'berth'
+    ? 'stopped by berth'
+    : `stopped by berth: its ${describeDuration(deadlineMs ?? HOOK_DEADLINE_MS)} deadline passed`;
 }
 
 /**
@@ -113,12 +127,18 @@ export interface Accounts {
 
 /**
  * A survey's answer, path by path; `accounts` when names were asked for, `packages` when
- * packages were.
+ * packages were, `facts` when they were.
  */
 export type Survey = ReadonlyMap<string, PathFacts> & {
   accounts?: Accounts;
   packages?: PackageFacts;
+  facts?: MachineFacts;
 };
+
+/** What else a survey asks: `facts`, what the machine is (its hostname, address, …). */
+export interface SurveyAsks {
+  facts?: boolean;
+}
 
 /** A directory's owner and mode, set when given (whether it was just made or not). */
 export interface DirectoryOptions {
@@ -156,12 +176,16 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Told the hook's output as it comes. */
   output?: (text: string) => void;
+  /** How long the hook may run before it is stopped, with everything it started. */
+  deadlineMs?: number;
 }
 
 export interface RunResult {
   code: number;
   /** The end of what the command wrote, for the refusal when it fails. */
   output: string;
+  /** Set when berth stopped the hook: why. */
+  stopped?: StoppedBy;
 }
 
 /** Why a machine could not do what was asked, as a typed value with words. */
@@ -190,12 +214,14 @@ export interface Machine {
    * in one round trip. An empty list only checks that the machine can be reached.
    * `names` are resolved in the same round trip (the machine's own passwd and group), and
    * `packages` looked up in its package manager's database and lists, with a simulation
-   * of each module's install, which changes nothing.
+   * of each module's install, which changes nothing; with `asks.facts`, what the machine
+   * tells of itself (facts.ts).
    */
   survey(
     paths: readonly SurveyPath[],
     names?: AccountNames,
     packages?: readonly PackageAsk[],
+    asks?: SurveyAsks,
   ): Promise<Survey>;
   /**
    * Makes the changes in order, stopping at the first that fails: what an ssh machine

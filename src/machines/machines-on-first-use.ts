@@ -16,7 +16,8 @@ export function machinesOnFirstUse(settings: Settings): ReachMachine {
       return machine;
     };
     return {
-      survey: async (paths, names, packages) => (await made()).survey(paths, names, packages),
+      survey: async (paths, names, packages, asks) =>
+        (await made()).survey(paths, names, packages, asks),
       apply: async (changes) => (await made()).apply(changes),
       install: async (pins, options) => (await made()).install(pins, options),
       refreshPackages: async (options) => (await made()).refreshPackages(options),

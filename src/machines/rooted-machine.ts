@@ -23,6 +23,7 @@ import {
 import { onlyRootWrites, type Reached, type Walker, walker } from '../fs/safe-walk.ts';
 import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
 import { HOOK_PATH, PATH_MAX, READ_LIMIT } from './limits.ts';
+import { localFacts, treeFacts } from './local-facts.ts';
 import { localPackages } from './local-packages.ts';
 import {
   type AccountNames,
@@ -36,7 +37,9 @@ import {
   type RunOptions,
   type RunResult,
   STOP_GRACE_MS,
+  type StoppedBy,
   type SurveyPath,
+  stoppedLine,
   whenToStop,
 } from './machine.ts';
 
@@ -75,9 +78,11 @@ export function rootedMachine(root: string): Machine {
 
   const packages = localPackages(top);
   return {
-    async survey(paths, names, asks) {
+    async survey(paths, names, asks, { facts: withFacts = false } = {}) {
       const held = reach();
       const walking = walker(held);
+      // This machine's facts, asked at once: the sh runs while the paths are walked.
+      const here = withFacts ? localFacts() : undefined;
       try {
         const facts = new Map<string, PathFacts>();
         for (const asked of paths)
@@ -93,6 +98,11 @@ export function rootedMachine(root: string): Machine {
         const survey = names
           ? Object.assign(facts, { accounts: accountsUnder(walking, names) })
           : facts;
+        if (here) {
+          const told =
+            top === '/' ? await here : treeFacts((path) => textUnder(walking, path), await here);
+          Object.assign(survey, { facts: told });
+        }
         if (!asks || asks.length === 0) return survey;
         return Object.assign(survey, { packages: await packages.survey(asks) });
       } finally {
@@ -311,6 +321,12 @@ function readUpTo(fd: number, size: number, limit: number): Uint8Array | undefin
   return length > limit ? undefined : buffer.subarray(0, length);
 }
 
+/** A small file of the root's, read through the safe walk: undefined when it is not one berth reads. */
+function textUnder(walking: Walker, path: string): string | undefined {
+  const facts = surveyOne(walking, path, { path, read: true });
+  return facts.kind === 'file' && facts.bytes ? new TextDecoder().decode(facts.bytes) : undefined;
+}
+
 /** One of the root's own account tables, read through the safe walk ('' where missing). */
 function tableUnder(walking: Walker, file: 'passwd' | 'group'): string {
   const facts = surveyOne(walking, `/etc/${file}`, { path: `/etc/${file}`, read: true });
@@ -410,7 +426,7 @@ async function failAs<T>(what: string, work: () => T | Promise<T>): Promise<T> {
 }
 
 /**
- * Runs a hook in a process group of its own, so that stopping it (at the time limit,
+ * Runs a hook in a process group of its own, so that stopping it (at its deadline,
  * or through `signal`) stops what it started too. The hook is done when its shell
  * exits: a daemon it leaves running in the background may keep its output open.
  */
@@ -420,7 +436,6 @@ function runHook(
   env: Record<string, string>,
   options: RunOptions = {},
 ): Promise<RunResult> {
-  const { signal } = options;
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd,
@@ -436,7 +451,7 @@ function runHook(
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    let stoppedBy = '';
+    let stoppedBy: StoppedBy | undefined;
     const signalGroup = (signal: NodeJS.Signals) => {
       try {
         if (child.pid) process.kill(-child.pid, signal);
@@ -444,13 +459,14 @@ function runHook(
         // Already gone.
       }
     };
-    const stop = (why: string) => {
+    const stop = (why: StoppedBy) => {
+      if (stoppedBy) return;
       stoppedBy = why;
       signalGroup('SIGTERM');
       // Whatever of the group ignores SIGTERM, even once the hook's shell is gone.
       setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS).unref();
     };
-    const letGo = whenToStop(signal, stop);
+    const letGo = whenToStop(options, stop);
     const finish = (result: RunResult) => {
       letGo();
       child.stdout.destroy();
@@ -459,9 +475,12 @@ function runHook(
     };
     child.on('error', (error) => finish({ code: 127, output: error.message }));
     child.on('exit', (code, killedBy) => {
-      const result = () => ({
+      // A hook whose shell outlived SIGTERM by exiting on its own was still stopped by berth.
+      const said = stoppedBy ? stoppedLine(stoppedBy, options.deadlineMs) : killedBy;
+      const result = (): RunResult => ({
         code: code ?? 128,
-        output: killedBy ? `${output}\nstopped by ${stoppedBy || killedBy}`.trim() : output.trim(),
+        output: said ? `${output.trimEnd()}\n${said}`.trim() : output.trim(),
+        ...(stoppedBy ? { stopped: stoppedBy } : {}),
       });
       // Let the last output arrive, but do not wait on a background process that holds it.
       const late = setTimeout(() => finish(result()), 100);

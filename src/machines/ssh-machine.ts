@@ -11,6 +11,8 @@ import {
   RAW_OUTPUT_KEPT,
   type RunOptions,
   type RunResult,
+  type StoppedBy,
+  stoppedLine,
   whenToStop,
 } from './machine.ts';
 import {
@@ -244,9 +246,9 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   };
 
   return {
-    async survey(paths, names, packages) {
-      const answer = await act('survey', surveyScript(paths, names, packages));
-      return parseSurvey(paths, answer.stdout, names, packages);
+    async survey(paths, names, packages, asks) {
+      const answer = await act('survey', surveyScript(paths, names, packages, asks));
+      return parseSurvey(paths, answer.stdout, names, packages, asks);
     },
     install: (pins, { waitMs, holdStarts }) =>
       packageCall(packageManager.installScript(pins, waitSeconds(waitMs), holdStarts)),
@@ -345,7 +347,6 @@ function watchHook(
   options: RunOptions = {},
   kill: (pgid: number) => Promise<void>,
 ): Promise<Watched> {
-  const { signal } = options;
   return new Promise((done, fail) => {
     let output = '';
     const decoder = new TextDecoder();
@@ -358,7 +359,7 @@ function watchHook(
     let pending = '';
     let pgid: number | undefined;
     let exitCode: number | undefined;
-    let stoppedBy = '';
+    let stoppedBy: StoppedBy | undefined;
     let killing = false;
     const stopNow = () => {
       if (pgid === undefined || killing || exitCode !== undefined) return;
@@ -383,12 +384,12 @@ function watchHook(
         } else stderr += `${line}\n`;
       }
     });
-    const stop = (why: string) => {
+    const stop = (why: StoppedBy) => {
       if (stoppedBy) return;
       stoppedBy = why;
       stopNow();
     };
-    const letGo = whenToStop(signal, stop);
+    const letGo = whenToStop(options, stop);
     const finish = () => {
       letGo();
       child.stdout?.destroy();
@@ -414,8 +415,12 @@ function watchHook(
         fail(new MachineError('unreachable', `the connection broke while the hook ran: ${said}`));
         return;
       }
-      const stopped = stoppedBy && exitCode !== 0 ? `\nstopped by ${stoppedBy}` : '';
-      done({ code: exitCode, output: `${output.slice(-RAW_OUTPUT_KEPT)}${stopped}`.trim() });
+      const stopped = stoppedBy ? `\n${stoppedLine(stoppedBy, options.deadlineMs)}` : '';
+      done({
+        code: exitCode,
+        output: `${output.slice(-RAW_OUTPUT_KEPT).trimEnd()}${stopped}`.trim(),
+        ...(stoppedBy ? { stopped: stoppedBy } : {}),
+      });
     });
   });
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
+import { readFactLines } from '../facts.ts';
 import { packageManager } from '../packages/managers.ts';
 import type { PackageAsk } from '../packages/packages.ts';
 import { HOOK_PATH, MOST_LINKS, NAME_MAX, PATH_MAX, READ_LIMIT } from './limits.ts';
@@ -10,6 +11,7 @@ import {
   type PathFacts,
   STOP_GRACE_MS,
   type Survey,
+  type SurveyAsks,
   type SurveyPath,
 } from './machine.ts';
 import { shellText } from './shell-text.ts';
@@ -91,7 +93,8 @@ const SURVEY = shellText('machines/survey.sh');
  * `file <rawmode hex> <size> <uid> <gid>`, `link <uid> <hard 0|1> <owner> <where, base64>`,
  * or `read ...` as `file` followed by the bytes in base64 and a line `.` (or `!` when they
  * could not be read). Then, for each name asked, `user <name> <uid>` or `group <name> <gid>`
- * (`-` for a name the machine does not know, as `getent` answers it). Then `berth end`.
+ * (`-` for a name the machine does not know, as `getent` answers it). Then, when asked, the
+ * facts (`fact <name> <text>`, facts.sh), the packages' lines, and `berth end`.
  *
  * Each program it runs costs the far side a process (about a millisecond), so one `stat`
  * lstats every path and every directory above one at once, and a path whose every name only
@@ -107,6 +110,7 @@ export function surveyScript(
   paths: readonly SurveyPath[],
   names?: AccountNames,
   packages?: readonly PackageAsk[],
+  asks: SurveyAsks = {},
 ): string {
   const prefixes = new Map<string, number>();
   const indexOf = (path: string) => {
@@ -117,7 +121,7 @@ export function surveyScript(
     }
     return index;
   };
-  const asks = paths.map((asked, index) => {
+  const records = paths.map((asked, index) => {
     checkPath(asked.path);
     // The directories above it, then itself; a path too long for Linux is only itself.
     const chain = [indexOf('/')];
@@ -133,13 +137,16 @@ export function surveyScript(
     return `k ${index} ${asked.read ? 1 : 0} ${chain.join(' ')}`;
   });
   const lookups = [...prefixes].map(([path, index]) => `u ${index} ${shellWord(path)}`);
-  return `${opening('LC_ALL=C; export LC_ALL')}${SURVEY}${lookups.join('\n')}
+  return `${opening('LC_ALL=C; export LC_ALL')}${SURVEY}${asks.facts ? FACTS : ''}${lookups.join('\n')}
 M
-${asks.join('\n')}
+${records.join('\n')}
 ${accountAsks(names).join('\n')}
-${packages && packages.length > 0 ? packageManager.surveyScript(packages) : ''}printf 'berth end\\n'
+${asks.facts ? 'H\n' : ''}${packages && packages.length > 0 ? packageManager.surveyScript(packages) : ''}printf 'berth end\\n'
 `;
 }
+
+/** The facts' function (facts.sh): H. */
+const FACTS = shellText('facts.sh');
 
 /** A name is asked for only as a name can be spelled: it is quoted besides. */
 const ACCOUNT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
@@ -161,6 +168,7 @@ export function parseSurvey(
   stdout: Buffer,
   names?: AccountNames,
   packages?: readonly PackageAsk[],
+  asks: SurveyAsks = {},
 ): Survey {
   const text = stdout.toString('latin1').split('\n');
   const broken = (why: string) =>
@@ -231,8 +239,15 @@ export function parseSurvey(
       facts.set(asked.path, bytes.length > READ_LIMIT ? file : { ...file, bytes });
     }
   }
-  /** The packages' lines, up to the end: read by the package manager's entry. */
-  const withPackages = (survey: Survey): Survey => {
+  /** The facts' lines, when asked, then the packages' lines up to the end. */
+  const withRest = (survey: Survey): Survey => {
+    if (asks.facts) {
+      const lines: string[] = [];
+      while (text[at]?.startsWith('fact ')) lines.push(text[at++] as string);
+      Object.assign(survey, {
+        facts: readFactLines(lines.map((line) => Buffer.from(line, 'latin1').toString('utf8'))),
+      });
+    }
     if (!packages || packages.length === 0) {
       if (text[at] !== 'berth end') throw broken('it ended early');
       return survey;
@@ -247,7 +262,7 @@ export function parseSurvey(
       throw new MachineError('failed', (error as Error).message);
     }
   };
-  if (!names) return withPackages(facts);
+  if (!names) return withRest(facts);
   const accounts = { users: new Map<string, number>(), groups: new Map<string, number>() };
   const asked = [
     ...names.users.map((name) => ['user', name] as const),
@@ -263,9 +278,7 @@ export function parseSurvey(
   const ran = /^s ([0-9]+) ([0-9]+)$/.exec(text[at] ?? '');
   const actor = ran ? { uid: Number(ran[1]), gid: Number(ran[2]) } : undefined;
   if (ran) at++;
-  return withPackages(
-    Object.assign(facts, { accounts: actor ? { ...accounts, actor } : accounts }),
-  );
+  return withRest(Object.assign(facts, { accounts: actor ? { ...accounts, actor } : accounts }));
 }
 
 /** Whether the far side ran berth's script: its answer starts with REACHED. */

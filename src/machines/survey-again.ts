@@ -1,11 +1,11 @@
 import type { PackageAsk } from '../packages/packages.ts';
-import type { AccountNames, Machine, Survey, SurveyPath } from './machine.ts';
+import type { AccountNames, Machine, Survey, SurveyAsks, SurveyPath } from './machine.ts';
 
 /** A machine whose last survey may be answered once more, when armed to. */
 export interface SurveyAgain {
   machine: Machine;
   /**
-   * The next survey, if it asks the same paths and names as the last and nothing was
+   * The next survey, if it asks the same paths, names, packages and facts as the last and nothing was
    * done on the machine since, is answered with the last one's answer, once.
    */
   again(): void;
@@ -34,13 +34,14 @@ export function surveyAgain(inner: Machine): SurveyAgain {
       paths: readonly SurveyPath[],
       names?: AccountNames,
       packages?: readonly PackageAsk[],
+      asks?: SurveyAsks,
     ) {
-      const asked = JSON.stringify([paths, names ?? null, packages ?? null]);
+      const asked = JSON.stringify([paths, names ?? null, packages ?? null, asks ?? null]);
       const reuse = armed && last?.asked === asked ? last.answer : undefined;
       forget();
       if (reuse) return reuse;
       const before = done;
-      const answer = await inner.survey(paths, names, packages);
+      const answer = await inner.survey(paths, names, packages, asks);
       if (done === before) last = { asked, answer };
       return answer;
     },

@@ -4,7 +4,7 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
-import { FILES, fileStores } from './file-store.ts';
+import { FILES, fileStores, readCaFile, readSurveyFile } from './file-store.ts';
 import { readVaultFile, sealVaultFile } from './file-vault.ts';
 import { readJson, storeErrorOf } from './json-file.ts';
 import { importIntoPostgres, type NodeRecords, type StateRecords } from './postgres-import.ts';
@@ -16,7 +16,7 @@ export type CopyOutcome = { done: string } | { refused: string };
 
 /**
  * `berth copy-state --to URL`: copies a state directory's records (each node's record,
- * vault and previews, and the whole journal) into the empty PostgreSQL store at `url`,
+ * vault, previews and survey, the state's CA, and the whole journal) into the empty PostgreSQL store at `url`,
  * so a team moves without losing its history. A store that is not empty is refused;
  * the copy is one transaction, so one that fails leaves the store empty. The state
  * directory is left as it was, but for the node locks taken while reading and the
@@ -48,6 +48,11 @@ export async function copyStateTo(
       sum((item) => item.previews.length),
       'preview',
     ),
+    count(
+      sum((item) => (item.survey ? 1 : 0)),
+      'survey',
+    ),
+    ...(records.ca ? ["the state's CA"] : []),
   ].join(', ');
   return {
     done: `copied ${count(nodes.length, 'node')} (${what}) and ${count(journal.length, 'journal line')} from ${location.dir} to PostgreSQL at ${outcome.imported.where}`,
@@ -99,14 +104,16 @@ export async function readStateRecords(
           (preview, index) =>
             !previews.slice(index + 1).some((later) => later.digest === preview.digest),
         ),
+        survey: await readSurveyFile(join(here, FILES.survey)),
       });
       journals.push({ node, lines: await journalLines(join(here, FILES.journal)) });
     } finally {
       await opened.close();
     }
   }
+  const ca = await readCaFile(join(dir, FILES.ca));
   await stores.close();
-  return { nodes, journal: mergeByTime(journals) };
+  return { nodes, ca, journal: mergeByTime(journals) };
 }
 
 /**

@@ -1,24 +1,28 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import * as v from 'valibot';
 import type { StateLocation } from '../config/state-dir.ts';
-import { sweepLeftovers, writeFileAtomic } from '../fs/atomic-file.ts';
+import { sweepLeftovers, writeFileAtomic, writeFileOnce } from '../fs/atomic-file.ts';
 import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
 import { fileVault, noSealedVault, readVaultFile, sealVaultFile } from './file-vault.ts';
 import { appendLine } from './journal-file.ts';
-import { readJson, storeErrorOf } from './json-file.ts';
+import { readJson, refuseOpenVault, storeErrorOf } from './json-file.ts';
+import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import { LOCK_WAIT_MS, type Lock, lockHolder, takeLock } from './lock.ts';
 import { isPreviewFile, previewFiles } from './preview-files.ts';
 import {
   clippedEntry,
   type JournalLine,
+  type KeptSurvey,
+  KeptSurveySchema,
   type LockHolder,
-  mergeJournals,
   type NodeStore,
   parseJournalLine,
+  queriedJournals,
   StoreError,
   type Stores,
 } from './stores.ts';
@@ -35,13 +39,25 @@ export const FILES = {
   vault: 'vault.json',
   /** The kept previews, a file each (see preview-files.ts). */
   previews: 'previews',
+  /** The node's newest survey (its converge preview, whole), in place of the one before. */
+  survey: 'survey.json',
   /** An earlier berth's kept previews, all in one file: dropped at the node's next preview. */
   earlierPreviews: 'previews.json',
   journal: 'journal.jsonl',
   lock: 'lock',
   /** Says that every node's vault here is sealed: an earlier berth's were sealed when first opened. */
   sealed: 'vaults-sealed',
+  /** The state's CA: its certificate, and its key sealed (mode 0600, as a vault). */
+  ca: 'ca.json',
 } as const;
+
+const CaFileSchema = v.object({ certificate: v.string(), at: v.string(), sealed: v.string() });
+
+/** The state's CA file, or undefined when the state has none yet. */
+export async function readCaFile(path: string): Promise<SealedCa | undefined> {
+  await refuseOpenVault(path);
+  return readJson(path, CaFileSchema, () => undefined, { holdsSecrets: true });
+}
 
 /**
  * The embedded stores: one state directory. The directory is checked (and, for the
@@ -55,7 +71,9 @@ export function fileStores(
   { lockWaitMs = LOCK_WAIT_MS, seal = processSeal() }: { lockWaitMs?: number; seal?: Seal } = {},
 ): Stores {
   const { dir } = location;
-  const fresh = () => noSealedVault(join(dir, FILES.nodes));
+  const caPath = join(dir, FILES.ca);
+  const fresh = async () =>
+    !statSync(caPath, { throwIfNoEntry: false }) && (await noSealedVault(join(dir, FILES.nodes)));
   let prepared: Promise<void> | undefined;
   /** The state had no nodes when opened: its first node's directory comes with the mark. */
   let unmarked = false;
@@ -96,7 +114,12 @@ export function fileStores(
         // Every write is made under the node's lock, so temporary files are left only
         // by a writer that died holding it: the one whose lock was just taken over.
         if (lock.tookOver) {
-          await sweepLeftovers(here, [FILES.record, FILES.vault, FILES.earlierPreviews]);
+          await sweepLeftovers(here, [
+            FILES.record,
+            FILES.vault,
+            FILES.survey,
+            FILES.earlierPreviews,
+          ]);
           await sweepLeftovers(join(here, FILES.previews), isPreviewFile);
         }
         return nodeStore(node, here, lock, seal, fresh);
@@ -129,12 +152,30 @@ export function fileStores(
       if (!isName(node)) return emptyRecord();
       return readJson(join(nodeDir(node), FILES.record), NodeRecordSchema, emptyRecord);
     },
-    async readJournal() {
+    async readJournal(query) {
       await ready();
-      const journals = [await journalLines(join(dir, FILES.journal))];
-      for (const node of await listNodes(dir))
-        journals.push(await journalLines(join(nodeDir(node), FILES.journal)));
-      return mergeJournals(journals);
+      const journals: { journal: string | null; lines: JournalLine[] }[] = [
+        { journal: null, lines: await journalLines(join(dir, FILES.journal)) },
+      ];
+      // The acts about some nodes alone are in those nodes' journals, and the unplaced
+      // acts'; a target (`@web`) may be any node's.
+      const nodes = await listNodes(dir);
+      const about = query?.about?.every(isName) ? query.about : undefined;
+      for (const node of about ? nodes.filter((name) => about.includes(name)) : nodes)
+        journals.push({
+          journal: node,
+          lines: await journalLines(join(nodeDir(node), FILES.journal)),
+        });
+      return queriedJournals(journals, query);
+    },
+    async readSurveys(nodes) {
+      await ready();
+      const surveys: KeptSurvey[] = [];
+      for (const node of nodes ? [...new Set(nodes)].filter(isName).sort() : await listNodes(dir)) {
+        const survey = await readSurveyFile(join(nodeDir(node), FILES.survey));
+        if (survey) surveys.push(survey);
+      }
+      return surveys;
     },
     async lockHolders(nodes) {
       await ready();
@@ -144,6 +185,38 @@ export function fileStores(
         if (holder) holders.push(holder);
       }
       return holders;
+    },
+    async readCa() {
+      await ready();
+      const found = await readCaFile(caPath);
+      return found && keptCa(found, seal);
+    },
+    async keepCa(made) {
+      await ready();
+      const [sealed = ''] = await seal.seal([made.key], fresh);
+      const file: SealedCa = { certificate: made.certificate, at: made.at, sealed };
+      await writeFileOnce(caPath, `${JSON.stringify(file, null, 1)}\n`, { mode: 0o600 }).catch(
+        (error) => {
+          throw storeErrorOf(error, `${caPath} cannot be written`);
+        },
+      );
+      // Ours, or the one another berth kept first.
+      const kept = await readCaFile(caPath);
+      if (!kept) throw new StoreError(`${caPath} was removed as it was written`);
+      return keptCa(kept, seal);
+    },
+    async resealCa() {
+      await ready();
+      const found = await readCaFile(caPath);
+      if (!found) return { resealed: 0, unopened: [] };
+      const { sealed, resealed } = await resealedCa(found, seal);
+      if (sealed !== undefined)
+        await writeFileAtomic(caPath, `${JSON.stringify({ ...found, sealed }, null, 1)}\n`, {
+          mode: 0o600,
+        }).catch((error) => {
+          throw storeErrorOf(error, `${caPath} cannot be written`);
+        });
+      return resealed;
     },
     close: async () => {},
   };
@@ -200,6 +273,9 @@ function nodeStore(
       }
     },
     findPreview: (digest) => previews.find(digest),
+    async keepSurvey(survey) {
+      await write(FILES.survey, JSON.stringify(survey));
+    },
     async journal(entry) {
       if (!(await lock.stillHeld()))
         throw new StoreError(
@@ -288,6 +364,25 @@ async function listNodes(dir: string): Promise<string[]> {
     throw storeErrorOf(error, `${join(dir, FILES.nodes)} cannot be read`);
   });
   return names.filter(isName).sort();
+}
+
+/**
+ * A node's survey file, or nothing when there is none or it is not one this berth reads
+ * (a hand edit, another berth's): a survey is made again by the next preview, and a
+ * reader shows the node as not surveyed rather than failing the fleet for it.
+ */
+export async function readSurveyFile(path: string): Promise<KeptSurvey | undefined> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw storeErrorOf(error, `${path} cannot be read`);
+  });
+  if (text === undefined) return undefined;
+  try {
+    const result = v.safeParse(KeptSurveySchema, JSON.parse(text));
+    return result.success ? result.output : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function journalLines(path: string): Promise<JournalLine[]> {

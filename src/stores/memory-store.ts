@@ -1,15 +1,17 @@
 import { emptyRecord, type NodeRecord } from '../state.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
+import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import {
   clippedEntry,
   type JournalEntry,
   KEPT_PREVIEWS,
   type KeptPreview,
+  type KeptSurvey,
   type LockHolder,
   LockTimeout,
   lockNotHad,
-  mergeJournals,
   type NodeStore,
+  queriedJournals,
   StoreError,
   type Stores,
 } from './stores.ts';
@@ -27,6 +29,7 @@ interface NodeData {
   key: string | undefined;
   secrets: Map<string, KeptValue>;
   previews: KeptPreview[];
+  survey?: KeptSurvey;
   journal: JournalEntry[];
 }
 
@@ -59,6 +62,11 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
   const unplaced: JournalEntry[] = [];
   const holders = new Map<string, LockHolder>();
   const lines: Lines = new Map();
+  let ca: SealedCa | undefined;
+  /** Whether the stores hold no sealed value: only then may berth make itself an identity. */
+  const fresh = async () =>
+    ca === undefined &&
+    [...nodes.values()].every((each) => each.key === undefined && each.secrets.size === 0);
 
   const dataOf = (node: string) => {
     let data = nodes.get(node);
@@ -94,8 +102,6 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     async openNode(node, act) {
       const release = await takeTurn(node, act);
       const data = dataOf(node);
-      const fresh = async () =>
-        [...nodes.values()].every((each) => each.key === undefined && each.secrets.size === 0);
       const opened = new Map<string, Uint8Array>();
       const openValue = async (name: string, kept: KeptValue) => {
         let value = opened.get(name);
@@ -202,6 +208,10 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
         },
         findPreview: async (digest) =>
           structuredClone(data.previews.find((item) => item.digest === digest)),
+        async keepSurvey(survey) {
+          check();
+          data.survey = structuredClone(survey);
+        },
         async journal(entry) {
           check();
           data.journal.push(clippedEntry(entry));
@@ -219,16 +229,43 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
     },
     listNodes: async () => [...nodes.keys()].sort(),
     readNode: async (node) => structuredClone(nodes.get(node)?.record ?? emptyRecord()),
-    readJournal: async () =>
-      mergeJournals(
-        [unplaced, ...[...nodes.values()].map((data) => data.journal)].map((journal) =>
-          journal.map((entry) => ({ entry: structuredClone(entry) })),
-        ),
+    readJournal: async (query) =>
+      queriedJournals(
+        [
+          { journal: null, entries: unplaced },
+          ...[...nodes].map(([node, data]) => ({ journal: node, entries: data.journal })),
+        ].map(({ journal, entries }) => ({
+          journal,
+          lines: entries.map((entry) => ({ entry: structuredClone(entry) })),
+        })),
+        query,
       ),
+    readSurveys: async (wanted) =>
+      [...nodes.keys()]
+        .filter((node) => wanted === undefined || wanted.includes(node))
+        .sort()
+        .flatMap((node) => {
+          const survey = nodes.get(node)?.survey;
+          return survey ? [structuredClone(survey)] : [];
+        }),
     lockHolders: async (nodes) =>
       [...holders.values()]
         .filter((holder) => nodes === undefined || nodes.includes(holder.node))
         .map((holder) => ({ ...holder })),
+    readCa: async () => ca && keptCa(ca, seal),
+    async keepCa(made) {
+      const [sealed = ''] = await seal.seal([made.key], fresh);
+      // Sealing awaits: another keep may have come first meanwhile, and wins.
+      ca ??= { certificate: made.certificate, at: made.at, sealed };
+      return keptCa(ca, seal);
+    },
+    async resealCa() {
+      if (!ca) return { resealed: 0, unopened: [] };
+      const was = ca;
+      const { sealed, resealed } = await resealedCa(was, seal);
+      if (sealed !== undefined && ca === was) ca = { ...was, sealed };
+      return resealed;
+    },
     close: async () => {},
   };
 }

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import type { NodeRecord } from '../state.ts';
+import type { SealedCa } from './kept-ca.ts';
 import { type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import { SCHEMA_LOCK } from './postgres-schema.ts';
-import type { KeptPreview } from './stores.ts';
+import { journalKeys, type KeptPreview, type KeptSurvey, parseJournalLine } from './stores.ts';
 
 /** One node's records, as a state directory keeps them. */
 export interface NodeRecords {
@@ -14,11 +15,15 @@ export interface NodeRecords {
   secrets: { module: string; secret: string; value: Uint8Array; origin: string; at: string }[];
   /** Oldest first. */
   previews: KeptPreview[];
+  /** Undefined for a node never surveyed. */
+  survey: KeptSurvey | undefined;
 }
 
 /** Every record of a state, to be imported whole. */
 export interface StateRecords {
   nodes: NodeRecords[];
+  /** The state's CA, its key sealed as kept; undefined while the state has none. */
+  ca?: SealedCa;
   /**
    * Every journal line in the order to keep, each with its node; null for the lines of
    * the top-level journal (the unplaced acts, and the history from before).
@@ -50,15 +55,16 @@ export async function importIntoPostgres(
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK.toString()]);
-      const held = await client.query<{ nodes: string; lines: string }>(
+      const held = await client.query<{ nodes: string; lines: string; cas: string }>(
         `SELECT (SELECT count(*) FROM berth_nodes) AS nodes,
-                (SELECT count(*) FROM berth_journal) AS lines`,
+                (SELECT count(*) FROM berth_journal) AS lines,
+                (SELECT count(*) FROM berth_ca) AS cas`,
       );
-      const { nodes = '0', lines = '0' } = held.rows[0] ?? {};
-      if (nodes !== '0' || lines !== '0') {
+      const { nodes = '0', lines = '0', cas = '0' } = held.rows[0] ?? {};
+      if (nodes !== '0' || lines !== '0' || cas !== '0') {
         await client.query('ROLLBACK');
         return {
-          refused: `the store at ${where} is not empty (${nodes} nodes, ${lines} journal lines): copy-state copies into an empty store only`,
+          refused: `the store at ${where} is not empty (${nodes} nodes, ${lines} journal lines${cas === '0' ? '' : ', a CA'}): copy-state copies into an empty store only`,
         };
       }
       await insertAll(client, records);
@@ -75,7 +81,13 @@ export async function importIntoPostgres(
   }
 }
 
-async function insertAll(client: pg.PoolClient, { nodes, journal }: StateRecords) {
+async function insertAll(client: pg.PoolClient, { nodes, journal, ca }: StateRecords) {
+  if (ca)
+    await client.query('INSERT INTO berth_ca (certificate, key, at) VALUES ($1, $2, $3)', [
+      ca.certificate,
+      Buffer.from(ca.sealed),
+      ca.at,
+    ]);
   for (const batch of batches(nodes)) {
     await client.query(
       `INSERT INTO berth_nodes (node, record, fingerprint_key)
@@ -121,12 +133,35 @@ async function insertAll(client: pg.PoolClient, { nodes, journal }: StateRecords
       ],
     );
   }
-  for (const batch of batches(journal)) {
+  const surveys = nodes.flatMap((item) =>
+    item.survey ? [{ node: item.node, survey: item.survey }] : [],
+  );
+  for (const batch of batches(surveys)) {
     await client.query(
-      `INSERT INTO berth_journal (node, line)
-         SELECT node, line FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(node, line, n)
+      `INSERT INTO berth_surveys (node, survey) SELECT * FROM unnest($1::text[], $2::json[])`,
+      [batch.map((item) => item.node), batch.map((item) => JSON.stringify(item.survey))],
+    );
+  }
+  // Each line keyed as the state directory reads it (journalKeys), in its node's journal.
+  const before = new Map<string | null, string>();
+  const keyed = journal.map(({ node, line }) => {
+    const keys = journalKeys(parseJournalLine(line, ''), node, before.get(node) ?? '');
+    before.set(node, keys.at);
+    return { node, line, ...keys };
+  });
+  for (const batch of batches(keyed)) {
+    await client.query(
+      `INSERT INTO berth_journal (node, line, at, about)
+         SELECT node, line, at, ARRAY(SELECT json_array_elements_text(about))
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
+             WITH ORDINALITY AS t(node, line, at, about, n)
            ORDER BY n`,
-      [batch.map((item) => item.node), batch.map((item) => item.line)],
+      [
+        batch.map((item) => item.node),
+        batch.map((item) => item.line),
+        batch.map((item) => item.at),
+        batch.map((item) => JSON.stringify(item.about)),
+      ],
     );
   }
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Seal } from '../vault/seal.ts';
-import { StoreError } from './stores.ts';
+import { journalKeys, parseJournalLine, StoreError } from './stores.ts';
 
 /**
  * The advisory lock of a node is the pair (NODE_LOCK_CLASS, hashtext(node)): the class
@@ -146,7 +146,67 @@ export const MIGRATIONS: readonly Migration[] = [
       COMMENT ON COLUMN berth_previews.preview IS 'a kept preview: its basis names each definition by its digest';
     `,
   },
+  {
+    version: 5,
+    about: "each node's newest survey: its converge preview whole, for whoever reads the fleet",
+    sql: `
+      CREATE TABLE berth_surveys (
+        node text PRIMARY KEY REFERENCES berth_nodes (node),
+        survey json NOT NULL
+      );
+    `,
+  },
+  {
+    version: 6,
+    about: "the state's CA: its certificate, and its key sealed",
+    sql: `
+      CREATE TABLE berth_ca (
+        -- One row at most: a state has one CA, and the first kept is it.
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        certificate text NOT NULL,
+        key bytea NOT NULL,
+        at text NOT NULL
+      );
+      COMMENT ON COLUMN berth_ca.key IS 'an armored age file: the key, sealed';
+    `,
+  },
+  {
+    version: 7,
+    about:
+      "the journal's lines keyed by when and by what they are about (node and target), for berth log's filters; each line kept as it was",
+    sql: `
+      ALTER TABLE berth_journal ADD COLUMN at text NOT NULL DEFAULT '',
+        ADD COLUMN about text[] NOT NULL DEFAULT '{}';
+      CREATE INDEX berth_journal_by_at ON berth_journal (at, id);
+      CREATE INDEX berth_journal_by_about ON berth_journal USING gin (about);
+    `,
+    run: keyEarlierLines,
+  },
 ];
+
+/**
+ * Keys the lines an earlier berth journaled as a state directory reads them (journalKeys),
+ * in the migration's transaction; the lines themselves are left as they are.
+ */
+async function keyEarlierLines(client: pg.ClientBase) {
+  const rows = await client.query<{ id: string; node: string | null; line: string }>(
+    'SELECT id, node, line FROM berth_journal ORDER BY id FOR UPDATE',
+  );
+  const before = new Map<string | null, string>();
+  const keyed = rows.rows.map(({ id, node, line }) => {
+    const keys = journalKeys(parseJournalLine(line, ''), node, before.get(node) ?? '');
+    before.set(node, keys.at);
+    return { id, ...keys };
+  });
+  for (let start = 0; start < keyed.length; start += 5_000) {
+    const batch = keyed.slice(start, start + 5_000);
+    await client.query(
+      `UPDATE berth_journal j SET at = k.at, about = ARRAY(SELECT json_array_elements_text(k.about))
+         FROM json_to_recordset($1::json) AS k(id bigint, at text, about json) WHERE j.id = k.id`,
+      [JSON.stringify(batch)],
+    );
+  }
+}
 
 /**
  * Seals what an earlier berth kept in plain bytes, in the migration's transaction: the

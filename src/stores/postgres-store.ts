@@ -6,13 +6,17 @@ import { isName } from '../names.ts';
 import { emptyRecord, type NodeRecord, NodeRecordSchema } from '../state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
+import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import { type Connected, type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import {
   clippedEntry,
   type JournalLine,
+  journalKeys,
   KEPT_PREVIEWS,
   type KeptPreview,
   KeptPreviewSchema,
+  type KeptSurvey,
+  KeptSurveySchema,
   type LockHolder,
   LockTimeout,
   lockNotHad,
@@ -99,6 +103,20 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
     });
   };
 
+  /** Whether the store holds no sealed value: only then may berth make itself an identity. */
+  const fresh = async () => {
+    const found = await ask<{ fresh: boolean }>('the vault cannot be read', FRESH);
+    return found.rows[0]?.fresh === true;
+  };
+  const readCa = async (): Promise<SealedCa | undefined> => {
+    const found = await ask<{ certificate: string; key: Buffer; at: string }>(
+      "the state's CA cannot be read",
+      'SELECT certificate, key, at FROM berth_ca',
+    );
+    const row = found.rows[0];
+    return row && { certificate: row.certificate, at: row.at, sealed: String(row.key) };
+  };
+
   return {
     open: async () => {
       await ready();
@@ -158,9 +176,13 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       }
     },
     async journalUnplaced(entry) {
-      await ask('the journal cannot be written', 'INSERT INTO berth_journal (line) VALUES ($1)', [
-        JSON.stringify(clippedEntry(entry)),
-      ]);
+      const kept = clippedEntry(entry);
+      const { at, about } = journalKeys({ entry: kept }, null, '');
+      await ask(
+        'the journal cannot be written',
+        'INSERT INTO berth_journal (line, at, about) VALUES ($1, $2, $3)',
+        [JSON.stringify(kept), at, about],
+      );
     },
     async listNodes() {
       const found = await ask<{ node: string }>(
@@ -181,11 +203,21 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
       );
       return recordOf(found.rows[0]?.record, node, await ready());
     },
-    async readJournal() {
+    async readJournal(query = {}) {
       const { where } = await ready();
+      // The query's acts by the lines' keys (journalKeys), the last `tail` of them by time.
+      const asked = `SELECT id, node, line FROM berth_journal
+         WHERE ($1::text[] IS NULL OR about && $1) AND ($2::text IS NULL OR at >= $2)`;
       const found = await ask<{ id: string; node: string | null; line: string }>(
         'the journal cannot be read',
-        'SELECT id, node, line FROM berth_journal ORDER BY id',
+        query.tail === undefined
+          ? `${asked} ORDER BY id`
+          : `SELECT * FROM (${asked} ORDER BY at DESC, id DESC LIMIT $3) AS last ORDER BY id`,
+        [
+          query.about === undefined ? null : [...query.about],
+          query.since ?? null,
+          ...(query.tail === undefined ? [] : [query.tail]),
+        ],
       );
       // Each node's journal, and the unplaced acts', in the order written, in the order
       // of their names (as a state directory lists them); then merged.
@@ -199,6 +231,24 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
         a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1,
       );
       return mergeJournals(order.map((node) => journals.get(node) ?? []));
+    },
+    async readSurveys(nodes) {
+      const found =
+        nodes === undefined
+          ? await ask<{ node: string; survey: unknown }>(
+              'the surveys cannot be read',
+              'SELECT node, survey FROM berth_surveys ORDER BY node COLLATE "C"',
+            )
+          : await ask<{ node: string; survey: unknown }>(
+              'the surveys cannot be read',
+              'SELECT node, survey FROM berth_surveys WHERE node = ANY($1) ORDER BY node COLLATE "C"',
+              [[...nodes]],
+            );
+      // One this berth cannot read (another berth's) is left out, as a state directory's is.
+      return found.rows.flatMap((row) => {
+        const result = v.safeParse(KeptSurveySchema, row.survey);
+        return result.success ? [result.output as KeptSurvey] : [];
+      });
     },
     async lockHolders(nodes) {
       const found =
@@ -214,6 +264,35 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
             );
       return found.rows;
     },
+    readCa: async () => {
+      const found = await readCa();
+      return found && keptCa(found, seal);
+    },
+    async keepCa(made) {
+      const [sealed = ''] = await seal.seal([made.key], fresh);
+      // Two statements: one that began while another berth's insert was not yet committed
+      // waits for it and inserts nothing; only a statement after it sees that one's row.
+      await ask(
+        "the state's CA cannot be written",
+        'INSERT INTO berth_ca (certificate, key, at) VALUES ($1, $2, $3) ON CONFLICT (one) DO NOTHING',
+        [made.certificate, Buffer.from(sealed), made.at],
+      );
+      const kept = await readCa();
+      if (!kept) throw new StoreError("the state's CA was removed as it was written");
+      return keptCa(kept, seal);
+    },
+    async resealCa() {
+      const found = await readCa();
+      if (!found) return { resealed: 0, unopened: [] };
+      const { sealed, resealed } = await resealedCa(found, seal);
+      if (sealed !== undefined)
+        await ask(
+          "the state's CA cannot be written",
+          'UPDATE berth_ca SET key = $1 WHERE certificate = $2',
+          [Buffer.from(sealed), found.certificate],
+        );
+      return resealed;
+    },
     async close() {
       await Promise.all([...opened].map((store) => store.close()));
       const was = connecting;
@@ -223,6 +302,11 @@ export function postgresStores(url: string, options: PostgresStoreOptions = {}):
     },
   };
 }
+
+/** Whether the store holds no sealed value: no secret, no fingerprint key, no CA. */
+const FRESH = `SELECT NOT EXISTS (SELECT 1 FROM berth_secrets)
+    AND NOT EXISTS (SELECT 1 FROM berth_nodes WHERE fingerprint_key IS NOT NULL)
+    AND NOT EXISTS (SELECT 1 FROM berth_ca) AS fresh`;
 
 /** The PostgreSQL stores at `url`, opened: see `postgresStores`. */
 export async function openPostgresStores(
@@ -285,12 +369,7 @@ function nodeStore({
 
   /** Whether the store holds no sealed value: only then may berth make itself an identity. */
   const fresh = async () => {
-    const found = await run<{ fresh: boolean }>(
-      'the vault cannot be read',
-      `SELECT NOT EXISTS (SELECT 1 FROM berth_secrets)
-          AND NOT EXISTS (SELECT 1 FROM berth_nodes WHERE fingerprint_key IS NOT NULL) AS fresh`,
-      [],
-    );
+    const found = await run<{ fresh: boolean }>('the vault cannot be read', FRESH, []);
     return found.rows[0]?.fresh === true;
   };
   const openValue = async (module: string, secret: string, sealed: Buffer) => {
@@ -481,11 +560,21 @@ function nodeStore({
         throw new StoreError(`a kept preview of node ${node} at ${db.where} is not valid`);
       return result.output as KeptPreview;
     },
+    async keepSurvey(survey) {
+      await run(
+        `the survey of node ${node} cannot be written`,
+        `INSERT INTO berth_surveys (node, survey) VALUES ($1, $2::json)
+           ON CONFLICT (node) DO UPDATE SET survey = EXCLUDED.survey`,
+        [node, JSON.stringify(survey)],
+      );
+    },
     async journal(entry) {
+      const kept = clippedEntry(entry);
+      const { at, about } = journalKeys({ entry: kept }, node, '');
       await run(
         `the journal of node ${node} cannot be written`,
-        'INSERT INTO berth_journal (node, line) VALUES ($1, $2)',
-        [node, JSON.stringify(clippedEntry(entry))],
+        'INSERT INTO berth_journal (node, line, at, about) VALUES ($1, $2, $3, $4)',
+        [node, JSON.stringify(kept), at, about],
       );
     },
     async close() {

@@ -1,23 +1,55 @@
 import * as v from 'valibot';
+import { CodeSchema } from '../codes.ts';
+import { BlockerReportSchema, NodeReportSchema, StepReportSchema } from '../result.ts';
 import type { NodeRecord } from '../state.ts';
+
+/**
+ * The version of the journal's entries berth writes. Version 2 keeps each act's target,
+ * digest and typed outcome; an entry without `entry_version` is an earlier berth's
+ * (version 1), which kept neither, and is read as it was written.
+ */
+export const JOURNAL_ENTRY_VERSION = 2;
 
 /**
  * One act as the journal keeps it. Never holds a secret value. Its outcome: done; refused,
  * nothing begun (a gate, a blocker, a grant); or failed, begun and stopped at a step (a
- * hook that exits non-zero, a write that fails), what was done said in `said`.
+ * hook that exits non-zero, a write that fails), what was done said in `said`, and typed
+ * beside it: its code, its steps, the blockers that stood.
  */
 export const JournalEntrySchema = v.object({
+  entry_version: v.optional(v.pipe(v.number(), v.integer())),
   at: v.string(),
   actor: v.string(),
   via: v.picklist(['cli', 'api']),
   act: v.string(),
+  /** The node acted on; for an act refused before any node, the target as it was asked for. */
   node: v.string(),
+  /** The target the act was asked for (`@web`, `web1,web2`, or the node alone). */
+  target: v.optional(v.string()),
   module: v.optional(v.string()),
+  /** On a take or converge: the digest of the node's preview the act was on. */
+  digest: v.optional(v.string()),
   outcome: v.picklist(['done', 'refused', 'failed']),
+  /** Why it was refused or failed (docs/codes.md). */
+  code: v.optional(CodeSchema),
+  /** The steps done (a failed act's up to where it stopped), and the blockers that stood. */
+  steps: v.optional(v.array(StepReportSchema)),
+  blockers: v.optional(v.array(BlockerReportSchema)),
   said: v.string(),
   error: v.optional(v.string()),
 });
 export type JournalEntry = v.InferOutput<typeof JournalEntrySchema>;
+
+/**
+ * What `berth log` asks of the journal: the acts about some nodes or targets (an entry's
+ * node or target among them), since a time (ISO 8601), and of those the last `tail`.
+ * Every act, oldest first, when empty.
+ */
+export interface JournalQuery {
+  about?: readonly string[];
+  since?: string;
+  tail?: number;
+}
 
 /** A journal line as read back: an entry, or a line that is not one (a hand edit). */
 export type JournalLine = { entry: JournalEntry } | { notAnEntry: string; where: string };
@@ -39,8 +71,36 @@ export const KeptPreviewSchema = v.object({
   node: v.string(),
   at: v.string(),
   basis: v.unknown(),
+  /**
+   * Kept by the digest of a plan file's whole content (`--out`), beside the preview it
+   * holds (`of`, that preview's digest): `berth act FILE` acts only on a file as berth
+   * wrote it. `acted`: when and by whom the plan was acted on; it is not acted on again.
+   */
+  plan: v.optional(
+    v.object({
+      of: v.string(),
+      acted: v.optional(v.object({ at: v.string(), by: v.string() })),
+    }),
+  ),
 });
 export type KeptPreview = v.InferOutput<typeof KeptPreviewSchema>;
+
+/**
+ * A node's newest survey: its converge preview, whole, as any berth made it last (the
+ * command line, the API, the view), so that whoever reads the fleet later reads it
+ * without surveying again. `said` is the preview's words with each file's whole diff
+ * (secrets masked as the preview masks them), `refused` its refusal when it was refused.
+ */
+export const KeptSurveySchema = v.object({
+  node: v.string(),
+  at: v.string(),
+  actor: v.string(),
+  via: v.picklist(['cli', 'api']),
+  report: NodeReportSchema,
+  said: v.string(),
+  refused: v.optional(v.string()),
+});
+export type KeptSurvey = v.InferOutput<typeof KeptSurveySchema>;
 
 /** Who holds a node's lock: which berth, doing what, since when. */
 export const LockHolderSchema = v.object({
@@ -89,6 +149,26 @@ export interface NodeVault {
   reseal(): Promise<Resealed>;
 }
 
+/**
+ * The state's certificate authority as kept: one a state (see keys/state-ca.ts). Its
+ * certificate is public; its private key is sealed as every value of the vault.
+ */
+export interface KeptCa {
+  /** The CA's certificate, PEM: read without an identity. */
+  certificate: string;
+  /** When it was made. */
+  at: string;
+  /** Its private key, PKCS #8 PEM, opened with berth's identity (a VaultError says why not). */
+  key(): Promise<Uint8Array>;
+}
+
+/** A CA just made, to keep: its certificate, its key (sealed by the stores), and when. */
+export interface NewCa {
+  certificate: string;
+  key: Uint8Array;
+  at: string;
+}
+
 /** What a reseal did: how many values it sealed again, and those it could not open. */
 export interface Resealed {
   resealed: number;
@@ -109,6 +189,8 @@ export interface NodeStore {
   /** Keeps a preview by digest; the node keeps its latest `KEPT_PREVIEWS`. */
   keepPreview(preview: KeptPreview): Promise<void>;
   findPreview(digest: string): Promise<KeptPreview | undefined>;
+  /** Keeps the node's newest survey in place of the one before, whole or not at all. */
+  keepSurvey(survey: KeptSurvey): Promise<void>;
   /** Appends the act to the node's journal. */
   journal(entry: JournalEntry): Promise<void>;
   close(): Promise<void>;
@@ -136,10 +218,28 @@ export interface Stores {
   listNodes(): Promise<string[]>;
   /** A node's record as last written, read without its lock. */
   readNode(node: string): Promise<NodeRecord>;
-  /** The whole journal, every node's and the unplaced acts, oldest first. */
-  readJournal(): Promise<JournalLine[]>;
+  /**
+   * The journal, every node's and the unplaced acts, oldest first: all of it, or what the
+   * query asks. A line that is not an entry goes with its node's journal, at the time of
+   * the entry before it.
+   */
+  readJournal(query?: JournalQuery): Promise<JournalLine[]>;
+  /**
+   * Each node's newest survey, of the nodes that have one (of `nodes` alone when given),
+   * read without a lock: every write is whole.
+   */
+  readSurveys(nodes?: readonly string[]): Promise<KeptSurvey[]>;
   /** Who holds which node's lock now; of `nodes` alone when given, whatever the fleet's size. */
   lockHolders(nodes?: readonly string[]): Promise<LockHolder[]>;
+  /** The state's CA, or undefined before its first need. Read without a lock: it is written whole. */
+  readCa(): Promise<KeptCa | undefined>;
+  /**
+   * Keeps `made` as the state's CA unless the state has one, in one step: of two berths
+   * that make one at once, the first kept is the state's, and both are answered it.
+   */
+  keepCa(made: NewCa): Promise<KeptCa>;
+  /** Seals the CA's key again to the recipients of now (rekey); nothing to do without one. */
+  resealCa(): Promise<Resealed>;
   close(): Promise<void>;
 }
 
@@ -186,13 +286,54 @@ function clip(text: string): string {
     : text;
 }
 
-/** The entry as every store keeps it: names cut to a length worth keeping. */
+/** The entry as every store keeps it: of this version, names cut to a length worth keeping. */
 export function clippedEntry(entry: JournalEntry): JournalEntry {
+  const { entry_version: _, ...written } = entry;
   return {
-    ...entry,
+    entry_version: JOURNAL_ENTRY_VERSION,
+    ...written,
     node: clip(entry.node),
+    target: entry.target === undefined ? undefined : clip(entry.target),
     module: entry.module === undefined ? undefined : clip(entry.module),
   };
+}
+
+/**
+ * What a store indexes a journal line by, for a query: when (a line that is not an entry,
+ * the time of the entry before it in its journal, `before`), and what it is about (an
+ * entry's node and target; a line that is not one, its journal's node).
+ */
+export function journalKeys(
+  line: JournalLine,
+  journal: string | null,
+  before: string,
+): { at: string; about: string[] } {
+  if (!('entry' in line)) return { at: before, about: journal === null ? [] : [journal] };
+  const { at, node, target } = line.entry;
+  return { at, about: target === undefined || target === node ? [node] : [node, target] };
+}
+
+/** Whether a line, by its keys, is one the query asks for (its tail aside). */
+export function journalAsked(keys: { at: string; about: readonly string[] }, query: JournalQuery) {
+  if (query.since !== undefined && keys.at < query.since) return false;
+  return query.about === undefined || keys.about.some((name) => query.about?.includes(name));
+}
+
+/** The lines a query asks for, of each journal in the order written: merged, then its tail. */
+export function queriedJournals(
+  journals: readonly { journal: string | null; lines: readonly JournalLine[] }[],
+  query: JournalQuery = {},
+): JournalLine[] {
+  const asked = journals.map(({ journal, lines }) => {
+    let before = '';
+    return lines.filter((line) => {
+      const keys = journalKeys(line, journal, before);
+      before = keys.at;
+      return journalAsked(keys, query);
+    });
+  });
+  const merged = mergeJournals(asked);
+  return query.tail === undefined ? merged : merged.slice(Math.max(0, merged.length - query.tail));
 }
 
 /**

@@ -1,15 +1,12 @@
 /**
  * Sealing the vault's values with age: each value one armored age file, sealed to the
  * recipients of berth.json (else to berth's own identity), opened with berth's identity.
- * The age format is berth's own (age-file.ts), over primitives the host gives (Node's
- * process gives node:crypto's); by default the standards' (Web Crypto and @noble's).
- * Both are imported when a value is first sealed or opened, so a command that touches
- * none never loads them.
+ * The format is the age authors' own library (`age-encryption`, on Web Crypto), imported
+ * when a value is first sealed or opened, so a command that touches none never loads it.
  */
 
+import type { Identity } from 'age-encryption';
 import { once } from '../once.ts';
-import type { X25519Identity, X25519Recipient } from './age-keys.ts';
-import type { AgePrimitives } from './age-primitives.ts';
 
 /** The first line of every armored age file: a kept value that starts otherwise is not sealed. */
 export const SEALED_HEAD = '-----BEGIN AGE ENCRYPTED FILE-----';
@@ -72,20 +69,8 @@ export function openingEach(): {
   return { unopened, tryOpen };
 }
 
-/** The age format: its files, keys and armor. */
-const loadAge = once(async () => {
-  const [file, keys, armor] = await Promise.all([
-    import('./age-file.ts'),
-    import('./age-keys.ts'),
-    import('./armor.ts'),
-  ]);
-  return { ...file, ...keys, ...armor };
-});
-
-/** The standards' primitives: any runtime with Web Crypto. */
-export const standardPrimitives = once(
-  async (): Promise<AgePrimitives> => (await import('./standard-primitives.ts')).standardPrimitives,
-);
+/** The age authors' own library, loaded when a value is first sealed or opened. */
+const loadAge = once(() => import('age-encryption'));
 
 /** The identities an identity file holds: its lines that are not comments. */
 export function identitiesIn(text: string): string[] {
@@ -98,46 +83,55 @@ export function identitiesIn(text: string): string[] {
 const looked = (found: { looked: readonly string[] }) => found.looked.join(', ');
 
 /**
- * The age seal over `keys`, on the primitives `primitives` loads. The recipients' keys
- * and the identity are made ready once a process; the values of one call are sealed at
- * once (Web Crypto works off the main thread).
+ * The age seal over `keys`. The recipients and the identity are read once a process; the
+ * values of one call are sealed at once (Web Crypto works off the main thread).
  */
-export function ageSeal(
-  keys: Keys,
-  primitives: () => Promise<AgePrimitives> = standardPrimitives,
-): Seal {
-  let age: Promise<[Awaited<ReturnType<typeof loadAge>>, AgePrimitives]> | undefined;
-  /** The age format and the primitives, loaded once. */
-  const loaded = () => {
-    age ??= Promise.all([loadAge(), primitives()]);
-    return age;
-  };
-  let sealTo: { to: string; imported: Promise<X25519Recipient[]> } | undefined;
-  let opener: Promise<{ named: string; identities: X25519Identity[] }> | undefined;
+export function ageSeal(keys: Keys): Seal {
+  let sealTo: { to: string; encrypter: Promise<import('age-encryption').Encrypter> } | undefined;
+  let opener: ReturnType<typeof openWith> | undefined;
 
+  /** berth's identities, each read now so a broken one is said once, with its recipient. */
   const identity = async () => {
     const found = await keys.identity();
     if ('looked' in found) return found;
-    const lines = identitiesIn(found.text);
+    const lines = identitiesIn(found.text).map((line) => line.toUpperCase());
     if (lines.length === 0 || !lines.every((line) => line.startsWith('AGE-SECRET-KEY-1')))
       throw new VaultError(
         `${found.named} is not an age identity: berth reads lines of AGE-SECRET-KEY-1…, and # comments`,
       );
-    return { named: found.named, lines };
+    const { identityToRecipient } = await loadAge();
+    const recipients = await Promise.all(
+      lines.map((line) =>
+        identityToRecipient(line).catch((error: Error) => {
+          throw new VaultError(`${found.named} is not an age identity: ${error.message}`);
+        }),
+      ),
+    );
+    return { named: found.named, lines, recipients };
+  };
+
+  /** The identities as keys to open with, made once a process. */
+  const openWith = async () => {
+    const own = await identity();
+    if (!('lines' in own)) return own;
+    const { identityKey } = await import('./identity-key.ts');
+    const keys = await Promise.all(
+      own.lines.map((line, at) => identityKey(line, own.recipients[at] as string)),
+    );
+    return { named: own.named, keys };
   };
 
   const recipients = async (fresh: () => Promise<boolean>): Promise<readonly string[]> => {
     const named = await keys.recipients();
     if (named && named.length > 0) return named;
-    const [{ recipientOf, newIdentity }, p] = await loaded();
-    const identityToRecipient = (line: string) => recipientOf(line, p);
+    const { identityToRecipient, generateX25519Identity } = await loadAge();
     const own = await identity();
-    if ('lines' in own) return Promise.all(own.lines.map(identityToRecipient));
+    if ('lines' in own) return own.recipients;
     if (!(await fresh()))
       throw new VaultError(
         `berth cannot seal a value: berth.json names no "recipients" and berth has no identity (it looked at ${looked(own)}); the vault holds sealed values already, so berth makes no new identity over them: put back the identity they were sealed to, or name "recipients" in berth.json`,
       );
-    const made = newIdentity();
+    const made = await generateX25519Identity();
     const recipient = await identityToRecipient(made);
     try {
       await keys.keepNewIdentity(made, recipient);
@@ -145,23 +139,9 @@ export function ageSeal(
       // Another berth made one meanwhile: that one is berth's.
       const now = await identity();
       if (!('lines' in now)) throw error;
-      return Promise.all(now.lines.map(identityToRecipient));
+      return now.recipients;
     }
     return [recipient];
-  };
-
-  const openWith = async () => {
-    const own = await identity();
-    if (!('lines' in own)) return own;
-    const [{ importIdentity }, p] = await loaded();
-    const identities = await Promise.all(
-      own.lines.map((line) =>
-        importIdentity(line, p).catch((error: Error) => {
-          throw new VaultError(`${own.named} is not an age identity: ${error.message}`);
-        }),
-      ),
-    );
-    return { named: own.named, identities };
   };
 
   return {
@@ -172,32 +152,47 @@ export function ageSeal(
       if (sealTo?.to !== key)
         sealTo = {
           to: key,
-          imported: loaded().then(([{ importRecipient }, p]) =>
-            Promise.all(to.map((recipient) => importRecipient(recipient, p))),
-          ),
+          encrypter: loadAge().then(({ Encrypter }) => {
+            const encrypter = new Encrypter();
+            for (const recipient of to) encrypter.addRecipient(recipient);
+            return encrypter;
+          }),
         };
-      const [[{ armor, sealAge }, p], imported] = await Promise.all([loaded(), sealTo.imported]);
-      return Promise.all(values.map(async (value) => armor(await sealAge(value, imported, p))));
+      const [{ armor }, encrypter] = await Promise.all([loadAge(), sealTo.encrypter]);
+      return Promise.all(values.map(async (value) => armor.encode(await encrypter.encrypt(value))));
     },
     async open(sealed, what) {
       // A missing identity is looked for again next time; a found one is kept.
       const attempt = opener ?? openWith();
       const found = await attempt;
-      if (!('identities' in found))
+      if (!('keys' in found))
         throw new VaultError(
           `berth needs its age identity to open the sealed ${what}, and found none: it looked at ${looked(found)}`,
           { noIdentity: true },
         );
-      opener = attempt as typeof opener;
-      const [{ unarmor, openAge }, p] = await loaded();
-      const file = unarmor(sealed);
-      const opened = 'broken' in file ? file : await openAge(file, found.identities, p);
-      if ('value' in opened) return opened.value;
-      throw new VaultError(
-        'unmatched' in opened
-          ? `the sealed ${what} cannot be opened with ${found.named}: it was sealed to other recipients`
-          : `the sealed ${what} cannot be opened: ${opened.broken}`,
-      );
+      opener = attempt;
+      const { Decrypter, armor } = await loadAge();
+      // Tried after berth's own identities, this one is reached only when none of them
+      // matched a stanza of the file: sealed to others, not broken.
+      let unmatched = false;
+      const last: Identity = {
+        unwrapFileKey: () => {
+          unmatched = true;
+          return null;
+        },
+      };
+      const decrypter = new Decrypter();
+      for (const key of found.keys) decrypter.addIdentity(key);
+      decrypter.addIdentity(last);
+      try {
+        return await decrypter.decrypt(armor.decode(sealed.trim()));
+      } catch (error) {
+        throw new VaultError(
+          unmatched
+            ? `the sealed ${what} cannot be opened with ${found.named}: it was sealed to other recipients`
+            : `the sealed ${what} cannot be opened: ${(error as Error).message}`,
+        );
+      }
     },
   };
 }

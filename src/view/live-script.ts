@@ -36,7 +36,7 @@ export const LIVE_SCRIPT = `'use strict';
     } else if (event.kind === 'ended') {
       mark(event.node, event.outcome, event.outcome);
       say(event.node + ': ' + event.act + (event.module ? ' ' + event.module : '') + ' by ' + event.actor + ': ' + event.outcome + (event.words ? ': ' + event.words : ''));
-      state.textContent = 'The fleet has changed since this survey: reload the page to survey it again.';
+      state.textContent = 'Acts have changed the fleet since these surveys: survey again to see it now.';
     } else if (event.kind === 'let-go') {
       mark(event.node, '', '—');
     }

@@ -1,5 +1,6 @@
 import type { Code } from '../codes.ts';
-import type { CommandAnswer, NodeReport, StepReport } from '../result.ts';
+import type { NodeReport, StepReport } from '../result.ts';
+import type { JournalEntry, KeptSurvey } from '../stores/stores.ts';
 
 /** What a node's preview would do for one module, as a cell of the fleet's matrix shows it. */
 export type Cell =
@@ -14,7 +15,9 @@ export type Cell =
   | { kind: 'check-failing'; steps: string[] }
   | { kind: 'blocked'; words: string[]; codes: Code[] }
   /** The node's preview was refused as a whole (unreachable, not in the inventory…). */
-  | { kind: 'refused'; words: string; code?: Code };
+  | { kind: 'refused'; words: string; code?: Code }
+  /** The node is to run the module, and no survey of it is kept yet. */
+  | { kind: 'unsurveyed' };
 
 /** A node as the matrix needs it beside its preview: what it runs and what berth manages. */
 export interface NodeModules {
@@ -24,38 +27,50 @@ export interface NodeModules {
   managed: Readonly<Record<string, { started: boolean }>>;
 }
 
+/** What is kept of a node's survey: the newest, and the acts journaled on the node since. */
+export interface NodeSurveyed {
+  survey?: KeptSurvey;
+  /** Acts on the node journaled after its survey, newest first: the survey may no longer hold. */
+  since: JournalEntry[];
+}
+
 /** One row: a node, its cells by module, and what stands in its way apart from any module. */
-export interface Row {
+export interface Row extends NodeSurveyed {
   node: string;
   cells: Record<string, Cell>;
   /** Blockers that name no module, and the node's refusal, in words. */
   notes: string[];
-  digest?: string;
 }
 
-/** Each node's row, from the typed answer of a converge preview of the target. */
+/** Each node's row, from its newest survey: the node's part of a converge preview, typed. */
 export function rowsOf(
-  answer: CommandAnswer,
+  surveyed: ReadonlyMap<string, NodeSurveyed>,
   nodes: ReadonlyMap<string, NodeModules>,
   columns: readonly string[],
 ): Row[] {
-  const refusals = refusalsByNode(answer.refused);
   return [...nodes].map(([node, held]) => {
-    const report = answer.nodes[node];
+    const { survey, since = [] } = surveyed.get(node) ?? {};
     const cells: Record<string, Cell> = {};
     const notes: string[] = [];
-    if (!report || report.outcome === 'refused' || report.outcome === 'failed') {
-      const words = refusals.get(node) ?? answer.refused ?? 'no preview was made of this node';
+    const row = { node, cells, notes, since, ...(survey ? { survey } : {}) };
+    if (!survey) {
+      for (const module of columns)
+        cells[module] = held.modules.includes(module) ? { kind: 'unsurveyed' } : { kind: 'none' };
+      return row;
+    }
+    const { report } = survey;
+    if (report.outcome === 'refused' || report.outcome === 'failed') {
+      const words = survey.refused ?? 'its preview was refused';
       for (const module of columns)
         cells[module] = held.modules.includes(module)
-          ? { kind: 'refused', words, ...(report?.code ? { code: report.code } : {}) }
+          ? { kind: 'refused', words, ...(report.code ? { code: report.code } : {}) }
           : { kind: 'none' };
       notes.push(words);
-      return { node, cells, notes };
+      return row;
     }
     for (const module of columns) cells[module] = cellOf(module, report, held);
     for (const blocker of report.blockers) if (!blocker.module) notes.push(blocker.words);
-    return { node, cells, notes, ...(report.digest ? { digest: report.digest } : {}) };
+    return row;
   });
 }
 
@@ -87,16 +102,6 @@ function stepWords(step: StepReport): string {
     ? `${step.package}${step.version ? ` ${step.version}` : ''}`
     : (step.path ?? step.secret ?? '');
   return what === '' ? step.kind : `${step.kind} ${what}`;
-}
-
-/** "web1: words\nweb2: words" (a target's `refused`), by node. */
-function refusalsByNode(refused: string | undefined): Map<string, string> {
-  const byNode = new Map<string, string>();
-  for (const line of refused?.split('\n') ?? []) {
-    const match = /^([a-z0-9][a-z0-9-]{0,62}): (.*)$/s.exec(line);
-    if (match) byNode.set(match[1] as string, match[2] as string);
-  }
-  return byNode;
 }
 
 /** How many cells are of each kind: the fleet page's summary line. */

@@ -1,20 +1,23 @@
+import type { ModuleDefinition } from '../catalog.ts';
 import type { Code } from '../codes.ts';
 import { openAct } from '../commands/act.ts';
-import type { ActDeps } from '../commands/act-shapes.ts';
+import type { ActDeps, Face } from '../commands/act-shapes.ts';
 import { answerOf } from '../commands/answer.ts';
 import { inParallel } from '../commands/in-parallel.ts';
 import { commands } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
 import { declaredFor, toRun } from '../declared.ts';
-import type { CommandAnswer } from '../result.ts';
+import type { Settings } from '../settings.ts';
 import {
+  type JournalEntry,
   type JournalLine,
   type LockHolder,
   storesCannotOpen,
   storesCode,
 } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
-import type { NodeModules } from './matrix.ts';
+import { type ValueShown, valuesShown } from '../values-shown.ts';
+import type { NodeModules, NodeSurveyed } from './matrix.ts';
 
 /** Why a page could not be drawn, in words, with its code and the status it is answered with. */
 export interface Unseen {
@@ -23,29 +26,46 @@ export interface Unseen {
   status: 404 | 409 | 503;
 }
 
-/** A converge preview of the whole inventory, with what each node runs, and when it was made. */
-export interface FleetSurvey {
-  answer: CommandAnswer;
+/** A survey this view is making, one at a time: of what, and since when. */
+export interface Surveying {
+  target: string;
+  since: Date;
+}
+
+/** The fleet as the stores keep it: what each node runs, and its newest survey. */
+export interface FleetShown {
   nodes: Map<string, NodeModules>;
   /** Each group's nodes, by group name; nodes in no group are the page's own section. */
   groups: Record<string, string[]>;
-  at: Date;
-  ms: number;
+  surveyed: Map<string, NodeSurveyed>;
+  now: Date;
+  surveying?: Surveying;
 }
 
-/** One node's converge preview, whole: its words with each file's full diff, and its typed part. */
-export interface NodeSurvey {
-  answer: CommandAnswer;
+/** One node as the stores keep it: what it runs, and its newest survey. */
+export interface NodeShown extends NodeSurveyed {
   modules: NodeModules;
-  at: Date;
+  /** Its values, each with where it came from, as `berth nodes NODE` shows them. */
+  values: ValueShown[];
+  now: Date;
+  surveying?: Surveying;
 }
 
-/** What the view reads, all through the command functions and the stores, never writing a record of its own. */
+/** A survey asked: made (each node's kept by the stores), or another under way, or refused. */
+export type Surveyed = { made: true } | { busy: Surveying } | Unseen;
+
+/**
+ * What the view reads and asks. A page reads the stores and berth.json alone: no node is
+ * reached, no lock taken. A survey (`survey`) is a converge preview like any other, made
+ * through the act runner as `berth converge TARGET` makes it, and kept as each node's
+ * newest survey by the stores; one at a time.
+ */
 export interface ViewSource {
-  fleet(): Promise<FleetSurvey | Unseen>;
-  node(name: string): Promise<NodeSurvey | Unseen>;
+  fleet(): Promise<FleetShown | Unseen>;
+  node(name: string): Promise<NodeShown | Unseen>;
   journal(): Promise<JournalLine[] | Unseen>;
   holders(): Promise<LockHolder[]>;
+  survey(target: string): Promise<Surveyed>;
   close(): Promise<void>;
 }
 
@@ -57,38 +77,19 @@ const converge = commands.find(
 ) as (typeof commands)[number];
 
 /**
- * The view's reads over the act runner, as the command line's `converge TARGET --json`
- * makes them: the same command function, the same answer. A preview takes each node's lock
- * while it surveys, and keeps its digest, as every preview does (an act copied from the
- * page then says what changed since). Two pages asking for the fleet at once share one survey.
+ * The view's reads of the stores and berth.json, and its surveys over the act runner, as
+ * `berth converge TARGET` makes them (each keeps its digests, so an act copied from a page
+ * says what changed since). The actor is the operator who started the view.
  */
-export function viewSource(deps: ActDeps, face: { actor: string; lockWaitMs: number }): ViewSource {
-  let surveying: Promise<FleetSurvey | Unseen> | undefined;
-
-  const preview = async (node: string, fullDiff: boolean) => {
-    const request = { node, module: '', yes: false };
-    const opened = await openAct(converge, request, deps, {
-      actor: face.actor,
-      via: 'cli',
-      mint: [],
-      fullDiff,
-      lockWaitMs: face.lockWaitMs,
-    });
-    if (opened.kind !== 'ready')
-      return { refused: opened.refused, code: opened.code, status: 503 } as const;
-    const outcome = await opened.run();
-    const answer = answerOf(outcome);
-    if (outcome.storeFailed)
-      return {
-        refused: answer.refused ?? '',
-        code: answer.code ?? 'stores_unavailable',
-        status: 503,
-      } as const;
-    return answer;
-  };
+export function viewSource(
+  deps: ActDeps,
+  face: Pick<Face, 'actor' | 'lockWaitMs' | 'signal'>,
+  now: () => Date = () => new Date(),
+): ViewSource {
+  let surveying: Surveying | undefined;
 
   /** What each node runs and what berth manages there, read from its record without its lock. */
-  const modulesOf = async (node: string, settings: Parameters<typeof declaredFor>[0]) => {
+  const modulesOf = async (node: string, settings: Settings): Promise<NodeModules> => {
     const record = await deps.stores.readNode(node);
     const managed = Object.fromEntries(
       Object.entries(record.managed).map(([module, kept]) => [module, { started: kept.started }]),
@@ -99,59 +100,105 @@ export function viewSource(deps: ActDeps, face: { actor: string; lockWaitMs: num
     return { modules, managed };
   };
 
-  const survey = async (): Promise<FleetSurvey | Unseen> => {
-    const started = performance.now();
-    const at = new Date();
-    const answer = await preview('@all', false);
-    if ('status' in answer) return answer;
-    if (Object.keys(answer.nodes).length === 0 && answer.refused !== undefined)
-      return { refused: answer.refused, code: answer.code ?? 'failed', status: 409 };
-    return readingStores(async () => {
-      const { settings } = await deps.loadConfig(undefined);
-      const names = Object.keys(settings.nodes).sort();
-      const held = await inParallel(names, READS_AT_ONCE, (node) => modulesOf(node, settings));
-      const nodes = new Map(names.map((node, index) => [node, held[index] as NodeModules]));
-      const groups: Record<string, string[]> = {};
-      for (const group of Object.keys(settings.groups).sort()) {
-        const found = resolveTarget(`@${group}`, { nodes: names, groups: settings.groups });
-        groups[group] = found.ok ? found.nodes : [];
-      }
-      return { answer, nodes, groups, at, ms: performance.now() - started };
-    });
+  /** Each node's newest survey, and the acts journaled on it since. */
+  const surveyedOf = async (names: readonly string[]) => {
+    const surveys = new Map(
+      (await deps.stores.readSurveys(names)).map((survey) => [survey.node, survey]),
+    );
+    const since = new Map<string, JournalEntry[]>();
+    for (const line of await deps.stores.readJournal()) {
+      if (!('entry' in line)) continue;
+      const { entry } = line;
+      const survey = surveys.get(entry.node);
+      if (!survey || entry.at <= survey.at || entry.outcome === 'refused') continue;
+      since.set(entry.node, [entry, ...(since.get(entry.node) ?? [])]);
+    }
+    return new Map(
+      names.map((node): [string, NodeSurveyed] => {
+        const survey = surveys.get(node);
+        return [node, { ...(survey ? { survey } : {}), since: since.get(node) ?? [] }];
+      }),
+    );
   };
 
   return {
-    fleet() {
-      surveying ??= survey().finally(() => {
-        surveying = undefined;
-      });
-      return surveying;
-    },
-    async node(name) {
-      const at = new Date();
-      const answer = await preview(name, true);
-      if ('status' in answer) return answer;
-      if (!answer.nodes[name]) {
-        const unknown = answer.code === 'unknown_node' || answer.code === 'invalid_name';
+    fleet: () =>
+      readingStores(async () => {
+        const { settings } = await deps.loadConfig(undefined);
+        const names = Object.keys(settings.nodes).sort();
+        const held = await inParallel(names, READS_AT_ONCE, (node) => modulesOf(node, settings));
+        const nodes = new Map(names.map((node, index) => [node, held[index] as NodeModules]));
+        const groups: Record<string, string[]> = {};
+        for (const group of Object.keys(settings.groups).sort()) {
+          const found = resolveTarget(`@${group}`, { nodes: names, groups: settings.groups });
+          groups[group] = found.ok ? found.nodes : [];
+        }
+        const surveyed = await surveyedOf(names);
+        return { nodes, groups, surveyed, now: now(), ...(surveying ? { surveying } : {}) };
+      }),
+    node: (name) =>
+      readingStores(async (): Promise<NodeShown | Unseen> => {
+        const { settings, catalog } = await deps.loadConfig(undefined);
+        const names = Object.keys(settings.nodes);
+        const known = resolveTarget(name, { nodes: names, groups: settings.groups });
+        if (!known.ok) return { refused: known.refused, code: known.code, status: 404 };
+        const surveyed = (await surveyedOf([name])).get(name) as NodeSurveyed;
+        const modules = await modulesOf(name, settings);
+        const definitions = new Map<string, ModuleDefinition>();
+        for (const module of modules.modules) {
+          const entry = await catalog.entry(module);
+          if ('definition' in entry) definitions.set(module, entry.definition);
+        }
         return {
-          refused: answer.refused ?? '',
-          code: answer.code ?? 'failed',
-          status: unknown ? 404 : 409,
+          modules,
+          values: valuesShown(settings, name, definitions),
+          ...surveyed,
+          now: now(),
+          ...(surveying ? { surveying } : {}),
         };
-      }
-      return readingStores(async () => {
-        const { settings } = await deps.loadConfig([name]);
-        return { answer, modules: await modulesOf(name, settings), at };
-      });
-    },
+      }),
     journal: () => readingStores(() => deps.stores.readJournal()),
     holders: () => deps.stores.lockHolders(),
+    async survey(target) {
+      if (surveying) return { busy: surveying };
+      const asked: Surveying = { target, since: now() };
+      surveying = asked;
+      try {
+        return await surveyNow(target);
+      } finally {
+        surveying = undefined;
+      }
+    },
     close: () => deps.stores.close(),
   };
+
+  /** A converge preview of the target, as the command line makes it: its nodes' surveys kept. */
+  async function surveyNow(target: string): Promise<Surveyed> {
+    const request = { node: target, module: '', yes: false };
+    const opened = await openAct(converge, request, deps, {
+      ...face,
+      via: 'cli',
+      mint: [],
+      now,
+    });
+    if (opened.kind !== 'ready') return { refused: opened.refused, code: opened.code, status: 503 };
+    const outcome = await opened.run();
+    const answer = answerOf(outcome);
+    if (outcome.storeFailed)
+      return {
+        refused: answer.refused ?? '',
+        code: answer.code ?? 'stores_unavailable',
+        status: 503,
+      };
+    // Refused before any node (berth.json not valid, a node it does not know): no survey.
+    if (Object.keys(answer.nodes).length === 0 && answer.refused !== undefined)
+      return { refused: answer.refused, code: answer.code ?? 'failed', status: 409 };
+    return { made: true };
+  }
 }
 
 /** A read of the stores or of berth.json, or why it could not be made, in words. */
-async function readingStores<T>(read: () => Promise<T>): Promise<T | Unseen> {
+async function readingStores<T>(read: () => Promise<T | Unseen>): Promise<T | Unseen> {
   try {
     return await read();
   } catch (error) {

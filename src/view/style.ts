@@ -47,7 +47,13 @@ tr.group th { background: var(--head); color: var(--muted); font-weight: 600; }
 .update .mark, .acting .mark { color: var(--upd); background: var(--upd-bg); }
 .release .mark { color: var(--rel); background: var(--rel-bg); }
 .blocked .mark, .refused .mark, .failed .mark, .check-failing .mark { color: var(--bad); background: var(--bad-bg); }
-.none .mark { color: var(--muted); font-weight: 400; }
+.none .mark, .unsurveyed .mark { color: var(--muted); font-weight: 400; }
+.unsurveyed .mark { border: 1px dashed var(--muted); }
+td.surveyed { font-size: .85rem; color: var(--muted); white-space: nowrap; }
+.stale { margin: .2rem 0 0; font-size: .8rem; color: var(--upd); white-space: normal; max-width: 22rem; }
+.survey { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: baseline; margin: 0 0 1rem; }
+.survey .hint { font-size: .85rem; color: var(--muted); }
+.surveying { color: var(--upd); }
 .note { margin: .2rem 0 0; font-size: .8rem; font-weight: 400; color: var(--bad); white-space: normal; max-width: 22rem; }
 .live { border: 1px solid var(--line); border-radius: 6px; padding: 0 .75rem .5rem; margin-bottom: 1rem; }
 .live h2 { margin-top: .5rem; }

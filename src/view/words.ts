@@ -7,3 +7,19 @@ export function timeOf(at: Date): string {
 export function durationOf(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
+
+/** How long ago, in words: "40 seconds ago", "12 minutes ago", "3 hours ago", "2 days ago". */
+export function ageOf(at: Date, now: Date): string {
+  const seconds = Math.max(0, Math.floor((now.getTime() - at.getTime()) / 1000));
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const [count, unit] =
+    seconds < 120
+      ? [seconds, 'second']
+      : minutes < 120
+        ? [minutes, 'minute']
+        : hours < 48
+          ? [hours, 'hour']
+          : [Math.floor(hours / 24), 'day'];
+  return `${count} ${unit}${count === 1 ? '' : 's'} ago`;
+}

@@ -1,7 +1,9 @@
 import type { Blocker, ConvergePlan } from '../commands/converge-plan.ts';
 import { noSuchAccountWords } from '../commands/steps/owners.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
+import type { FactName } from '../facts.ts';
 import { doesNotResolve } from '../resolve.ts';
+import { undeclaredWords, valueProblemWords } from '../values.ts';
 import { listsOldWords, packageBlockerWords } from './packages.ts';
 import { previewWords } from './steps.ts';
 
@@ -55,8 +57,26 @@ export function describeBlocker(blocker: Blocker, node: string): string {
     case 'package-refused':
     case 'package-malformed':
       return packageBlockerWords(blocker, node);
+    case 'value-missing':
+    case 'value-wrong-type':
+      return valueProblemWords(blocker, node);
+    case 'value-undeclared':
+      return undeclaredWords(node, blocker.value, blocker.given, blocker.meant);
+    case 'fact-unknown':
+      return `${blocker.path} of ${blocker.module} reads {{fact ${blocker.fact}}}, which ${node} did not tell: ${FACT_UNTOLD[blocker.fact]}`;
   }
 }
+
+/** Why a machine tells no fact of a kind, as far as berth can say. */
+const FACT_UNTOLD: Record<FactName, string> = {
+  node: 'every node has its name',
+  host: 'every node has its host',
+  hostname: 'it has no hostname (a directory tree has one in its /etc/hostname)',
+  fqdn: 'it has no hostname (a directory tree has one in its /etc/hostname)',
+  address: 'no default route was found (`ip route get` gave no source address)',
+  codename: 'its /etc/os-release says no VERSION_CODENAME',
+  arch: 'neither /proc/sys/kernel/arch nor `uname -m` said',
+};
 
 /** "secret a", "secrets a and b", "secrets a, b and c". */
 function counted(noun: string, names: string[]): string {

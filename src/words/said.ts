@@ -7,7 +7,7 @@ import { describePreview } from './converge.ts';
 import { refreshedWords } from './packages.ts';
 import { SharedDiffs } from './shared-diffs.ts';
 import { toldLines } from './steps.ts';
-import { describeTakePreview } from './take.ts';
+import { datumWords, describeTakePreview } from './take.ts';
 import { actRecapLine, adoptRecapLine, prefixed, previewRecapLine, targetWords } from './target.ts';
 
 /**
@@ -168,9 +168,7 @@ function describeAccount(node: string, account: Account): string {
 function describeHoldings(module: string, holdings: Holdings): string[] {
   if (holdsNothing(holdings)) return [`${module}: holds nothing`];
   const lines = [`${module}:`];
-  for (const { path, found, link } of holdings.data) {
-    lines.push(`  data ${path}: ${link ?? (found ? 'found' : 'not found')}`);
-  }
+  for (const datum of holdings.data) lines.push(`  data ${datum.path}: ${datumWords(datum)}`);
   for (const [name, secret] of Object.entries(holdings.secrets)) {
     const fact = secret.found ? `found, fingerprint ${short(secret.fingerprint)}` : 'not found';
     lines.push(`  secret ${name} at ${secret.path}: ${secret.link ?? fact}`);

@@ -2,7 +2,7 @@ import type { Attributes, CheckOutcome, Drift, Step } from '../commands/steps/st
 import type { Told, Voice } from '../commands/steps/told.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
-import { describeAge } from '../duration.ts';
+import { describeAge, describeDuration } from '../duration.ts';
 import { refreshedWords } from './packages.ts';
 
 /** How `said` marks a line a hook wrote, after the step's own line. */
@@ -103,7 +103,7 @@ export function previewWords(
         step.why.because === 'missing'
           ? ': it is missing'
           : step.why.because === 'differs'
-            ? ': it differs from what berth writes'
+            ? `: it differs from what berth writes${readingWords(step.why.reading)}`
             : step.why.because === 'drift'
               ? `: ${describeDrift(step.why.drift)}`
               : step.why.because === 'carries-minted-secret'
@@ -187,6 +187,14 @@ function lookUpWords(step: Step & { do: 'package' }): string[] {
   );
 }
 
+/** ", in lines that read value workers and fact fqdn", when a diff's lines read any. */
+export function readingWords(reading: readonly string[] | undefined): string {
+  if (!reading || reading.length === 0) return '';
+  const last = reading.at(-1);
+  const list = reading.length === 1 ? last : `${reading.slice(0, -1).join(', ')} and ${last}`;
+  return `, in lines that read ${list}`;
+}
+
 /** The mode a file is written with; an owner that drifted is named by describeDrift. */
 function describeAttributes(step: Attributes): string {
   return `mode ${step.mode}`;
@@ -215,6 +223,8 @@ function describeDrift(drift: readonly Drift[]): string {
 
 /** A check's outcome in words, after "check: " or "check gitea: ". */
 export function describeCheck(check: CheckOutcome): string {
+  if (check.timedOut !== undefined)
+    return `did not answer within its timeout of ${describeDuration(check.timedOut)}, so berth stopped it and all it started${check.last ? ` (its last line: ${check.last})` : ''}`;
   return check.code === 0
     ? 'passes'
     : `fails (exit ${check.code}${check.last ? `: ${check.last}` : ''})`;

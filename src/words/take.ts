@@ -4,7 +4,7 @@ import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
 import type { BlockerReport } from '../result.ts';
 import { packageBlockerWords } from './packages.ts';
-import { describeCheck, describeTaken } from './steps.ts';
+import { describeCheck, describeTaken, readingWords } from './steps.ts';
 
 /** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
 export interface TakePreview {
@@ -15,6 +15,11 @@ export interface TakePreview {
   digest: string;
   blockers: BlockerReport[];
   fullDiff: boolean;
+}
+
+/** What a survey saw at a data path: found, empty (there, but not found), or not found. */
+export function datumWords(datum: { found: boolean; empty?: true; link?: string }): string {
+  return datum.link ?? (datum.found ? 'found' : datum.empty ? 'empty' : 'not found');
 }
 
 /** A take preview in words: the account, each datum, secret, check and file, the refusals, the digest. */
@@ -28,8 +33,7 @@ export function describeTakePreview(
   const lines = [
     `take ${module} on ${node}, from the account taken ${describeAge(facts.age)} ago (the flip allows ${describeDuration(facts.flip)})`,
   ];
-  for (const { path, found } of plan.data)
-    lines.push(`data ${path}: ${found ? 'found' : 'not found'}`);
+  for (const datum of plan.data) lines.push(`data ${datum.path}: ${datumWords(datum)}`);
   for (const secret of plan.secrets) {
     const origin =
       secret.origin === 'found'
@@ -63,7 +67,9 @@ export function describeTakePreview(
       lines.push(`file ${file.path}: missing on ${node}; the next converge writes it`);
       continue;
     }
-    lines.push(`file ${file.path}: differs from what berth writes; the next converge rewrites it`);
+    lines.push(
+      `file ${file.path}: differs from what berth writes${readingWords(file.why.reading)}; the next converge rewrites it`,
+    );
     const once = shownOnce?.(file.path, file.why.diff);
     for (const line of once ? [once] : shownDiff(file.why.diff, facts.fullDiff))
       lines.push(`    ${line}`);

@@ -4,15 +4,30 @@
  * that could not record, a batch not begun — on both faces, for one node and for a group.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { FILES } from '../../src/stores/file-store.ts';
 import { takeLock } from '../../src/stores/lock.ts';
 import { type Asked, codesSeen, type Faces, openFaces } from './faces.ts';
 
+const run = promisify(execFile);
 const codes = codesSeen('acts');
+
+/** How long the hanging start sleeps: seconds no other test sleeps, so that ps tells its own. */
+const LONG = 20_000 + (process.pid % 9_000) * 2;
+
+/** The processes of the hanging start, as ps lists them; empty when none is left. */
+async function hanging(): Promise<string> {
+  const { stdout } = await run('ps', ['-eo', 'pid=,args=']);
+  return stdout
+    .split('\n')
+    .filter((line) => line.includes(`sleep ${LONG}`))
+    .join('\n');
+}
 
 describe('an act that met its node', () => {
   let faces: Faces;
@@ -28,8 +43,14 @@ describe('an act that met its node', () => {
         app: { description: 'an app', files: { '/etc/app/app.conf': { content: 'port 80\n' } } },
         note: { description: 'a note' },
         failing: { description: 'a start that fails', start: 'exit 3' },
+        // A start that never ends, even told to: its deadline stops it, and all it started.
+        hanging: {
+          description: 'a start that never ends',
+          start: `echo starting; trap '' TERM; sleep ${LONG} & sleep ${LONG + 1}`,
+          timeout: '1s',
+        },
       },
-      nodes: ['web1', 'web2', 'h1', 'h2', 's1', 's2'],
+      nodes: ['web1', 'web2', 'h1', 'h2', 's1', 's2', 't1', 't2'],
       env: { PATH: `${fakeBin}:${process.env.PATH}` },
       apiFlags: ['--lock-timeout', '1s'],
     });
@@ -39,6 +60,7 @@ describe('an act that met its node', () => {
     settings.groups = {
       web: ['web1', 'web2'],
       hooks: ['h1', 'h2'],
+      slow: ['t1', 't2'],
       steps: ['s1', 's2'],
       lost: ['web1', 'gone'],
       faraway: ['web1', 'far1'],
@@ -179,6 +201,21 @@ describe('an act that met its node', () => {
       codes.nodeRefused(`${face} group`, batched, 'h1', 'hook_failed');
       codes.nodeRefused(`${face} group`, batched, 'h2', 'not_begun');
     }
+  });
+
+  it("hook_timeout: a start that never ends fails the act in its deadline's words; nothing of it stays", async () => {
+    assert.equal((await faces.world.berth('assign', '@slow', 'hanging')).code, 0);
+    const said =
+      /start of hanging did not end within its timeout of 1s, so berth stopped it and all it started: starting/;
+    for (const face of ['cli', 'api'] as const) {
+      const one = await act(face, 't1');
+      codes.refused(`${face} node`, one, 'hook_timeout', ['t1']);
+      assert.match(one.body.refused ?? '', said);
+      const group = await act(face, '@slow');
+      codes.refused(`${face} group`, group, 'hook_timeout', ['t1', 't2']);
+      assert.match(group.body.refused ?? '', said);
+    }
+    assert.equal(await hanging(), '', 'nothing the start began is left running');
   });
 
   it('step_failed: a file berth cannot write, where a file stands for its directory', async () => {

@@ -24,6 +24,7 @@ const GROUPS = {
   minting: ['m1', 'm2'],
   datum: ['d1', 'd2'],
   packaged: ['p1', 'p2'],
+  valued: ['v1', 'v2'],
 };
 
 const KEYED = {
@@ -56,9 +57,17 @@ describe('blockers, each by its code', () => {
           secrets: { key: { path: '/etc/datum/key' } },
         },
         pkg: { description: 'a package', packages: [{ name: 'hello' }] },
+        // Its nodes are trees with no /etc/os-release: no codename to tell.
+        valued: {
+          description: 'values and a fact',
+          values: { needed: { type: 'string' }, count: { type: 'integer', default: 1 } },
+          files: {
+            '/etc/valued/conf': { content: '{{value needed}} {{value count}} {{fact codename}}\n' },
+          },
+        },
       },
       nodes: Object.values(GROUPS).flat(),
-      settings: { groups: GROUPS },
+      settings: { groups: GROUPS, values: { '@valued': { count: 'many', stray: 1 } } },
     });
   });
   after(() => faces?.close());
@@ -133,6 +142,17 @@ describe('blockers, each by its code', () => {
 
     assert.equal((await faces.world.berth('assign', '@owned', 'owned')).code, 0);
     await blockedEverywhere('converge', 'owned', {}, 'no_such_account');
+  });
+
+  it('value_missing, value_wrong_type, value_undeclared, fact_unknown: what a module reads cannot be had', async () => {
+    assert.equal((await faces.world.berth('assign', '@valued', 'valued')).code, 0);
+    for (const code of [
+      'value_missing',
+      'value_wrong_type',
+      'value_undeclared',
+      'fact_unknown',
+    ] as const)
+      await blockedEverywhere('converge', 'valued', {}, code);
   });
 
   it("secret_differs: a secret changed by hand from the vault's value", async () => {

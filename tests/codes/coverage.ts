@@ -78,6 +78,13 @@ const httpOnly = (where: Where): Row => ({
   'api group': { never: BEFORE_THE_BODY },
 });
 
+/** Produced by `berth act FILE`, the command line's alone, on a node and a group. */
+const planFile = (): Row => {
+  const where = { in: 'tests/commands/plan-file.test.ts' };
+  const never = { never: NO_ROUTE('berth act FILE') };
+  return { 'cli node': where, 'cli group': where, 'api node': never, 'api group': never };
+};
+
 const NO_ROUTE = (what: string) =>
   `${what} is the command line's alone: no route of the API does it`;
 const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
@@ -135,16 +142,26 @@ export const WHERE: Record<Code, Row> = {
   refresh_not_on_act: lineOnly('commands', "the API's request has no refresh"),
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
+  plan_edited: planFile(),
+  plan_elsewhere: planFile(),
+  plan_acted_on: planFile(),
   invalid_digest: everywhere('gate'),
   blocked: everywhere('gate'),
   lock_timeout: everywhere('acts'),
   unreachable: everywhere('acts'),
   interrupted: everywhere('interrupts'),
   hook_failed: everywhere('acts'),
+  hook_timeout: everywhere('acts'),
   package_failed: everywhere('packages'),
   step_failed: everywhere('acts'),
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
   failed: everywhere('acts'),
+  internal_error: {
+    'cli node': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'cli group': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'api node': { in: 'tests/core/api.test.ts' },
+    'api group': { never: 'an unexpected failure in the app is one answer, whatever the target' },
+  },
   journal_failed: everywhere('acts'),
   not_begun: groupOnly('acts', 'one node is one batch: no batch before it'),
   nodes_refused: groupOnly('gate', 'one node refuses for one reason'),
@@ -169,6 +186,10 @@ export const WHERE: Record<Code, Row> = {
     'api node': { in: 'tests/fleet/packages-exact.test.ts' },
     'api group': { in: 'tests/fleet/packages-exact.test.ts' },
   },
+  value_missing: everywhere('blockers'),
+  value_wrong_type: everywhere('blockers'),
+  value_undeclared: everywhere('blockers'),
+  fact_unknown: everywhere('blockers'),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */

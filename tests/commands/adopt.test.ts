@@ -51,6 +51,25 @@ describe('berth adopt', () => {
     assert.match(run.stdout, /\ngitea: holds nothing\n/);
   });
 
+  it('says an empty data directory is empty, not that it is not there', async () => {
+    await mkdir(join(world.root, 'var/lib/gitea'), { recursive: true });
+    await world.onBox('/etc/gitea/db_password', 'hunter2\n');
+    const run = await world.berth('adopt', 'box');
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(run.stdout.split('\n').slice(1, 3), [
+      'gitea:',
+      '  data /var/lib/gitea: empty',
+    ]);
+    const take = await world.berth('take', 'box', 'gitea');
+    assert.match(take.stdout, /\ndata \/var\/lib\/gitea: empty\n/);
+    await rm(join(world.root, 'var/lib/gitea'), { recursive: true });
+    const gone = await world.berth('adopt', 'box');
+    assert.deepEqual(gone.stdout.split('\n').slice(1, 3), [
+      'gitea:',
+      '  data /var/lib/gitea: not found',
+    ]);
+  });
+
   it('keeps secret values out of what it says, the state and the journal', async () => {
     await world.onBox('/etc/postgres/password', 's3cret-value\n');
     const run = await world.berth('adopt', 'box');

@@ -119,4 +119,23 @@ describe('approval of a target at a terminal', () => {
     for (const node of ['db1', 'db2'])
       assert.equal(existsSync(join(rootOf(node), 'started-postgres')), true, node);
   });
+
+  for (const target of ['db1', '@db'])
+    it(`converge ${target} --refresh --yes is refused before anything runs: no refresh, no question`, async () => {
+      const before = await world.journal();
+      const terminal = berthAtTerminal(world.state, ['converge', target, '--refresh', '--yes']);
+      terminal.endInput();
+      const { code, shown } = await terminal.ended;
+      assert.equal(code, 1, shown);
+      assert.equal(
+        shown,
+        `--refresh refreshes the package lists before a preview: preview with it (berth converge ${target} --refresh), then act on that preview's digest\n`,
+      );
+      const after = (await world.journal()).slice(before.length);
+      assert.deepEqual(
+        after.map(({ act, node, outcome }) => ({ act, node, outcome })),
+        [{ act: 'converge', node: target, outcome: 'refused' }],
+        'no refresh was journaled: none ran',
+      );
+    });
 });

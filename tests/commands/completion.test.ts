@@ -132,21 +132,40 @@ describe('berth completion in bash, zsh and fish', () => {
       assert.deepEqual((await zsh(line)).sort(), expected, line);
   });
 
-  it('act and --out: the plan files where the word typed points, in each shell', async () => {
-    await mkdir(join(world.dir, 'plans'), { recursive: true });
-    await writeFile(join(world.dir, 'plans', 'web.plan'), '{}');
-    await writeFile(join(world.dir, 'plans', 'db.plan'), '{}');
+  it('a part of a target after , & or !: groups and nodes after what is typed', async () => {
+    const asked = async (...words: string[]) =>
+      (await run('berth', ['__complete', ...words])).trim().split('\n');
+    assert.deepEqual(await asked('converge', '@web&@'), ['@web&@web', '@web&@all']);
+    assert.deepEqual(await asked('converge', '@web,!w'), ['@web,!web1']);
+    // bash splits a word at & (COMP_WORDBREAKS) and replaces what follows it alone.
+    if (needs('bash', 'bash')) return;
+    assert.deepEqual((await bash('berth', 'converge', '@web', '&', '@')).sort(), ['@all', '@web']);
+    assert.deepEqual(await bash('berth', 'converge', '@web', '&', 'w'), ['web1']);
+  });
+
+  /** Plan files where the word typed points: what act and --out offer, in each shell. */
+  const planFiles = async () => {
     const dir = join(world.dir, 'plans');
-    const lines: [string, string[]][] = [
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'web.plan'), '{}');
+    await writeFile(join(dir, 'db.plan'), '{}');
+    return [
       [`berth act ${dir}/w`, [`${dir}/web.plan`]],
       [`berth converge @web --out ${dir}/`, [`${dir}/db.plan`, `${dir}/web.plan`]],
-    ];
-    for (const [line, expected] of lines) {
-      assert.deepEqual((await bash(...line.split(' '))).sort(), expected, `bash: ${line}`);
-      assert.deepEqual((await fish(line)).sort(), expected, `fish: ${line}`);
-      assert.deepEqual((await zsh(line)).sort(), expected, `zsh: ${line}`);
-    }
-  });
+    ] as const;
+  };
+  const shells = [
+    ['bash', (line: string) => bash(...line.split(' '))],
+    ['fish', fish],
+    ['zsh', zsh],
+  ] as const;
+  for (const [shell, complete] of shells)
+    it(`act and --out: the plan files where the word typed points, in ${shell}`, {
+      skip: needs(shell, shell),
+    }, async () => {
+      for (const [line, expected] of await planFiles())
+        assert.deepEqual((await complete(line)).sort(), expected, line);
+    });
 
   it('berth completion of a shell it has no script for: did you mean, exit 2', async () => {
     const refused = await world.berth('completion', 'bsh');

@@ -41,9 +41,9 @@ describe('a mistyped word is answered with what was likely meant, in berth’s w
   });
 
   it('a word too many, said with what the command takes', async () => {
-    const run = await world.berth('log', 'extra');
+    const run = await world.berth('validate', 'extra');
     assert.equal(run.code, 2);
-    assert.equal(run.stderr, 'berth log takes no word; "extra" is one word too many\n');
+    assert.equal(run.stderr, 'berth validate takes no word; "extra" is one word too many\n');
     const status = await world.berth('status', 'box', 'extra');
     assert.equal(status.stderr, 'berth status takes [node]; "extra" is one word too many\n');
   });

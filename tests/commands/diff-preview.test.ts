@@ -16,6 +16,7 @@ const CONF = '/etc/redis/redis.conf';
 const EXAMPLE = resolve(import.meta.dirname, '../../examples/modules/redis-server/redis.conf');
 
 const REDIS = {
+  values: { maxmemory: { type: 'string', default: '0' } },
   secrets: { password: { in: CONF, match: '^requirepass\\s+(\\S+)\\s*$' } },
   files: { [CONF]: { source: 'redis/redis.conf' } },
 };
@@ -57,7 +58,7 @@ describe('a take preview of a long config', () => {
     assert.deepEqual(diff.slice(0, 3), [
       `    --- ${CONF} on box`,
       `    +++ ${CONF} as berth writes it`,
-      '    (+2 −2205 lines: 2203 of them comments or blank)',
+      '    (+3 −2205 lines: 2203 of them comments or blank)',
     ]);
     const first = diff.slice(0, 12);
     assert.ok(first.includes('    -maxmemory 2gb'), preview.stdout);

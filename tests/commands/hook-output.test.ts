@@ -140,6 +140,21 @@ describe('the clearing, on its own', () => {
     assert.equal(told, 20_000);
   });
 
+  it('hides whole each line holding a secret too short to clear in place, streamed or kept', () => {
+    const short = [
+      ...secrets,
+      { module: 'app', secret: 'pw', value: new TextEncoder().encode('q7z\n') },
+    ];
+    const text = 'connecting as app\nauth q7z refused\ndone\n';
+    const told: string[] = [];
+    const lines = clearingLines(short, (line) => told.push(line));
+    lines.write(text);
+    lines.end();
+    const hidden = ['connecting as app', '[a line holding secret pw of app]', 'done'];
+    assert.deepEqual(told, hidden);
+    assert.equal(clearHookOutput(text, short, false), `${hidden.join('\n')}\n`);
+  });
+
   it('clears the tail of a secret at the start of a kept text that was cut, and only then', () => {
     const kept = `${pem.slice(30)} and then`;
     assert.equal(clearHookOutput(kept, secrets, true), '[secret key of db] and then');

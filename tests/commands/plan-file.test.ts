@@ -5,10 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { digestOf, GITEA, makeWorld, POSTGRES, runBerth, type World } from '../helpers/world.ts';
+
+/** What a test edits of a plan file. */
+interface Plan {
+  digest: string;
+  preview: { said: string; nodes: Record<string, { steps: unknown[] }> };
+}
 
 describe('plan files', () => {
   let world: World;
@@ -31,8 +37,9 @@ describe('plan files', () => {
     const digest = digestOf(preview.stdout);
     assert.equal((await stat(file)).mode & 0o777, 0o600);
     const plan = JSON.parse(await readFile(file, 'utf8'));
-    assert.equal(plan.format_version, 1);
+    assert.equal(plan.format_version, 2);
     assert.equal(plan.kind, 'berth plan');
+    assert.equal(plan.state, world.state);
     assert.equal(plan.command, 'converge');
     assert.equal(plan.target, 'db1');
     assert.equal(plan.digest, digest);
@@ -45,7 +52,10 @@ describe('plan files', () => {
 
     const act = await world.berth('act', file);
     assert.equal(act.code, 0, act.stderr);
-    assert.match(act.stdout, /\nwrote \/etc\/postgres\/pg.conf\n/);
+    // What it will do, from the file, before it acts.
+    const shown = `acting on ${file}: converge db1, as previewed at ${plan.previewed_at}:\n${plan.preview.said}\n`;
+    assert.ok(act.stdout.startsWith(shown), act.stdout);
+    assert.match(act.stdout.slice(shown.length), /^wrote \/etc\/postgres\/pg.conf\n/m);
     assert.match(act.stdout, /\ndb1 is as assigned\n$/);
     assert.equal(existsSync(join(rootOf('db1'), 'started-postgres')), true);
     assert.equal(existsSync(join(rootOf('db2'), 'started-postgres')), false);
@@ -123,8 +133,13 @@ describe('plan files', () => {
     );
     const plan = JSON.parse(await readFile(planPath('install.plan'), 'utf8'));
     assert.equal(
-      await refused('later.plan', JSON.stringify({ ...plan, format_version: 2 })),
-      'FILE is a berth plan file of format 2; this berth reads format 1: preview again with --out\n',
+      await refused('later.plan', JSON.stringify({ ...plan, format_version: 3 })),
+      'FILE is a berth plan file of format 3; this berth reads format 2: preview again with --out\n',
+    );
+    // A plan of the berth before whole plans were covered.
+    assert.equal(
+      await refused('earlier.plan', JSON.stringify({ ...plan, format_version: 1 })),
+      'FILE is a berth plan file of format 1; this berth reads format 2: preview again with --out\n',
     );
     assert.equal(
       await refused('edited.plan', JSON.stringify({ ...plan, digest: 'abc' })),
@@ -149,6 +164,119 @@ describe('plan files', () => {
     assert.equal(enveloped.code, 'invalid_plan');
     assert.equal(enveloped.format_version, 1);
     assert.equal((await world.journal()).length, journalBefore);
+  });
+
+  it('a plan edited by hand is refused saying so, nothing done: a node removed, steps emptied, said rewritten', async () => {
+    // db2's file edited by hand: the plan rewrites it.
+    await writeFile(conf('db2'), 'password=edited\n');
+    const file = planPath('edited-from.plan');
+    assert.equal((await world.berth('converge', '@db', '--out', file)).code, 0);
+    const plan = JSON.parse(await readFile(file, 'utf8'));
+    assert.ok(plan.preview.nodes.db2.steps.length > 0, 'db2 has something to do');
+    const edits: Record<string, (plan: Plan) => void> = {
+      'a node removed': (edited) => {
+        delete edited.preview.nodes.db2;
+      },
+      'steps emptied': (edited) => {
+        for (const node of Object.values(edited.preview.nodes)) node.steps = [];
+      },
+      'said rewritten': (edited) => {
+        edited.preview.said = `converge @db\nrecap of converge @db:\n  db1: nothing to do\n  db2: nothing to do\n\ndigest ${edited.digest}`;
+      },
+      'a field added': (edited) => {
+        (edited.preview as Record<string, unknown>).reviewed = 'ok';
+      },
+    };
+    const journalBefore = (await world.journal()).length;
+    for (const [how, edit] of Object.entries(edits)) {
+      const edited = structuredClone(plan);
+      edit(edited);
+      await writeFile(file, JSON.stringify(edited, null, 2));
+      const act = await world.berth('act', file);
+      assert.equal(act.code, 1, `${how}: ${act.stdout}`);
+      assert.equal(
+        act.stderr,
+        `${file} was edited since berth wrote it: what it shows is not the preview its digest names; nothing was done: preview again with --out\n`,
+        how,
+      );
+      assert.equal(act.stdout, '', `${how}: nothing of the plan is shown`);
+      const json = await world.berth('act', file, '--json');
+      assert.equal(JSON.parse(json.stdout).code, 'plan_edited', how);
+    }
+    assert.equal(await readFile(conf('db2'), 'utf8'), 'password=edited\n', 'nothing was done');
+    assert.equal((await world.journal()).length, journalBefore, 'no act was journaled');
+
+    // As berth wrote it, the same plan acts.
+    await writeFile(file, JSON.stringify(plan, null, 2));
+    const act = await world.berth('act', file);
+    assert.equal(act.code, 0, act.stderr);
+    assert.notEqual(await readFile(conf('db2'), 'utf8'), 'password=edited\n');
+  });
+
+  it('a plan already acted on is refused, saying when and by whom', async () => {
+    await writeFile(conf('db1'), 'password=edited again\n');
+    const file = planPath('once.plan');
+    assert.equal((await world.berth('converge', 'db1', '--out', file)).code, 0);
+    const first = await world.berth('act', file);
+    assert.equal(first.code, 0, first.stderr);
+    const acted = (await world.journal()).filter((entry) => entry.act === 'converge').at(-1);
+    const again = await world.berth('act', file);
+    assert.equal(again.code, 1, again.stdout);
+    const at = /at (\S+) by (\S+);/.exec(again.stderr);
+    assert.equal(
+      again.stderr,
+      `${file} was acted on already, at ${at?.[1]} by ${acted?.actor}; nothing was done: preview again for a new plan\n`,
+    );
+    const when = Date.parse(at?.[1] ?? '');
+    assert.ok(Math.abs(when - Date.parse(acted?.at as string)) < 5_000, again.stderr);
+    const json = await world.berth('act', file, '--json');
+    assert.equal(JSON.parse(json.stdout).code, 'plan_acted_on');
+    const converges = (await world.journal()).filter((entry) => entry.act === 'converge');
+    assert.deepEqual(converges.at(-1), acted, 'the second act was not begun');
+  });
+
+  it('a plan made with another state is refused once, naming the state it was made with', async () => {
+    // Another state directory over the same nodes and catalog, with none of its records.
+    const other = join(world.dir, 'other-state');
+    await mkdir(join(other, 'modules'), { recursive: true });
+    await copyFile(join(world.state, 'berth.json'), join(other, 'berth.json'));
+    await copyFile(
+      join(world.state, 'modules', 'postgres.json'),
+      join(other, 'modules', 'postgres.json'),
+    );
+    await writeFile(conf('db2'), 'password=by hand\n');
+    const file = planPath('elsewhere.plan');
+    assert.equal((await world.berth('converge', '@db', '--out', file)).code, 0);
+    const act = await runBerth(['--state', other, 'act', file]);
+    assert.equal(act.code, 1, act.stdout);
+    assert.equal(
+      act.stderr,
+      `${file} was made with the state ${world.state}, and this berth uses ${other}, where no node of @db keeps its preview; nothing was done: act on it with --state ${world.state}, or preview again\n`,
+    );
+    const json = await runBerth(['--state', other, 'act', file, '--json']);
+    const body = JSON.parse(json.stdout);
+    assert.equal(body.code, 'plan_elsewhere');
+    assert.deepEqual(
+      Object.values(body.nodes).map((node) => (node as { code: string }).code),
+      ['plan_elsewhere', 'plan_elsewhere'],
+    );
+    // Its digest alone, on the command line: said once too, not node by node.
+    const { digest } = JSON.parse(await readFile(file, 'utf8'));
+    const direct = await runBerth([
+      '--state',
+      other,
+      'converge',
+      '@db',
+      '--yes',
+      '--digest',
+      digest,
+    ]);
+    assert.equal(direct.code, 1);
+    assert.match(
+      direct.stderr,
+      /^the preview changed since digest [0-9a-f]{12}…: no node of @db keeps that preview: it was made with another state or store, or more than 64 previews ago; nothing was done on any node; preview again\n$/,
+    );
+    assert.equal(await readFile(conf('db2'), 'utf8'), 'password=by hand\n');
   });
 
   it('--out goes with a preview, not with --yes', async () => {

@@ -133,6 +133,43 @@ describe('a secret file a service user planted, on a rooted node', {
     );
   });
 
+  it('a file of the user’s holding the value found in it stays the user’s; a value new to it makes it root’s', async () => {
+    // The user's own app.ini, with the key its service reads as the user.
+    await asApp('printf "key = UsersOwnKey42\\n" > app.ini && chmod 0640 app.ini');
+    assert.equal((await world.berth('adopt', 'box')).code, 0);
+    const take = await world.berth('take', 'box', 'app');
+    assert.equal(take.code, 0, take.stderr);
+    const taken = await world.berth(
+      'take',
+      'box',
+      'app',
+      '--yes',
+      '--digest',
+      digestOf(take.stdout),
+    );
+    assert.equal(taken.code, 0, taken.stderr);
+    const preview = await converge();
+    assert.doesNotMatch(preview, /app\.ini/);
+    assert.equal(await owned('/srv/app/conf/app.ini'), '1234:1234 0640');
+    assert.equal(await readByApp('/srv/app/conf/app.ini'), 'key = UsersOwnKey42\n');
+
+    // The token, which the user never had, placed in that file too: the file is root's now.
+    await world.writeModule('app', {
+      ...APP,
+      files: {
+        '/srv/app/conf/app.ini': { content: 'key = {{secret key}}\ntoken = {{secret token}}\n' },
+      },
+    });
+    const placing = await converge();
+    assert.match(
+      placing,
+      /write \/srv\/app\/conf\/app\.ini \(mode 0600, owner 0:0, now 1234:1234\): it differs/,
+    );
+    assert.equal(await owned('/srv/app/conf/app.ini'), '0:0 0600');
+    assert.equal(await readByApp('/srv/app/conf/app.ini'), undefined);
+    assert.equal(await readByApp('/srv/app/conf/token'), undefined);
+  });
+
   it('a secret already in the user’s hands (its file the user’s) is named as drift and taken back', async () => {
     const act = await convergeBox(world);
     assert.equal(act.code, 0, act.stderr);

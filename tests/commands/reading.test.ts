@@ -82,7 +82,7 @@ describe('berth status and berth log', () => {
     const at = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
     const expected = [
       'assign box postgres: done',
-      'converge box: done',
+      'converge box: done \\(digest [0-9a-f]{12}\\)',
       'unassign box postgres: done',
       'assign box gitea: refused: gitea does not resolve: it needs postgres, which box is not assigned',
       'adopt box: done',

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestOf, nodeDirs, type World } from '../helpers/world.ts';
-import { opened, userIdentityFile } from '../vault/support.ts';
+import { opened, userIdentityFile } from '../vault/opened.ts';
 
 /**
  * Everything under a directory as one comparable value: each path with its kind,
@@ -32,10 +32,6 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
 /** The permission bits of a file, as octal text: "600". */
 export async function modeOf(path: string): Promise<string> {
   return ((await stat(path)).mode & 0o777).toString(8);
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
 }
 
 /** Previews a converge of box, then acts on that preview's digest: what an operator types. */

@@ -72,9 +72,33 @@ describe("other tools' habits are answered with berth's way, in one line", () =>
       ['take', 'box', 'gitea', '-auto-approve'],
       'berth take has no option -auto-approve: --yes acts; --yes --digest D acts on exactly the preview that printed digest D',
     ],
+    [
+      ['converge', 'box', '-y'],
+      'berth converge has no option -y: --yes acts; --yes --digest D acts on exactly the preview that printed digest D',
+    ],
+    [
+      ['converge', 'box', '--forks', '5'],
+      'berth converge has no option --forks: --parallel N acts on at most N nodes of the target at once (default 10)',
+    ],
+    [
+      ['act', 'plan.json', '--forks=5'],
+      'berth act has no option --forks: --parallel N acts on at most N nodes of the target at once (default 10)',
+    ],
+    [
+      ['converge', 'box', '--serial', '2'],
+      'berth converge has no option --serial: --batch N acts on N nodes at a time, beginning no further batch after one where a node failed',
+    ],
+    [
+      ['converge', 'box', '--tags', 'postgres'],
+      'berth converge has no option --tags: --filter MODULE acts on that module alone (berth converge @web --filter redis)',
+    ],
+    [
+      ['take', 'box', 'gitea', '--tags', 'gitea'],
+      'berth take has no option --tags: name the module instead (berth take @web <module>)',
+    ],
   ];
 
-  it('--limit, -l, --check, -C, --dry-run, --dry, --diff, -auto-approve: berth’s way, exit 2', async () => {
+  it('--limit, -l, --check, -C, --dry-run, --dry, --diff, -auto-approve, -y, --forks, --serial, --tags: berth’s way, exit 2', async () => {
     for (const [words, said] of answers) {
       const run = await world.berth(...words);
       assert.deepEqual([run.code, run.stderr, run.stdout], [2, `${said}\n`, ''], words.join(' '));
@@ -95,11 +119,16 @@ describe("other tools' habits are answered with berth's way, in one line", () =>
   });
 
   it('a command with no such way keeps the plain answer; berth status --check is its own', async () => {
-    const log = await world.berth('log', '--limit', '3');
-    assert.equal(log.code, 2);
-    assert.equal(log.stderr, 'berth log has no option --limit; see berth help log\n');
+    const validate = await world.berth('validate', '--limit', '3');
+    assert.equal(validate.code, 2);
+    assert.equal(
+      validate.stderr,
+      'berth validate has no option --limit; see berth help validate\n',
+    );
     const adopt = await world.berth('adopt', 'box', '--check');
     assert.equal(adopt.stderr, 'berth adopt has no option --check; see berth help adopt\n');
+    const assign = await world.berth('assign', 'box', 'gitea', '--forks', '2', '-y');
+    assert.equal(assign.stderr, 'berth assign has no option --forks; see berth help assign\n');
     const status = await world.berth('status', 'box', '--check');
     assert.equal(status.code, 0, status.stderr);
     assert.doesNotMatch(status.stderr, /has no option/);
@@ -152,6 +181,7 @@ describe('berth nodes, berth modules and berth validate', () => {
           run: ['postgres'],
           assigned: ['postgres'],
           declared: [],
+          values: [],
         },
       ],
     });
@@ -173,6 +203,7 @@ describe('berth nodes, berth modules and berth validate', () => {
         '  needs: none',
         '  data: /var/lib/postgresql',
         '  secrets: password (/etc/postgres/password)',
+        '  values: none',
         '  files: /etc/postgres/pg.conf',
         '  start: touch "$BERTH_ROOT/started-postgres"',
         '  stop: rm -f "$BERTH_ROOT/started-postgres"',

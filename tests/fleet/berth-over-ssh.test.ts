@@ -275,6 +275,43 @@ describe('berth over ssh, on the fleet', () => {
     assert.equal((await berth('unassign', 'alpha', 'sleeper')).code, 0);
   });
 
+  it('stops a check that never answers at its timeout, on the far side: the preview says so, and the lock is let go', {
+    skip,
+    timeout: 90_000,
+  }, async () => {
+    // Seconds no other test sleeps: what pgrep finds on alpha is this check's.
+    const long = 50_000 + (process.pid % 9_000) * 2;
+    await world.writeModule('stuck', {
+      ...moduleAt('stuck'),
+      check: `echo asking; trap '' TERM; sleep ${long} & sleep ${long + 1}`,
+      timeout: '2s',
+    });
+    assert.equal((await berth('assign', 'alpha', 'stuck')).code, 0);
+    assert.equal((await converge('alpha', '--filter', 'stuck')).code, 0);
+    const began = performance.now();
+    const preview = berth('converge', 'alpha', '--filter', 'stuck');
+    // The bracket keeps pgrep from finding the shell that runs it.
+    const checking = async () =>
+      (await fleet.host('alpha').exec(`pgrep -f "slee[p] ${long}"`)).code === 0;
+    await until(checking, 'the check runs on alpha');
+    // Another command waits on alpha's lock meanwhile.
+    const waiting = berth('assign', 'alpha', 'pad9', '--lock-timeout', '20s');
+    const shown = await preview;
+    const took = performance.now() - began;
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(
+      shown.stdout,
+      /start stuck: its check did not answer within its timeout of 2s, so berth stopped it and all it started \(its last line: asking\)/,
+    );
+    assert.ok(took < 15_000, `the preview took ${took} ms`);
+    const assigned = await waiting;
+    assert.equal(assigned.code, 0, assigned.stderr);
+    await until(async () => !(await checking()), 'nothing of the check is left on alpha');
+    assert.equal((await berth('unassign', 'alpha', 'pad9')).code, 0);
+    assert.equal((await berth('unassign', 'alpha', 'stuck')).code, 0);
+    assert.equal((await converge('alpha', '--filter', 'stuck')).code, 0);
+  });
+
   it('never puts a minted secret on a command line, here or on the host', { skip }, async () => {
     await world.writeModule('minty', moduleAt('minty'));
     assert.equal((await berth('assign', 'charlie', 'minty')).code, 0);

@@ -48,6 +48,9 @@ export const SUDO_USER = 'berthdeploy';
  */
 export const VETH_PREFIX = `bf${process.pid.toString(36)}-`;
 
+/** The domain of every host's fully qualified name in its /etc/hosts: `alpha.fleet.test`. */
+export const FLEET_DOMAIN = 'fleet.test';
+
 const HOST_NAMES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'];
 const MAX_HOSTS = 64; // /30s in one /24
 const SSHD = '/usr/sbin/sshd';
@@ -439,7 +442,8 @@ function anchorScript(state: HostState, options: FleetOptions): string {
     'rmdir /run/berth-fleet-host',
     `hostname ${q(name)}`,
     `printf '%s\\n' ${q(name)} > /etc/hostname`,
-    `printf '127.0.1.1\\t%s\\n' ${q(name)} >> /etc/hosts`,
+    // Its fully qualified name, as Debian's installer writes it: `hostname -f` says it.
+    `printf '127.0.1.1\\t%s.%s\\t%s\\n' ${q(name)} ${q(FLEET_DOMAIN)} ${q(name)} >> /etc/hosts`,
     'ip link set lo up',
     'mkdir -p /etc/berth-test /var/lib/berth-test /srv',
     // root's dotfiles as Debian ships them: this machine's own may run anything at each
@@ -546,7 +550,10 @@ async function wire(state: HostState): Promise<void> {
     nsenter(state, [
       'sh',
       '-ec',
-      `ip addr add ${state.host.address}/30 dev eth0\nip link set eth0 up`,
+      // A default route through the root side, as a real host has one, so that the host's
+      // address is its default route's. Its private address is never translated, so what
+      // leaves that way gets no answer even where this machine forwards.
+      `ip addr add ${state.host.address}/30 dev eth0\nip link set eth0 up\nip route add default via ${state.rootAddress} dev eth0`,
     ]),
   );
   const route = await must('ip', ['-4', '-o', 'route', 'get', state.host.address]);

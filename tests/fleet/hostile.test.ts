@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { FACT_NAMES } from '../../src/facts.ts';
 import { stateFiles } from '../commands/support.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
@@ -120,6 +121,8 @@ describe('links a service user places, over ssh', () => {
           'BERTH_NODE',
           'BERTH_MODULE',
           'BERTH_ROOT',
+          // The node's facts, which every hook sees (the module declares no value).
+          ...FACT_NAMES.map((fact) => `BERTH_FACT_${fact.toUpperCase()}`),
           'PWD',
           'SHLVL',
           '_',

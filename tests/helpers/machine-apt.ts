@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keepAsFound } from './machine-files.ts';
 
 const LOCK = '/tmp/berth-tests-machine-apt.lock';
 
@@ -75,6 +76,8 @@ for i in 1 2 3; do
 done
 `,
   );
+  // The machine's own file of that name, if it had one, is given back as it was.
+  const kept = keepAsFound(REFUSING);
   await writeFile(REFUSING, `DPkg::Pre-Invoke {"sh ${refuser}";};\n`);
-  return { script: refuser, undo: () => rm(REFUSING, { force: true }) };
+  return { script: refuser, undo: async () => kept.giveBack() };
 }

@@ -923,6 +923,13 @@ export function machineContract(
         ]);
         assert.notEqual(result.code, 0);
         assert.match(result.output, /stopped by berth$/);
+        assert.equal(result.stopped, 'berth');
+        await noneLeftOf(dir);
+        return result;
+      };
+
+      /** Nothing is left of the process group whose id the hook wrote to `dir`/group. */
+      const noneLeftOf = async (dir: string) => {
         const group = (await exec(`cat ${at(`${dir}/group`)}`)).trim();
         assert.match(group, /^\d+$/);
         // Stopping may take a moment on the far side; nothing of the group may stay.
@@ -934,8 +941,25 @@ export function machineContract(
           await new Promise((wake) => setTimeout(wake, 100));
         }
         assert.equal(left, '', 'no process of the hook is left');
-        return result;
       };
+
+      it('a hook past its deadline is stopped, its whole group, though it ignores SIGTERM', {
+        skip,
+      }, async () => {
+        const dir = fresh();
+        await exec(`mkdir -p ${at(dir)}`);
+        const began = performance.now();
+        const result = await machine.run(
+          `trap '' TERM; echo "$$" > "$BERTH_ROOT"${q(`${dir}/group`)}; echo up; sleep 300 & sleep 301`,
+          {},
+          { deadlineMs: 1_000 },
+        );
+        const took = performance.now() - began;
+        assert.equal(result.stopped, 'deadline');
+        assert.equal(result.output, 'up\nstopped by berth: its 1s deadline passed');
+        assert.ok(took >= 1_000 && took < 10_000, `stopped after ${took} ms`);
+        await noneLeftOf(dir);
+      });
 
       it('an abort stops the hook and everything in its process group', { skip }, async () => {
         const result = await stopOnceUp('sleep 300 & sleep 301 & (sleep 302; echo never) &');

@@ -48,3 +48,28 @@ describe('a rooted machine’s hooks', () => {
     }
   });
 });
+
+describe('a rooted machine’s facts', () => {
+  it('root / is this machine: its hostname, fqdn, default route’s address, codename and arch', async () => {
+    const told = (await rootedMachine('/').survey([], undefined, undefined, { facts: true })).facts;
+    const sh = async (script: string) => (await run('sh', ['-c', script])).stdout.trim();
+    const hostname = await sh('cat /proc/sys/kernel/hostname');
+    const address = / src (\S+)/.exec(await sh('ip -o route get 1.0.0.0 || true'))?.[1];
+    assert.deepEqual(told, {
+      hostname,
+      fqdn: (await sh('hostname -f 2>/dev/null || true')) || hostname,
+      ...(address ? { address } : {}),
+      codename: await sh('. /etc/os-release && printf %s "$VERSION_CODENAME"'),
+      arch: await sh('uname -m'),
+    });
+  });
+
+  it('asks nothing of the kind unless asked', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'berth-rooted-'));
+    try {
+      assert.equal((await rootedMachine(root).survey([])).facts, undefined);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -3,8 +3,9 @@
  * apt: Debian's `hello`, which the lists offer. The preview names the exact version; the
  * act installs it before the module's files; a pin the lists do not offer, a package
  * installed by hand after the preview, and apt's lock held by another process each refuse
- * in words; release leaves it installed. Needs root, apt-get and `hello` in the lists
- * (`apt-get update` run); skipped otherwise. `hello` is purged before and after.
+ * in words; release leaves it installed. Needs root, apt-get, `hello` in the lists
+ * (`apt-get update` run) and no `hello` installed; skipped otherwise. `hello` is purged
+ * after; this machine's policy-rc.d is given back as it was found.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -12,14 +13,22 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { candidateOf, holdMachineApt, refuseHelloInstalls } from '../helpers/machine-apt.ts';
+import { asFound, type KeptFiles, keepAsFound } from '../helpers/machine-files.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
 const FILE = '/etc/berth-test-greet/greeting';
 /** An apt configuration a test puts in place for a moment, to have apt refuse. */
 
 const found = candidateOf('hello');
-const skip = typeof found === 'string' ? false : found.skip;
+/** The machine's own hello is not the suite's to install and purge. */
+const own =
+  typeof found === 'string' &&
+  installedHello() !== undefined &&
+  'needs a machine without hello installed: the suite installs and purges it (apt-get purge hello)';
+const skip = typeof found === 'string' ? own : found.skip;
 const CANDIDATE = typeof found === 'string' ? found : '';
+/** berth holds starts with it while installing; this machine may have its own. */
+const POLICY = '/usr/sbin/policy-rc.d';
 
 function purgeHello() {
   execFileSync('apt-get', ['purge', '-y', '-q', '-o', 'DPkg::Lock::Timeout=300', 'hello'], {
@@ -56,6 +65,7 @@ $| = 1; print "held\\n"; sleep 600;`;
 describe("a module's packages, installed by this machine's apt", { skip }, () => {
   let release: (() => Promise<void>) | undefined;
   let world: World;
+  let machines: KeptFiles | undefined;
   const greet = { packages: ['hello'], files: { [FILE]: { content: 'hi\n' } } };
   /**
    * An act that stopped before greet's files left it managed (berth records that first);
@@ -68,7 +78,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
   };
   before(async () => {
     release = await holdMachineApt();
-    purgeHello();
+    machines = keepAsFound(POLICY, `${POLICY}.berth-kept`);
     world = await makeWorld({ greet });
     await world.writeSettings({ nodes: { here: { root: '/' } } });
     await rm('/etc/berth-test-greet', { recursive: true, force: true });
@@ -78,6 +88,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
     purgeHello();
     await rm('/etc/berth-test-greet', { recursive: true, force: true });
     await world.cleanup();
+    machines?.giveBack();
     await release?.();
   });
 
@@ -169,10 +180,10 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
   });
 
   it('the preview names the exact version; the act installs it before the files, and hello runs', async () => {
-    // The node's own policy-rc.d is its own again after the install.
-    await writeFile('/usr/sbin/policy-rc.d', "#!/bin/sh\n# the node's own\nexit 0\n", {
-      mode: 0o755,
-    });
+    // The node's own policy-rc.d is its own again after the install; this machine's own,
+    // if it has one, is given back as it was.
+    const machines = keepAsFound(POLICY);
+    await writeFile(POLICY, "#!/bin/sh\n# the node's own\nexit 0\n", { mode: 0o755 });
     try {
       const preview = await world.berth('converge', 'here');
       assert.equal(
@@ -221,7 +232,7 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
       const again = await world.berth('converge', 'here');
       assert.match(again.stdout, /here is as assigned: nothing to do/);
     } finally {
-      await rm('/usr/sbin/policy-rc.d', { force: true });
+      machines.giveBack();
     }
   });
 
@@ -266,5 +277,9 @@ describe("a module's packages, installed by this machine's apt", { skip }, () =>
     );
     const json = JSON.parse((await world.berth('status', 'here', '--json')).stdout);
     assert.deepEqual(json.nodes[0].unneededPackages, ['hello']);
+  });
+
+  it("leaves this machine's policy-rc.d as it found it: the same bytes, mode and owner, or none", () => {
+    assert.ok(machines && asFound(machines), `${POLICY} is not as the suite found it`);
   });
 });

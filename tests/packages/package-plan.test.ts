@@ -14,7 +14,7 @@ import { previewWords } from '../../src/words/steps.ts';
 import { previewRecapLine } from '../../src/words/target.ts';
 
 function definition(packages: ModuleDefinition['packages']): ModuleDefinition {
-  return { description: '', needs: [], packages, data: [], secrets: {}, files: {} };
+  return { description: '', needs: [], packages, data: [], secrets: {}, values: {}, files: {} };
 }
 
 const NGINX = '1.22.1-9+deb12u1';

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { vaultPath } from '../commands/support.ts';
 import { post, startTestServer } from '../helpers/reliability.ts';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { opened, userIdentityFile } from '../vault/support.ts';
+import { opened, userIdentityFile } from '../vault/opened.ts';
 
 describe('secrets through a whole cycle', () => {
   let world: World;

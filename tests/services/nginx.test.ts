@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type KeptFiles, keepAsFound } from '../helpers/machine-files.ts';
 import { needs } from '../helpers/needs.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { previewThenAct } from './support.ts';
@@ -48,12 +49,13 @@ async function get(path: string): Promise<string | undefined> {
 
 describe('nginx, set up by hand, driven through berth', () => {
   let world: World;
-  let original: Buffer;
+  let machines: KeptFiles | undefined;
   let adminSite: string;
 
   before(async () => {
     if (unavailable) return;
-    original = readFileSync(SITE);
+    machines = keepAsFound(SITE, PAGE);
+    const original = readFileSync(SITE);
     sh(STOP);
     // The admin: a page of their own, and the site says who serves it.
     adminSite = original
@@ -80,8 +82,7 @@ describe('nginx, set up by hand, driven through berth', () => {
     try {
       sh(STOP);
     } finally {
-      if (original) await writeFile(SITE, original);
-      await rm(PAGE, { force: true });
+      machines?.giveBack();
       await world?.cleanup();
     }
   });

@@ -8,10 +8,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
+import { type KeptFiles, keepAsFound } from '../helpers/machine-files.ts';
 import { needs } from '../helpers/needs.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { previewThenAct } from './support.ts';
@@ -67,9 +68,11 @@ describe('postgresql, set up by hand, driven through berth', () => {
   let world: World;
   let pgUid = 0;
   let pgGid = 0;
+  let machines: KeptFiles | undefined;
 
   before(async () => {
     if (unavailable) return;
+    machines = keepAsFound(PGPASS, BERTH_CONF);
     pgUid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
     pgGid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
     sh(STOP);
@@ -106,8 +109,7 @@ describe('postgresql, set up by hand, driven through berth', () => {
       }
     } finally {
       sh(STOP);
-      await rm(PGPASS, { force: true });
-      await rm(BERTH_CONF, { force: true });
+      machines?.giveBack();
       await world?.cleanup();
     }
   });

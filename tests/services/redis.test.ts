@@ -15,11 +15,14 @@ import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
+import { keepAsFound } from '../helpers/machine-files.ts';
 import { needs } from '../helpers/needs.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { previewThenAct } from './support.ts';
 
 const CONF = '/etc/redis/redis.conf';
+/** Where redis saves its keys: the suite's keys, not the machine's, are saved there meanwhile. */
+const DUMP = '/var/lib/redis/dump.rdb';
 const PASSWORD = 'Admin-made-redis-password-4711';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const unavailable =
@@ -58,54 +61,66 @@ async function answering(): Promise<boolean> {
   return false;
 }
 
+/**
+ * The admin's redis: a password inside redis.conf (owner and mode as the package made
+ * them), the daemon started, keys written and saved; and a world whose redis-server module
+ * is the example's, its `redis.conf` as `file` says. The machine's files are given back by
+ * `giveBack`, the daemon stopped.
+ */
+async function adminsRedis(
+  file: (example: Record<string, unknown>) => Record<string, unknown> = (example) => example,
+): Promise<{ world: World; giveBack(): Promise<void> }> {
+  const machines = keepAsFound(CONF, DUMP);
+  const original = readFileSync(CONF);
+  sh(STOP);
+  await writeFile(CONF, `${original.toString('utf8')}\nrequirepass ${PASSWORD}\n`);
+  await chown(CONF, uid('redis'), gid('redis'));
+  await chmod(CONF, 0o640);
+  sh(START);
+  assert.ok(await answering(), 'the admin started redis');
+  redis('FLUSHALL');
+  redis('SET', 'greeting', 'hello from the admin');
+  redis('RPUSH', 'rows', 'one', 'two', 'three');
+  redis('SAVE');
+
+  const world = await makeWorld();
+  await world.writeSettings({ nodes: { host: { root: '/' } } });
+  const example = JSON.parse(readFileSync(join(EXAMPLES, 'redis-server.json'), 'utf8'));
+  await world.writeModule('redis-server', {
+    ...file(example),
+    start: START,
+    stop: STOP,
+    reload: `${STOP}; ${START}`,
+  });
+  await mkdir(join(world.state, 'modules', 'redis-server'), { recursive: true });
+  copyFileSync(
+    join(EXAMPLES, 'redis-server', 'redis.conf'),
+    join(world.state, 'modules', 'redis-server', 'redis.conf'),
+  );
+  return {
+    world,
+    async giveBack() {
+      try {
+        sh(STOP);
+      } finally {
+        machines.giveBack();
+        await world.cleanup();
+      }
+    },
+  };
+}
+
 describe('redis-server, set up by hand, driven through berth', () => {
   let world: World;
-  let original: Buffer;
+  let admins: Awaited<ReturnType<typeof adminsRedis>> | undefined;
 
   before(async () => {
     if (unavailable) return;
-    original = readFileSync(CONF);
-    sh(STOP);
-    // The admin: a password inside redis.conf (owner and mode as the package made them),
-    // the daemon started, keys written and saved.
-    await writeFile(CONF, `${original.toString('utf8')}\nrequirepass ${PASSWORD}\n`);
-    await chown(CONF, uid('redis'), gid('redis'));
-    await chmod(CONF, 0o640);
-    sh(START);
-    assert.ok(await answering(), 'the admin started redis');
-    redis('FLUSHALL');
-    redis('SET', 'greeting', 'hello from the admin');
-    redis('RPUSH', 'rows', 'one', 'two', 'three');
-    redis('SAVE');
-
-    world = await makeWorld();
-    await world.writeSettings({ nodes: { host: { root: '/' } } });
-    const example = JSON.parse(readFileSync(join(EXAMPLES, 'redis-server.json'), 'utf8'));
-    await world.writeModule('redis-server', {
-      ...example,
-      start: START,
-      stop: STOP,
-      reload: `${STOP}; ${START}`,
-    });
-    await mkdir(join(world.state, 'modules', 'redis-server'), { recursive: true });
-    copyFileSync(
-      join(EXAMPLES, 'redis-server', 'redis.conf'),
-      join(world.state, 'modules', 'redis-server', 'redis.conf'),
-    );
+    admins = await adminsRedis();
+    world = admins.world;
   });
 
-  after(async () => {
-    if (unavailable) return;
-    try {
-      sh(STOP);
-    } finally {
-      if (original) await writeFile(CONF, original);
-      // The package left /var/lib/redis empty; the keys were this suite's.
-      sh('rm -f /var/lib/redis/dump.rdb');
-      await chown(CONF, uid('redis'), gid('redis')).catch(() => {});
-      await world?.cleanup();
-    }
-  });
+  after(() => admins?.giveBack());
 
   const act = (...args: string[]) => previewThenAct(world, ...args);
 
@@ -191,6 +206,64 @@ describe('redis-server, set up by hand, driven through berth', () => {
     assert.equal(redis('LRANGE', 'rows', '0', '-1'), 'one\ntwo\nthree');
     assert.deepEqual(await vaultValues(world), { 'host/redis-server/password': PASSWORD });
     assert.match(await readFile(CONF, 'utf8'), new RegExp(`^requirepass ${PASSWORD}$`, 'm'));
+  });
+});
+
+describe('a hand-made redis taken under a definition that names no owner for redis.conf', () => {
+  let world: World;
+  let admins: Awaited<ReturnType<typeof adminsRedis>> | undefined;
+  /** The owner, group and mode of redis.conf now. */
+  const owned = () => {
+    const info = statSync(CONF);
+    return [info.uid, info.gid, info.mode & 0o777];
+  };
+  const asTheAdminMadeIt = () => [uid('redis'), gid('redis'), 0o640];
+  /** redis answers with its password, and the admin's keys are there. */
+  const answersWithItsKeys = async () => {
+    assert.ok(await answering(), 'redis runs, as redis, reading its config');
+    assert.equal(redis('GET', 'greeting'), 'hello from the admin');
+    assert.equal(redis('LRANGE', 'rows', '0', '-1'), 'one\ntwo\nthree');
+  };
+
+  before(async () => {
+    if (unavailable) return;
+    // As an operator writes one: redis.conf's owner, group and mode left as they are.
+    admins = await adminsRedis((example) => {
+      const files = example.files as Record<string, Record<string, unknown>>;
+      const { owner: _, group: __, mode: ___, ...conf } = files[CONF] ?? {};
+      return { ...example, files: { [CONF]: conf } };
+    });
+    world = admins.world;
+    assert.equal((await world.berth('adopt', 'host')).code, 0);
+    await previewThenAct(world, 'take', 'host', 'redis-server');
+  });
+
+  after(() => admins?.giveBack());
+
+  it('converge with nothing changed keeps redis.conf redis:redis 0640, and redis answers', {
+    skip: unavailable,
+  }, async () => {
+    const { preview } = await previewThenAct(world, 'converge', 'host');
+    assert.match(preview, /write \/etc\/redis\/redis\.conf \(mode 0640\): it differs/);
+    assert.doesNotMatch(preview, /owner 0:0/);
+    assert.deepEqual(owned(), asTheAdminMadeIt());
+    await answersWithItsKeys();
+    const again = await world.berth('converge', 'host');
+    assert.match(again.stdout, /host is as assigned: nothing to do/);
+  });
+
+  it('a setting changed goes live through reload, redis.conf still the admin made it', {
+    skip: unavailable,
+  }, async () => {
+    const template = join(world.state, 'modules', 'redis-server', 'redis.conf');
+    const text = await readFile(template, 'utf8');
+    await writeFile(template, text.replace(/^timeout 0$/m, 'timeout 300'));
+    const { preview } = await previewThenAct(world, 'converge', 'host');
+    assert.match(preview, /-timeout 0\n {4}\+timeout 300/);
+    assert.deepEqual(owned(), asTheAdminMadeIt());
+    await answersWithItsKeys();
+    assert.deepEqual(redis('CONFIG', 'GET', 'timeout').split('\n'), ['timeout', '300']);
+    assert.deepEqual(await vaultValues(world), { 'host/redis-server/password': PASSWORD });
   });
 });
 

@@ -7,8 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import type { NodeRecord } from '../../src/state.ts';
 import {
   type JournalEntry,
+  type JournalQuery,
   KEPT_PREVIEWS,
   type KeptPreview,
+  type KeptSurvey,
   StoreError,
   type Stores,
 } from '../../src/stores/stores.ts';
@@ -79,6 +81,31 @@ function preview(node: string, n: number): KeptPreview {
     node,
     at: '2026-11-21T07:00:00.000Z',
     basis: { n },
+  };
+}
+
+function survey(node: string, at: string, said: string): KeptSurvey {
+  return {
+    node,
+    at,
+    actor: 'alice',
+    via: 'cli',
+    report: {
+      digest: 'e'.repeat(64),
+      steps: [{ kind: 'write', module: 'gitea', path: '/etc/gitea/app.ini' }],
+      blockers: [
+        {
+          code: 'held_not_managed',
+          kind: 'held-not-managed',
+          module: 'redis',
+          path: '/var/lib/redis',
+          words: "web1 holds redis's data",
+        },
+      ],
+      outcome: 'previewed',
+      ms: 12,
+    },
+    said,
   };
 }
 
@@ -384,6 +411,78 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       }
     });
 
+    it('keeps one CA for the state: the first of two kept at once, its certificate read with no identity, its key sealed', {
+      skip,
+    }, async () => {
+      const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+      const made = (name: string) => ({
+        certificate: `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`,
+        key: new TextEncoder().encode(`the key of ${name}`),
+        at: `2026-11-21T07:00:0${name.length}.000Z`,
+      });
+      assert.equal(await stores.readCa(), undefined, 'none before its first need');
+      // Two berths at once, as another process (or controller) would be.
+      const other = await subject.reopen();
+      try {
+        const [first, second] = await Promise.all([
+          stores.keepCa(made('ours')),
+          other.keepCa(made('theirs')),
+        ]);
+        assert.equal(first.certificate, second.certificate, 'both answer the same CA');
+        assert.ok(
+          [made('ours').certificate, made('theirs').certificate].includes(first.certificate),
+        );
+        const winner = first.certificate === made('ours').certificate ? 'ours' : 'theirs';
+        assert.equal(text(await second.key()), `the key of ${winner}`);
+        // Kept once: a third berth later keeps nothing of its own.
+        const later = await other.keepCa(made('later'));
+        assert.equal(later.certificate, first.certificate);
+        assert.equal(later.at, made(winner).at);
+      } finally {
+        if (other !== stores) await other.close();
+      }
+      const again = await subject.reopen();
+      try {
+        const kept = await again.readCa();
+        assert.ok(kept);
+        const winner = kept.certificate.includes('ours') ? 'ours' : 'theirs';
+        assert.equal(text(await kept.key()), `the key of ${winner}`);
+        // Berth as someone whose identity opens nothing: the certificate is public all the same.
+        sealing = ageSeal(heldKeys(BOB.identity));
+        const bobs = await again.readCa();
+        assert.equal(bobs?.certificate, kept.certificate);
+        await assert.rejects(
+          bobs?.key() ?? Promise.resolve(),
+          (error: Error) =>
+            error instanceof VaultError &&
+            error.message ===
+              "the sealed key of the state's CA cannot be opened with the identity berth was given: it was sealed to other recipients",
+        );
+        // Alice reseals to Bob and Carol; then Bob opens it, and Alice no longer does.
+        sealing = ageSeal(heldKeys(ALICE.identity, [BOB.recipient, CAROL.recipient]));
+        assert.deepEqual(await again.resealCa(), { resealed: 1, unopened: [] });
+        sealing = ageSeal(heldKeys(BOB.identity));
+        assert.equal(
+          text(await ((await again.readCa())?.key() ?? new Uint8Array())),
+          `the key of ${winner}`,
+        );
+        sealing = ageSeal(heldKeys(ALICE.identity));
+        assert.deepEqual(await again.resealCa(), { resealed: 0, unopened: ["the state's CA"] });
+        sealing = ageSeal(heldKeys(CAROL.identity));
+        assert.equal(
+          text(await ((await again.readCa())?.key() ?? new Uint8Array())),
+          `the key of ${winner}`,
+          'kept as it was',
+        );
+        // Carol reseals to Alice alone, as the suite began.
+        sealing = ageSeal(heldKeys(CAROL.identity, [ALICE.recipient]));
+        assert.deepEqual(await again.resealCa(), { resealed: 1, unopened: [] });
+      } finally {
+        sealing = ageSeal(heldKeys(ALICE.identity));
+        if (again !== stores) await again.close();
+      }
+    });
+
     it(`finds a kept preview by digest, and keeps a node's latest ${KEPT_PREVIEWS}`, {
       skip,
     }, async () => {
@@ -450,6 +549,72 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       await again.close();
     });
 
+    it("keeps a node's newest survey whole, read back without its lock by another opening", {
+      skip,
+    }, async () => {
+      // Words as a preview writes them: a diff, quotes, accents, a NUL a file held.
+      const said =
+        'update gitea:\n  write /etc/gitea/app.ini\n    -name = "naïve ✓"\n    +x\u0000y';
+      const first = survey('srv-a', '2026-11-21T09:00:00.000Z', said);
+      const opened = await stores.openNode('srv-a', 'converge');
+      await opened.keepSurvey(first);
+      // Read while the node is held: a reader never waits for an act.
+      assert.deepEqual(await stores.readSurveys(['srv-a']), [first]);
+      const newer = {
+        ...survey('srv-a', '2026-11-21T09:05:00.000Z', ''),
+        refused: 'srv-a cannot be reached: ssh said no',
+        report: {
+          steps: [],
+          blockers: [],
+          outcome: 'refused' as const,
+          code: 'unreachable' as const,
+        },
+      };
+      await opened.keepSurvey(newer);
+      await opened.close();
+      const again = await subject.reopen();
+      assert.deepEqual(
+        await again.readSurveys(['srv-a']),
+        [newer],
+        'the newest, in place of the one before',
+      );
+    });
+
+    it('reads the surveys of the nodes asked for alone, in name order; a node never surveyed has none', {
+      skip,
+    }, async () => {
+      for (const node of ['srv-c', 'srv-b']) {
+        const opened = await stores.openNode(node, 'converge');
+        await opened.keepSurvey(survey(node, '2026-11-21T09:10:00.000Z', `converge ${node}`));
+        await opened.close();
+      }
+      await (await stores.openNode('srv-never', 'assign')).close();
+      const names = (surveys: KeptSurvey[]) => surveys.map((item) => item.node);
+      assert.deepEqual(names(await stores.readSurveys(['srv-c', 'srv-never', 'srv-b'])), [
+        'srv-b',
+        'srv-c',
+      ]);
+      assert.deepEqual(
+        names(await stores.readSurveys()).filter((node) => node.startsWith('srv-')),
+        ['srv-a', 'srv-b', 'srv-c'],
+      );
+      assert.deepEqual(await stores.readSurveys(['not-here', 'Not A Name']), []);
+    });
+
+    it('refuses a survey kept once the node was let go, and keeps the one before', {
+      skip,
+    }, async () => {
+      const opened = await stores.openNode('srv-late', 'converge');
+      const kept = survey('srv-late', '2026-11-21T09:20:00.000Z', 'kept');
+      await opened.keepSurvey(kept);
+      await opened.close();
+      await assert.rejects(
+        opened.keepSurvey(survey('srv-late', '2026-11-21T09:21:00.000Z', 'late')),
+        StoreError,
+      );
+      assert.deepEqual(await stores.readSurveys(['srv-late']), [kept]);
+    });
+
     it('journals acts per node in order, and reads the whole journal oldest first', {
       skip,
     }, async () => {
@@ -475,6 +640,72 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       assert.equal(mine[3]?.error, 'bad name');
     });
 
+    it("keeps each act's target, digest and typed outcome; reads the acts a query asks for", {
+      skip,
+    }, async () => {
+      const failed: JournalEntry = {
+        at: '2031-01-01T00:00:01.000Z',
+        actor: 'alice',
+        via: 'cli',
+        act: 'converge',
+        node: 'jq-a',
+        target: '@jq',
+        digest: 'd'.repeat(64),
+        outcome: 'failed',
+        code: 'hook_failed',
+        steps: [{ kind: 'write', module: 'app', path: '/etc/app.conf' }],
+        blockers: [],
+        said: 'wrote /etc/app.conf',
+        error: 'start of app failed',
+      };
+      const a = await stores.openNode('jq-a', 'converge');
+      await a.journal(failed);
+      await a.journal(entry('jq-a', '2031-01-01T00:00:03.000Z'));
+      await a.close();
+      const b = await stores.openNode('jq-b', 'converge');
+      const blocker = {
+        code: 'blocked',
+        kind: 'held-not-managed',
+        module: 'app',
+        words: 'jq-b holds app',
+      } as const;
+      await b.journal({
+        ...entry('jq-b', '2031-01-01T00:00:02.000Z', 'converge'),
+        target: '@jq',
+        outcome: 'refused',
+        code: 'blocked',
+        blockers: [blocker],
+      });
+      await b.close();
+      await stores.journalUnplaced({
+        ...entry('@jq', '2031-01-01T00:00:04.000Z', 'converge'),
+        target: '@jq',
+        outcome: 'refused',
+        code: 'not_granted',
+        error: 'not granted',
+      });
+
+      const read = async (query: JournalQuery) =>
+        (await stores.readJournal(query)).flatMap((line) => ('entry' in line ? [line.entry] : []));
+      const acts = async (query: JournalQuery) =>
+        (await read(query)).map((item) => `${item.node} ${item.at.slice(17, 19)}`);
+      const [kept] = await read({ about: ['jq-a'], tail: 2 });
+      assert.deepEqual(JSON.parse(JSON.stringify(kept)), { entry_version: 2, ...failed });
+      assert.deepEqual((await read({ about: ['jq-b'] }))[0]?.blockers, [blocker]);
+      assert.deepEqual(await acts({ about: ['jq-a'] }), ['jq-a 01', 'jq-a 03']);
+      // A target: the acts asked for it on each node, and the one that reached none.
+      assert.deepEqual(await acts({ about: ['@jq'] }), ['jq-a 01', 'jq-b 02', '@jq 04']);
+      const all = ['jq-a', 'jq-b', '@jq'];
+      assert.deepEqual(await acts({ about: all, since: '2031-01-01T00:00:02.000Z' }), [
+        'jq-b 02',
+        'jq-a 03',
+        '@jq 04',
+      ]);
+      assert.deepEqual(await acts({ about: all, tail: 2 }), ['jq-a 03', '@jq 04']);
+      assert.deepEqual(await acts({ since: '2031-01-01T00:00:03.500Z' }), ['@jq 04']);
+      assert.deepEqual(await acts({ about: ['jq-none'] }), []);
+    });
+
     it('keeps a name of 60,000 characters cut to 2,000 in the journal', { skip }, async () => {
       await stores.journalUnplaced(entry('x'.repeat(60_000), '2026-11-21T09:00:00.000Z'));
       const kept = (await stores.readJournal()).flatMap((line) =>
@@ -494,7 +725,9 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         secondOpened = true;
         return store;
       });
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The stores answer an act on another node, asked after the second: it still waits.
+      const other = await stores.openNode('lck-other', 'assign');
+      await other.close();
       assert.equal(secondOpened, false, 'the second act waits');
       await first.close();
       const store = await second;
@@ -502,14 +735,21 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
     });
 
     it('runs acts on different nodes at once', { skip }, async () => {
+      // A wait for the other's lock would end in a refusal at the deadline.
       const a = await stores.openNode('par-a', 'converge');
-      const b = await Promise.race([
-        stores.openNode('par-b', 'converge'),
-        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)),
-      ]);
-      assert.ok(b, 'another node opens while the first is held');
-      await b.close();
-      await a.close();
+      const b = await stores.openNode('par-b', 'assign');
+      try {
+        assert.deepEqual(
+          (await stores.lockHolders(['par-a', 'par-b'])).map((held) => [held.node, held.act]),
+          [
+            ['par-a', 'converge'],
+            ['par-b', 'assign'],
+          ],
+        );
+      } finally {
+        await b.close();
+        await a.close();
+      }
     });
 
     it('names the holder, its act, its node and since when, once the wait is over', {

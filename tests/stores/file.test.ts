@@ -48,7 +48,8 @@ describe('a journal cut by a crash', () => {
         const store = await fileStores({ dir, createIfMissing: false }).openNode('box', 'unassign');
         await store.journal(entry);
         await store.close();
-        assert.equal(await readFile(journal, 'utf8'), `${kept}${JSON.stringify(entry)}\n`);
+        const written = { entry_version: 2, ...entry };
+        assert.equal(await readFile(journal, 'utf8'), `${kept}${JSON.stringify(written)}\n`);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -165,6 +166,36 @@ describe('kept previews in a state directory', () => {
       assert.ok(kept < FILE, `${PREVIEWS} previews keep ${kept} bytes`);
     } finally {
       await world.cleanup();
+    }
+  });
+});
+
+describe('kept surveys in a state directory', () => {
+  const survey = (node: string) => ({
+    node,
+    at: '2026-11-21T07:00:00.000Z',
+    actor: 'ann',
+    via: 'cli' as const,
+    report: { steps: [], blockers: [], outcome: 'previewed' as const },
+    said: `${node} is as assigned: nothing to do`,
+  });
+
+  it('are 0600, and one this berth cannot read is left out: the node reads as not surveyed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-store-'));
+    try {
+      const stores = fileStores({ dir, createIfMissing: false });
+      for (const node of ['box1', 'box2', 'box3']) {
+        const opened = await stores.openNode(node, 'converge');
+        await opened.keepSurvey(survey(node));
+        await opened.close();
+      }
+      const path = (node: string) => join(dir, 'nodes', node, 'survey.json');
+      assert.equal((await stat(path('box1'))).mode & 0o777, 0o600);
+      await writeFile(path('box2'), '{"node": "box2", "said": 4');
+      await writeFile(path('box3'), JSON.stringify({ ...survey('box3'), via: 'fax' }));
+      assert.deepEqual(await stores.readSurveys(), [survey('box1')]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -17,6 +17,7 @@ import {
   type JournalEntry,
   type JournalLine,
   type KeptPreview,
+  type KeptSurvey,
   StoreError,
   type Stores,
 } from '../../src/stores/stores.ts';
@@ -45,6 +46,22 @@ const RECORD: NodeRecord = {
 function entry(node: string, at: string, said: string): JournalEntry {
   return { at, actor: 'alice', via: 'cli', act: 'converge', node, outcome: 'done', said };
 }
+
+/** web1's newest survey: a preview with a diff, its steps and digest. */
+const SURVEY: KeptSurvey = {
+  node: 'web1',
+  at: '2026-11-20T08:30:00.000Z',
+  actor: 'alice',
+  via: 'api',
+  report: {
+    digest: 'd'.repeat(64),
+    steps: [{ kind: 'write', module: 'gitea', path: '/etc/gitea/app.ini' }],
+    blockers: [],
+    outcome: 'previewed',
+    ms: 41,
+  },
+  said: 'update gitea:\n  write /etc/gitea/app.ini\n    -port=80\n    +port=8080',
+};
 
 function preview(node: string, n: number): KeptPreview {
   return {
@@ -99,6 +116,7 @@ describe('copy-state into PostgreSQL', () => {
     );
     await web1.vault.fingerprintKey();
     for (let n = 1; n <= 3; n++) await web1.keepPreview(preview('web1', n));
+    await web1.keepSurvey(SURVEY);
     await web1.journal(entry('web1', '2026-11-20T09:00:01.000Z', 'web1 first'));
     await web1.journal(entry('web1', '2026-11-20T09:00:04.000Z', 'web1 second'));
     await web1.close();
@@ -129,13 +147,13 @@ describe('copy-state into PostgreSQL', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('copies every node, record, secret, preview and journal line into an empty store', {
+  it('copies every node, record, secret, preview, survey and journal line into an empty store', {
     skip,
   }, async () => {
     const url = await server.createDatabase();
     const outcome = await copyStateTo(location(), url);
     assert.deepEqual(outcome, {
-      done: `copied 3 nodes (2 records, 2 secrets, 3 previews) and 7 journal lines from ${dir} to PostgreSQL at 127.0.0.1:${server.port}`,
+      done: `copied 3 nodes (2 records, 2 secrets, 3 previews, 1 survey) and 7 journal lines from ${dir} to PostgreSQL at 127.0.0.1:${server.port}`,
     });
 
     const to = await openPostgresStores(url);
@@ -143,6 +161,7 @@ describe('copy-state into PostgreSQL', () => {
       assert.deepEqual(await to.listNodes(), await from.listNodes());
       for (const node of ['web1', 'db1', 'cache1'])
         assert.deepEqual(await to.readNode(node), await from.readNode(node), node);
+      assert.deepEqual(await to.readSurveys(), [SURVEY], 'the survey, and no other node has one');
 
       const [there, here] = [
         await to.openNode('web1', 'check'),
@@ -267,7 +286,7 @@ describe('copy-state into PostgreSQL', () => {
     assert.equal(await runCopyState(url, location(), false, io), 0);
     assert.match(
       said.out,
-      /^copied 3 nodes \(2 records, 2 secrets, 3 previews\) and 7 journal lines from /,
+      /^copied 3 nodes \(2 records, 2 secrets, 3 previews, 1 survey\) and 7 journal lines from /,
     );
     assert.equal(said.err, '');
 
@@ -308,5 +327,54 @@ describe('copy-state into PostgreSQL', () => {
         error instanceof StoreError &&
         error.message === 'PostgreSQL at 127.0.0.1:1 refused the connection',
     );
+  });
+});
+
+describe("copy-state of the state's CA", () => {
+  let server: PostgresServer;
+  let dir: string;
+  before(async () => {
+    if (skip) return;
+    server = await startPostgres();
+    dir = await mkdtemp(join(tmpdir(), 'berth-copy-ca-'));
+  });
+  after(async () => {
+    if (skip) return;
+    await server?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('copies the CA, its key sealed as kept, and refuses a store that has one already', {
+    skip,
+  }, async () => {
+    const location = { dir, createIfMissing: false };
+    const from = fileStores(location);
+    const made = {
+      certificate: '-----BEGIN CERTIFICATE-----\nthe state\n-----END CERTIFICATE-----\n',
+      key: new TextEncoder().encode('the CA key'),
+      at: '2026-11-20T07:00:00.000Z',
+    };
+    await from.keepCa(made);
+    const url = await server.createDatabase();
+    assert.deepEqual(await copyStateTo(location, url), {
+      done: `copied 0 nodes (0 records, 0 secrets, 0 previews, 0 surveys, the state's CA) and 0 journal lines from ${dir} to PostgreSQL at 127.0.0.1:${server.port}`,
+    });
+    const to = await openPostgresStores(url);
+    try {
+      const kept = await to.readCa();
+      assert.equal(kept?.certificate, made.certificate);
+      assert.equal(kept?.at, made.at);
+      assert.equal(new TextDecoder().decode(await kept?.key()), 'the CA key');
+    } finally {
+      await to.close();
+    }
+    // A store where a controller made its own CA is not empty: two CAs would be one too many.
+    const other = await server.createDatabase();
+    const used = await openPostgresStores(other);
+    await used.keepCa({ ...made, certificate: 'another' });
+    await used.close();
+    assert.deepEqual(await copyStateTo(location, other), {
+      refused: `the store at 127.0.0.1:${server.port} is not empty (0 nodes, 0 journal lines, a CA): copy-state copies into an empty store only`,
+    });
   });
 });

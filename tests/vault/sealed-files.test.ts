@@ -163,12 +163,15 @@ describe('the sealed vault in a state directory, through the binary', () => {
         assert.match(refused.stderr, /berth needs its age identity to open the sealed/);
         assert.ok(refused.stderr.includes(looked), refused.stderr);
       }
-      // The files, less the journal, which records each refused act; a directory's time
-      // changes with its lock.
+      // The files, less the journal and the node's newest survey, which record each
+      // refused act and preview as what was seen; a directory's time changes with its lock.
       const records = (snap: Record<string, string>) =>
         Object.fromEntries(
           Object.entries(snap).filter(
-            ([path, what]) => what.startsWith('file') && !path.endsWith('journal.jsonl'),
+            ([path, what]) =>
+              what.startsWith('file') &&
+              !path.endsWith('journal.jsonl') &&
+              !path.endsWith('survey.json'),
           ),
         );
       assert.deepEqual(records(await snapshot(world.state)), records(before), 'nothing written');
@@ -248,7 +251,7 @@ describe('the sealed vault in a state directory, through the binary', () => {
     }
     const journal = await readFile(join(world.state, 'nodes/box/journal.jsonl'), 'utf8');
     assert.equal(
-      journal.match(/"act":"rekey","node":"box","outcome":"done"/g)?.length,
+      journal.match(/"act":"rekey","node":"box","target":"[^"]*","outcome":"done"/g)?.length,
       2,
       'each rekey an act, journaled',
     );
@@ -355,7 +358,7 @@ describe('berth rekey on a node no longer in berth.json, through the binary', ()
     assert.equal(ageDecrypt(kept, bob.file), undefined, 'bob opens not the value');
     assert.equal(ageDecrypt(kept, own.file)?.toString(), password, 'the rest open it');
     const journal = await readFile(join(world.state, 'nodes/old/journal.jsonl'), 'utf8');
-    assert.match(journal, /"act":"rekey","node":"old","outcome":"done"/);
+    assert.match(journal, /"act":"rekey","node":"old","target":"[^"]*","outcome":"done"/);
 
     // Named, it is reached too; a node with no records, in berth.json or not, is not.
     const named = await berth('rekey', 'old');

@@ -5,22 +5,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { armor, Decrypter } from 'age-encryption';
 import { needs } from '../helpers/needs.ts';
 import { type Run, runBerth } from '../helpers/world.ts';
 
 /** Why the reference age cannot be used here, or undefined. */
 export function ageUnavailable(): string | undefined {
   return needs('age', 'age') || needs('age-keygen', 'age') || undefined;
-}
-
-/** The identity file berth finds when the tests run it as this user, as berth looks. */
-export function userIdentityFile(env = process.env): string {
-  if (env.BERTH_IDENTITY) return env.BERTH_IDENTITY;
-  if (env.CREDENTIALS_DIRECTORY) return join(env.CREDENTIALS_DIRECTORY, 'berth-identity');
-  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'berth', 'identity.txt');
 }
 
 /** A new identity from the reference age-keygen: its file and its recipient. */
@@ -41,23 +33,6 @@ export function ageDecrypt(sealed: string, identityFile: string): Buffer | undef
       input: sealed,
       stdio: ['pipe', 'pipe', 'ignore'],
     });
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A sealed value opened with `identityFile`, or undefined when it does not open: through
- * the age-encryption package (age's TypeScript implementation, not berth's), so the tests
- * that only read the vault need no Debian age.
- */
-export async function opened(sealed: string, identityFile: string): Promise<Buffer | undefined> {
-  const decrypter = new Decrypter();
-  for (const line of (await readFile(identityFile, 'utf8')).split('\n'))
-    if (line.startsWith('AGE-SECRET-KEY-')) decrypter.addIdentity(line.trim());
-  try {
-    const file = sealed.startsWith('-----BEGIN') ? armor.decode(sealed) : Buffer.from(sealed);
-    return Buffer.from(await decrypter.decrypt(file));
   } catch {
     return undefined;
   }

@@ -2,7 +2,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeWorld, type World } from '../helpers/world.ts';
 
-/** A module whose file carries its secret: a drifted file's diff shows the secret's line. */
+/**
+ * A module whose file carries its secret: a drifted file's diff shows the secret's line.
+ * Its check counts its runs in the node's `checks` file: a survey of a node where app is
+ * started runs it once.
+ */
 export const APP = {
   description: 'An app with a token',
   data: ['/var/lib/app'],
@@ -12,6 +16,7 @@ export const APP = {
   },
   start: 'touch "$BERTH_ROOT/started"',
   reload: 'true',
+  check: 'echo ran >> "$BERTH_ROOT/checks"',
 };
 
 /** A module with data: a node that holds its data unmanaged is blocked from installing it. */
@@ -24,7 +29,9 @@ export const CACHE = {
 /**
  * Three rooted nodes of group web, each to run app: web1 in sync, web2 whose app.conf was
  * edited by hand (drifted), web3 not converged yet (to install); web1 runs cache too, in
- * sync; and db1, to run cache, holds cache's data berth does not manage (blocked).
+ * sync; and db1, to run cache, holds cache's data berth does not manage (blocked). Unless
+ * `surveyed` is false, the operator has previewed `converge @all` last, so every node has
+ * a survey the view shows.
  */
 export interface Fleet {
   world: World;
@@ -33,7 +40,10 @@ export interface Fleet {
 }
 
 /** `settings` are laid over berth.json's nodes and groups (a team's `store`, say). */
-export async function makeFleet(settings: Record<string, unknown> = {}): Promise<Fleet> {
+export async function makeFleet(
+  settings: Record<string, unknown> = {},
+  { surveyed = true } = {},
+): Promise<Fleet> {
   const world = await makeWorld({ app: APP, cache: CACHE });
   const roots = Object.fromEntries(
     ['web1', 'web2', 'web3', 'db1'].map((node) => [node, { root: join(world.dir, node) }]),
@@ -54,7 +64,14 @@ export async function makeFleet(settings: Record<string, unknown> = {}): Promise
   const conf = join(world.dir, 'web2', 'etc/app/app.conf');
   await writeFile(conf, (await readFile(conf, 'utf8')).replace('port=80', 'port=8080'));
   const secret = (await readFile(join(world.dir, 'web2', 'etc/app/token'), 'utf8')).trim();
+  if (surveyed) await must(world.berth('converge', '@all'));
   return { world, secret };
+}
+
+/** How many times app's check has run on a node. */
+export async function checkRuns(world: World, node: string): Promise<number> {
+  const text = await readFile(join(world.dir, node, 'checks'), 'utf8').catch(() => '');
+  return text.split('\n').filter((line) => line === 'ran').length;
 }
 
 async function must(running: ReturnType<World['berth']>) {

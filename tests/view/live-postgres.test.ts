@@ -29,9 +29,9 @@ describe('berth view over a PostgreSQL store', { skip: postgresUnavailable() }, 
 
   it("follows another controller's act on @web to its end", async () => {
     const cookie = await view.cookie();
-    const page = await (await fetch(`${view.origin}/`, { headers: { cookie } })).text();
+    const page = await (await view.fetch('/', { headers: { cookie } })).text();
     assert.match(page, /to update/, 'the fleet page is drawn from the PostgreSQL store');
-    const stream = await fetch(`${view.origin}/live`, { headers: { cookie } });
+    const stream = await view.fetch('/live', { headers: { cookie } });
     const reader = (stream.body as ReadableStream<Uint8Array>)
       .pipeThrough(new TextDecoderStream())
       .getReader();

@@ -3,12 +3,15 @@
  * stops being followed (no listener is left behind), as does every page when the view stops.
  */
 import assert from 'node:assert/strict';
+import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
+import { SESSION_COOKIE, ViewKeys } from '../../src/view/access.ts';
 import { createViewApp } from '../../src/view/app.ts';
 import type { Live, LiveEvent } from '../../src/view/live.ts';
+import { LIVE_STREAMS } from '../../src/view/live-route.ts';
 import type { ViewSource } from '../../src/view/source.ts';
 
 /** A Live that counts its followers and tells them what a test says. */
@@ -38,26 +41,29 @@ const source: ViewSource = {
   node: unused,
   journal: unused,
   holders: unused,
+  survey: unused,
   close: async () => {},
 };
 
 describe('GET /live', () => {
   const { live, listeners, tell } = countedLive();
   const closing = new AbortController();
+  // As berth view does: every stream listens for the one stop.
+  setMaxListeners(0, closing.signal);
   let server: Server;
   let origin: string;
-  const headers = { cookie: 'berth_view_1=the-token' };
+  const keys = new ViewKeys();
+  const headers = { cookie: `${SESSION_COOKIE}=${keys.spend(new Date())}` };
 
   before(async () => {
-    const app = createViewApp({
-      source,
-      live,
-      token: 'the-token',
-      cookie: 'berth_view_1',
-      berth: 'berth',
-      closing: closing.signal,
+    const app = createViewApp({ source, live, keys, berth: 'berth', closing: closing.signal });
+    // As a browser asks it: under the view's own name.
+    const listener = getRequestListener(app.fetch);
+    server = createServer((request, response) => {
+      const at = request.rawHeaders.findIndex((name) => name.toLowerCase() === 'host');
+      request.rawHeaders[at + 1] = request.headers.host = `${keys.name}:1`;
+      return listener(request, response);
     });
-    server = createServer(getRequestListener(app.fetch));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -92,6 +98,31 @@ describe('GET /live', () => {
     const answer = await fetch(`${origin}/live`, { method: 'HEAD', headers });
     assert.equal(answer.status, 200);
     assert.equal(listeners.size, 0);
+  });
+
+  it(`follows at most ${LIVE_STREAMS} pages at once: one more is 503 in words, and one gone frees its place`, async () => {
+    const pages = Array.from({ length: LIVE_STREAMS }, () => new AbortController());
+    const open = await Promise.all(
+      pages.map((page) => fetch(`${origin}/live`, { headers, signal: page.signal })),
+    );
+    assert.deepEqual(
+      open.map((answer) => answer.status),
+      pages.map(() => 200),
+    );
+    await until(() => listeners.size === LIVE_STREAMS);
+    const more = await fetch(`${origin}/live`, { headers });
+    assert.equal(more.status, 503);
+    assert.match(
+      await more.text(),
+      new RegExp(`follows at most ${LIVE_STREAMS} pages live at once`),
+    );
+    pages[0]?.abort();
+    await until(() => listeners.size === LIVE_STREAMS - 1);
+    const again = new AbortController();
+    const taken = await fetch(`${origin}/live`, { headers, signal: again.signal });
+    assert.equal(taken.status, 200);
+    for (const page of [...pages, again]) page.abort();
+    await until(() => listeners.size === 0);
   });
 
   it('ends every stream when the view stops', async () => {

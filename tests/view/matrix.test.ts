@@ -1,7 +1,8 @@
-/** The fleet's cells, from a converge preview's typed answer: each kind a preview can say. */
+/** The fleet's cells, from each node's kept survey (its converge preview, typed): each kind a preview can say. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CommandAnswer, NodeReport } from '../../src/result.ts';
+import type { NodeReport } from '../../src/result.ts';
+import type { KeptSurvey } from '../../src/stores/stores.ts';
 import { cellOf, rowsOf } from '../../src/view/matrix.ts';
 import { previewLines } from '../../src/view/preview-lines.ts';
 
@@ -71,28 +72,50 @@ describe('a cell of the matrix', () => {
     });
   });
 
-  it("is refused across a row whose node's preview was refused, with that node's words", () => {
-    const answer: CommandAnswer = {
-      format_version: 1,
+  it("is refused across a row whose node's preview was refused, with that node's words; not surveyed where none is kept", () => {
+    const survey = (node: string, fields: Partial<KeptSurvey>): KeptSurvey => ({
+      node,
+      at: '2026-11-26T14:02:09.000Z',
+      actor: 'ann',
+      via: 'cli',
+      report: report({}),
       said: '',
-      refused: 'web1: web1 cannot be reached: ssh: connect refused\nweb2: other words',
-      code: 'nodes_refused',
-      nodes: { web1: report({ outcome: 'refused', code: 'unreachable' }), web2: report({}) },
-    };
+      ...fields,
+    });
+    const surveyed = new Map([
+      [
+        'web1',
+        {
+          survey: survey('web1', {
+            report: report({ outcome: 'refused', code: 'unreachable' }),
+            refused: 'web1 cannot be reached: ssh: connect refused',
+          }),
+          since: [],
+        },
+      ],
+      ['web2', { survey: survey('web2', {}), since: [] }],
+      ['web3', { since: [] }],
+    ]);
     const rows = rowsOf(
-      answer,
+      surveyed,
       new Map([
         ['web1', runs()],
         ['web2', runs({ app: { started: true } })],
+        ['web3', runs()],
       ]),
-      ['app'],
+      ['app', 'db'],
     );
-    assert.deepEqual(rows[0]?.cells.app, {
-      kind: 'refused',
-      words: 'web1 cannot be reached: ssh: connect refused',
-      code: 'unreachable',
+    assert.deepEqual(rows[0]?.cells, {
+      app: {
+        kind: 'refused',
+        words: 'web1 cannot be reached: ssh: connect refused',
+        code: 'unreachable',
+      },
+      db: { kind: 'none' },
     });
+    assert.deepEqual(rows[0]?.notes, ['web1 cannot be reached: ssh: connect refused']);
     assert.deepEqual(rows[1]?.cells.app, { kind: 'in-sync' });
+    assert.deepEqual(rows[2]?.cells, { app: { kind: 'unsurveyed' }, db: { kind: 'none' } });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * berth view over a real socket, as another local user or a stray page would meet it:
- * nothing without the printed token, the token once in the URL and then a cookie that
- * scripts cannot read and other sites cannot send, and no route that changes anything.
+ * nothing under another name than its own, nothing without the printed token, the token
+ * spent once for a session cookie that scripts cannot read and other sites cannot send,
+ * no route that acts, and a survey asked only by the view's own page.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -10,16 +11,15 @@ import { after, before, describe, it } from 'node:test';
 import { needs } from '../helpers/needs.ts';
 import { readJournals, runBerth } from '../helpers/world.ts';
 import { type Fleet, makeFleet } from './fleet.ts';
-import { startView, type ViewProcess } from './view-process.ts';
+import { startView, type ViewProcess, type ViewRequest } from './view-process.ts';
 
 describe('berth view: who may see it', () => {
   let fleet: Fleet;
   let view: ViewProcess;
   let cookie: string;
-  const get = (path: string, init: RequestInit = {}) =>
-    fetch(`${view.origin}${path}`, { redirect: 'manual', ...init });
-  const withCookie = (path: string, init: RequestInit = {}) =>
-    get(path, { ...init, headers: { cookie, ...(init.headers as Record<string, string>) } });
+  const get = (path: string, init: ViewRequest = {}) => view.fetch(path, init);
+  const withCookie = (path: string, init: ViewRequest = {}) =>
+    get(path, { ...init, headers: { cookie, ...init.headers } });
 
   before(async () => {
     fleet = await makeFleet();
@@ -31,17 +31,14 @@ describe('berth view: who may see it', () => {
     await fleet?.world.cleanup();
   });
 
-  it('prints its address on loopback with a fresh token each start', async () => {
-    assert.match(view.address, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+  it('prints its address under a name of its own, with a fresh name and token each start', async () => {
+    assert.match(view.address, /^http:\/\/v-[a-z2-7]{20}\.localhost:\d+\/\?token=[\w-]{43}$/);
     const again = await startView(fleet.world.state);
     try {
       assert.notEqual(again.token, view.token);
-      const theirs = await fetch(`${again.origin}/`, {
-        headers: {
-          cookie: cookie.replace(/^berth_view_\d+/, `berth_view_${new URL(again.origin).port}`),
-        },
-      });
-      assert.equal(theirs.status, 403, 'a token of another view is not this one');
+      assert.notEqual(again.host.split(':')[0], view.host.split(':')[0]);
+      const theirs = await again.fetch('/', { headers: { cookie } });
+      assert.equal(theirs.status, 403, 'a session of another view is not this one');
     } finally {
       await again.stop();
     }
@@ -76,22 +73,7 @@ describe('berth view: who may see it', () => {
     assert.doesNotMatch(await inCookie.text(), /web2/);
   });
 
-  it('takes the token once in the URL: an HttpOnly, SameSite=Strict cookie, then the URL without it', async () => {
-    const first = await get(`/nodes/web2?token=${view.token}`);
-    assert.equal(first.status, 303);
-    assert.equal(first.headers.get('location'), '/nodes/web2');
-    const set = first.headers.get('set-cookie') ?? '';
-    assert.match(set, /^berth_view_\d+=[\w-]+; /);
-    assert.match(set, /; HttpOnly/);
-    assert.match(set, /; SameSite=Strict/);
-    assert.match(set, /; Path=\//);
-    assert.doesNotMatch(set, /Domain=/, 'for this host alone');
-    const page = await withCookie('/');
-    assert.equal(page.status, 200);
-    assert.match(await page.text(), /web2/);
-  });
-
-  it('changes nothing: every method but GET and HEAD is refused, in words, and nothing is journaled', async () => {
+  it('changes nothing: a page takes GET and HEAD alone, /survey POST alone, in words, and nothing is journaled', async () => {
     const before = await readJournals(fleet.world.state);
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
       for (const path of ['/', '/nodes/web2', '/journal']) {
@@ -104,6 +86,12 @@ describe('berth view: who may see it', () => {
         assert.match(await answer.text(), /changes nothing/);
       }
     }
+    for (const method of ['GET', 'HEAD', 'PUT', 'DELETE']) {
+      const answer = await withCookie('/survey', { method });
+      assert.equal(answer.status, 405, method);
+      assert.equal(answer.headers.get('allow'), 'POST');
+      if (method !== 'HEAD') assert.match(await answer.text(), /asked with a button/);
+    }
     const head = await withCookie('/journal', { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.deepEqual(await readJournals(fleet.world.state), before);
@@ -115,7 +103,7 @@ describe('berth view: who may see it', () => {
     assert.match(policy, /default-src 'none'/);
     assert.match(policy, /script-src 'self'/);
     assert.match(policy, /frame-ancestors 'none'/);
-    assert.equal(answer.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(answer.headers.get('referrer-policy'), 'same-origin');
     assert.equal(answer.headers.get('x-content-type-options'), 'nosniff');
   });
 
@@ -139,6 +127,107 @@ describe('berth view: who may see it', () => {
   });
 });
 
+describe('berth view: its own name, and its printed address once', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await makeFleet();
+  });
+  after(() => fleet?.world.cleanup());
+
+  it('answers under its own name alone: any other Host is refused in words that never name it', async () => {
+    const view = await startView(fleet.world.state);
+    try {
+      const cookie = await view.cookie();
+      const name = view.host.split(':')[0] as string;
+      const others = [
+        `127.0.0.1:${view.port}`,
+        `localhost:${view.port}`,
+        // A name of another site rebound to loopback, and a name like the view's.
+        `rebound.example:${view.port}`,
+        `v-aaaaaaaaaaaaaaaaaaaa.localhost:${view.port}`,
+        `x.${name}:${view.port}`,
+      ];
+      for (const host of others)
+        for (const path of [
+          '/',
+          '/nodes/web2',
+          '/journal',
+          '/live',
+          '/view.css',
+          `/?token=${view.token}`,
+        ]) {
+          const answer = await view.fetch(path, { headers: { host, cookie } });
+          const body = await answer.text();
+          assert.equal(answer.status, 403, `${host} ${path}`);
+          assert.match(body, /answers only at the address of its own it printed/);
+          assert.ok(!body.includes(name), 'the refusal does not tell the name');
+          assert.doesNotMatch(body, /web2|app\.conf|stylesheet|<script/);
+          assert.equal(answer.headers.get('set-cookie'), null);
+        }
+      // A Host that is no host at all is no request.
+      const broken = await view.fetch('/', {
+        headers: { host: `${name}:${view.port}@elsewhere`, cookie },
+      });
+      assert.equal(broken.status, 400);
+      assert.match(
+        await broken.text(),
+        /^this is not a request berth understands: .*\(invalid_request\)\n$/,
+      );
+      // An absolute URL naming another host, sent with the view's Host, is refused too.
+      const absolute = await view.fetch(`http://127.0.0.1:${view.port}/`, { headers: { cookie } });
+      assert.equal(absolute.status, 403);
+      // A port forwarded elsewhere (ssh -L 9000:…) keeps the name: the view answers it.
+      const forwarded = await view.fetch('/', {
+        headers: { host: `${name.toUpperCase()}:9000`, cookie },
+      });
+      assert.equal(forwarded.status, 200);
+    } finally {
+      await view.stop();
+    }
+  });
+
+  it('spends the printed token for a session cookie of another value; the address used again is refused, saying so', async () => {
+    const view = await startView(fleet.world.state);
+    try {
+      const first = await view.fetch(`/nodes/web2?token=${view.token}`);
+      assert.equal(first.status, 303);
+      assert.equal(first.headers.get('location'), '/nodes/web2');
+      const set = first.headers.get('set-cookie') ?? '';
+      const [cookie = '', ...flags] = set.split('; ');
+      const value = cookie.replace(/^berth_view=/, '');
+      assert.match(cookie, /^berth_view=[\w-]{43}$/);
+      assert.notEqual(value, view.token, 'the session is not the printed token');
+      assert.deepEqual(
+        flags.sort(),
+        ['HttpOnly', 'Path=/', 'SameSite=Strict'],
+        'for this host alone',
+      );
+      const page = await view.fetch('/', { headers: { cookie } });
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /web2/);
+
+      // Whoever opens the printed address again (its history, a copy of it) is refused.
+      const again = await view.fetch(`/?token=${view.token}`);
+      const words = await again.text();
+      assert.equal(again.status, 403);
+      assert.match(words, /This address was already used/);
+      assert.match(words, /already used, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+      assert.match(words, /start berth view again for a new address/);
+      assert.equal(again.headers.get('set-cookie'), null);
+      assert.ok(!words.includes(value) && !words.includes(view.token));
+      const stillNot = await view.fetch('/', { headers: { cookie: `berth_view=${view.token}` } });
+      assert.equal(stillNot.status, 403, 'the printed token is no session');
+      // The browser that spent it is only sent on, as it is in already.
+      const ownBrowser = await view.fetch(`/journal?token=${view.token}`, { headers: { cookie } });
+      assert.equal(ownBrowser.status, 303);
+      assert.equal(ownBrowser.headers.get('location'), '/journal');
+      assert.equal(ownBrowser.headers.get('set-cookie'), null);
+    } finally {
+      await view.stop();
+    }
+  });
+});
+
 describe('berth view: what others wrote', () => {
   it('shows a name someone put in the journal as text, never as markup', async () => {
     const fleet = await makeFleet();
@@ -148,7 +237,7 @@ describe('berth view: what others wrote', () => {
       const refused = await fleet.world.berth('assign', '--', hostile, 'app');
       assert.equal(refused.code, 1, 'refused, and journaled apart from every node');
       const cookie = await view.cookie();
-      const body = await (await fetch(`${view.origin}/journal`, { headers: { cookie } })).text();
+      const body = await (await view.fetch('/journal', { headers: { cookie } })).text();
       assert.ok(
         body.includes(
           '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;',
@@ -172,17 +261,19 @@ describe('berth view: a node that cannot be reached', {
     settings.nodes.gone = { ssh: 'nobody@gone.invalid' };
     await fleet.world.writeSettings(settings);
     assert.equal((await fleet.world.berth('assign', 'gone', 'app')).code, 0);
+    // The operator's preview surveys every node, gone too: its refusal is its survey.
+    await fleet.world.berth('converge', '@all');
     const view = await startView(fleet.world.state);
     try {
       const cookie = await view.cookie();
-      const fleetPage = await (await fetch(`${view.origin}/`, { headers: { cookie } })).text();
+      const fleetPage = await (await view.fetch('/', { headers: { cookie } })).text();
       assert.match(
         fleetPage,
         /<a href="\/nodes\/gone">gone<\/a><p class="note">gone cannot be reached: /,
       );
       assert.match(fleetPage, /<td class="cell refused"><span class="mark">refused<\/span><\/td>/);
       assert.match(fleetPage, /<td class="cell update">/, 'the other nodes are shown as they are');
-      const answer = await fetch(`${view.origin}/nodes/gone`, { headers: { cookie } });
+      const answer = await view.fetch('/nodes/gone', { headers: { cookie } });
       const page = await answer.text();
       assert.equal(answer.status, 200);
       assert.match(page, /gone cannot be reached: .*\(unreachable\)/);
@@ -200,7 +291,7 @@ describe('berth view: stopping', () => {
     const view = await startView(fleet.world.state);
     try {
       const cookie = await view.cookie();
-      const following = await fetch(`${view.origin}/live`, { headers: { cookie } });
+      const following = await view.fetch('/live', { headers: { cookie } });
       assert.equal(following.status, 200);
       // The stream ends with the view, cleanly or cut.
       const ended = following.text().catch(() => 'cut');
@@ -219,16 +310,16 @@ describe('berth view: a state it cannot read', () => {
     try {
       const cookie = await view.cookie();
       await fleet.world.writeSettings({ nodes: { web1: { root: 'relative/path' } }, grups: {} });
-      const answer = await fetch(`${view.origin}/`, { headers: { cookie } });
+      const answer = await view.fetch('/', { headers: { cookie } });
       const body = await answer.text();
       assert.equal(answer.status, 409);
       assert.match(body, /berth\.json/);
       assert.match(body, /invalid_config/);
-      const journal = await fetch(`${view.origin}/journal`, { headers: { cookie } });
+      const journal = await view.fetch('/journal', { headers: { cookie } });
       assert.equal(journal.status, 409, 'berth.json says where the journal is');
       assert.match(await journal.text(), /berth\.json/);
       await fleet.world.writeSettings({ nodes: { web1: { root: fleet.world.root } } });
-      const mended = await fetch(`${view.origin}/`, { headers: { cookie } });
+      const mended = await view.fetch('/', { headers: { cookie } });
       assert.equal(mended.status, 200, 'mended, the next page is drawn');
       assert.match(await mended.text(), /web1/);
     } finally {
@@ -255,6 +346,9 @@ describe('berth view --listen', () => {
       assert.match(run.stderr, /loopback alone/);
       assert.match(run.stderr, /ssh -L/);
     }
+    const other = await runBerth(['view', '--listen', '127.0.0.2:8082']);
+    assert.equal(other.code, 2);
+    assert.match(other.stderr, /at 127\.0\.0\.1 and ::1 alone/);
     const taken = await startView(fleetState);
     try {
       const port = new URL(taken.origin).port;

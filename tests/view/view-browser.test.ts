@@ -1,9 +1,10 @@
 /**
  * berth view in a real browser: Debian's chromium, headless, driven by playwright-core. The
  * fleet's matrix, a node's diff with its secret masked, the journal, a group act followed
- * live to its end, and nothing asked of another origin; landmarks, and every text's contrast
- * in light and dark measured from its computed colours. Screenshots at a phone's and a
- * desk's size are written to .view-shots/ (or $BERTH_VIEW_SHOTS), named in the output.
+ * live to its end and the fleet surveyed again with the page's button, and nothing asked
+ * of another origin; landmarks, and every text's contrast in light and dark measured from
+ * its computed colours. Screenshots at a phone's and a desk's size are written to
+ * .view-shots/ (or $BERTH_VIEW_SHOTS), named in the output.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -17,7 +18,7 @@ import {
   effectiveBackground,
   type ShownText,
 } from './contrast.ts';
-import { type Fleet, makeFleet } from './fleet.ts';
+import { checkRuns, type Fleet, makeFleet } from './fleet.ts';
 import { startView, type ViewProcess } from './view-process.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -106,6 +107,7 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
       'Node',
       'app',
       'cache',
+      'Surveyed',
       'Live',
     ]);
     assert.deepEqual(await cells('web1').allTextContents(), ['in sync', 'in sync']);
@@ -252,27 +254,35 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
     const failures: string[] = [];
     for (const colorScheme of ['light', 'dark'] as const) {
       await reader.emulateMedia({ colorScheme });
-      await reader.goto(`${view.origin}/journal`);
-      const controls = await reader.evaluate(() => {
-        const { document, getComputedStyle } = globalThis as unknown as InPageWalk;
-        return Array.from(document.querySelectorAll('input, button')).map((element) => {
-          const backgrounds: string[] = [];
-          for (let at = element.parentElement; at; at = at.parentElement)
-            backgrounds.push(getComputedStyle(at).backgroundColor);
-          return {
-            what: `<${element.tagName.toLowerCase()}> ${element.getAttribute('name') ?? ''}`,
-            border: getComputedStyle(element).borderTopColor,
-            backgrounds,
-          };
+      for (const path of PAGES) {
+        await reader.goto(`${view.origin}${path}`);
+        const controls = await reader.evaluate(() => {
+          const { document, getComputedStyle } = globalThis as unknown as InPageWalk;
+          return Array.from(document.querySelectorAll('input:not([type=hidden]), button')).map(
+            (element) => {
+              const backgrounds: string[] = [];
+              for (let at = element.parentElement; at; at = at.parentElement)
+                backgrounds.push(getComputedStyle(at).backgroundColor);
+              return {
+                what: `<${element.tagName.toLowerCase()}> ${element.getAttribute('name') ?? ''}`,
+                border: getComputedStyle(element).borderTopColor,
+                backgrounds,
+              };
+            },
+          );
         });
-      });
-      assert.ok(controls.length >= 3, 'the journal has its filter boxes and button');
-      for (const control of controls) {
-        const ratio = contrastRatio(
-          effectiveBackground([control.border]),
-          effectiveBackground(control.backgrounds),
+        assert.ok(
+          controls.length >= (path === '/journal' ? 3 : 1),
+          `${path} has its filter boxes and button, or its survey button`,
         );
-        if (ratio < 3) failures.push(`${colorScheme} ${control.what}: ${ratio.toFixed(2)}:1`);
+        for (const control of controls) {
+          const ratio = contrastRatio(
+            effectiveBackground([control.border]),
+            effectiveBackground(control.backgrounds),
+          );
+          if (ratio < 3)
+            failures.push(`${colorScheme} ${path} ${control.what}: ${ratio.toFixed(2)}:1`);
+        }
       }
     }
     await reader.close();
@@ -299,7 +309,7 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
       );
       const unlabelled = await reader.evaluate(() => {
         const { document } = globalThis as unknown as InPageWalk;
-        return Array.from(document.querySelectorAll('input, select, textarea'))
+        return Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea'))
           .filter(
             (control) =>
               !Array.from(control.labels ?? []).some((label) => label.textContent?.trim()) &&
@@ -345,9 +355,19 @@ describe('berth view in a browser', { skip: needs(CHROMIUM, 'chromium') }, () =>
         log.some((line) => line.startsWith(`${node}: converge by `) && line.endsWith(': done')),
         log.join('\n'),
       );
-    assert.match((await page.locator('#live-state').textContent()) ?? '', /reload the page/);
+    assert.match((await page.locator('#live-state').textContent()) ?? '', /survey again/);
     await shoot('fleet-live-desk');
+    // Read again, the page shows the surveys from before the act, and says so, node by node.
     await page.reload();
+    assert.match(
+      (await page.locator('td.surveyed').first().textContent()) ?? '',
+      /Acted on since: converge by .+ \(cli\), done/,
+    );
+    const checks = await checkRuns(fleet.world, 'web1');
+    await page.getByRole('button', { name: 'Survey the fleet again' }).click();
+    await page.waitForURL(`${view.origin}/`);
+    assert.equal(await checkRuns(fleet.world, 'web1'), checks + 1, 'surveyed once, by the button');
+    assert.equal(await page.locator('.stale').count(), 0);
     const cells = await page.locator('td.cell').allTextContents();
     assert.deepEqual(cells.slice(0, 6), [
       'in sync',

@@ -1,18 +1,36 @@
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { Readable } from 'node:stream';
 import { BERTH } from '../helpers/world.ts';
 
 /** A real `berth view` process, started by its binary on a free loopback port. */
 export interface ViewProcess {
   /** The address it printed, token and all. */
   address: string;
-  /** `http://127.0.0.1:PORT` */
+  /** The printed address's origin: `http://v-….localhost:PORT`. */
   origin: string;
+  /** Its Host: `v-….localhost:PORT`. */
+  host: string;
+  /** The loopback port it listens on. */
+  port: number;
   token: string;
   stderr(): string;
-  /** Opens its address as a browser would, and answers the cookie it sets (`name=value`). */
+  /**
+   * A request to it as a browser of this machine makes one: to 127.0.0.1 at its port, its
+   * Host the printed address's (Node resolves no `.localhost` name), unless given another.
+   */
+  fetch(path: string, init?: ViewRequest): Promise<Response>;
+  /** Opens its printed address, spending its token, and answers the session cookie it sets (`name=value`). */
   cookie(): Promise<string>;
   /** Ends it with SIGTERM, as Ctrl-C would, and answers its exit code. */
   stop(): Promise<number | null>;
+}
+
+export interface ViewRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
 }
 
 /** Starts `berth view --listen 127.0.0.1:0 --state STATE` and waits for the address it prints. */
@@ -32,17 +50,23 @@ export function startView(state: string, args: string[] = []): Promise<ViewProce
   return new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      const match = /^(http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]+)$/m.exec(stdout);
+      const match = /^(http:\/\/([^/\s]+))\/\?token=([\w-]+)$/m.exec(stdout);
       if (!match) return;
       const origin = match[1] as string;
-      const token = match[2] as string;
+      const host = match[2] as string;
+      const token = match[3] as string;
+      const port = Number(new URL(origin).port);
+      const fetchView = (path: string, init: ViewRequest = {}) => viewFetch(port, host, path, init);
       resolve({
         address: match[0],
         origin,
+        host,
+        port,
         token,
         stderr: () => stderr,
+        fetch: fetchView,
         cookie: async () => {
-          const first = await fetch(`${origin}/?token=${token}`, { redirect: 'manual' });
+          const first = await fetchView(`/?token=${token}`);
           return (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
         },
         stop: async () => {
@@ -56,5 +80,36 @@ export function startView(state: string, args: string[] = []): Promise<ViewProce
         new Error(`berth view ended (${code}) before printing its address:\n${stdout}${stderr}`),
       ),
     );
+  });
+}
+
+/** One request to 127.0.0.1:`port` with the Host given (or `host`), answered as a Web Response. */
+function viewFetch(port: number, host: string, path: string, init: ViewRequest): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const asked = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: init.method ?? 'GET',
+        headers: { host, ...init.headers },
+        signal: init.signal,
+        agent: false,
+      },
+      (answer) => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(answer.headers))
+          for (const one of [value ?? []].flat()) headers.append(name, one);
+        const empty = init.method === 'HEAD' || [204, 304].includes(answer.statusCode ?? 0);
+        resolve(
+          new Response(empty ? null : (Readable.toWeb(answer) as ReadableStream), {
+            status: answer.statusCode,
+            headers,
+          }),
+        );
+      },
+    );
+    asked.on('error', reject);
+    asked.end(init.body);
   });
 }

@@ -1,26 +1,40 @@
+import { HOOK_DEADLINE_MS } from '../../machines/machine.ts';
+import { hookEnv, type Readings } from '../../readings.ts';
 import type { KeptValue } from '../../secrets.ts';
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
 import type { CheckOutcome, CoveredCheck } from './step.ts';
 
+/** The exit a check stopped at its deadline is given, as timeout(1) answers. */
+const TIMED_OUT = 124;
+
 /**
- * One module's `check`, as an outcome: its exit and its last line, cleared of secrets.
- * Take and converge previews plan on it; `status --check` shows it.
+ * One module's `check`, as an outcome: its exit and its last line, cleared of secrets;
+ * stopped, with all it started, once the definition's `timeout` passes (a check that never
+ * answers fails). Take and converge previews plan on it; `status --check` shows it. The
+ * module's values and the node's facts (`readings`) are in its environment.
  */
 export async function runCheck(
   node: string,
   module: string,
-  script: string,
+  hook: { script: string; timeout?: number },
   secrets: readonly KeptValue[],
   context: Pick<CommandContext, 'machine' | 'signal'>,
+  readings?: Readings,
 ): Promise<CheckOutcome> {
+  const deadline = hook.timeout ?? HOOK_DEADLINE_MS;
   const result = await runClearedHook(
     context,
-    script,
-    { BERTH_NODE: node, BERTH_MODULE: module },
+    hook.script,
+    hookEnv(node, module, readings),
     secrets,
+    deadline,
   );
-  return { code: result.code, last: result.shown.split('\n').at(-1) ?? '' };
+  // Its own last line, not the line the machine adds to say it was stopped.
+  const lines = result.shown.split('\n');
+  if (result.stopped === 'deadline')
+    return { code: TIMED_OUT, last: lines.at(-2) ?? '', timedOut: deadline };
+  return { code: result.code, last: lines.at(-1) ?? '' };
 }
 
 /**

@@ -1,12 +1,13 @@
-import { renderFile } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
 import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/packages.ts';
+import { type Readings, renderFor } from '../../readings.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
 import {
   type Managed,
   withAssigned,
+  withFound,
   withManaged,
   withPackages,
   withStartsHeld,
@@ -16,7 +17,7 @@ import { secretInside } from '../../survey.ts';
 import { packageBlockerWords } from '../../words/packages.ts';
 import type { CommandContext } from '../context.ts';
 import { isRemoval, packageSteps } from '../package-plan.ts';
-import { runHook, stopReason } from './hook.ts';
+import { HookFailed, runHook, stopReason } from './hook.ts';
 import {
   changesFiles,
   type FileStep,
@@ -36,6 +37,7 @@ export interface StepFailure {
     | 'interrupted'
     | 'unreachable'
     | 'hook_failed'
+    | 'hook_timeout'
     | 'package_failed'
     | 'refresh_failed'
     | 'step_failed';
@@ -58,13 +60,15 @@ class StepFailed extends Error {}
  * stops it, and what was done is told. Each step is recorded as it is done, so a later
  * act carries on. A module's consecutive steps that change files go as one batch (one
  * round trip over ssh), as do its consecutive `keep`s (one survey); a stop asked for is
- * heeded before a batch, not within it.
+ * heeded before a batch, not within it. Files are rendered with the values and facts the
+ * plan was made with (`readings`), and hooks see them in their environment.
  */
 export async function carryOut(
   plan: readonly ModuleSteps[],
   node: string,
   context: CommandContext,
   voice: Voice,
+  readings?: Readings,
 ): Promise<Carried> {
   const told: Told[] = [];
   const tell = (done: Omit<Told, 'voice'>) => {
@@ -82,10 +86,11 @@ export async function carryOut(
           failure: { module, how: 'stopped', why: stopReason(context.signal), code: 'interrupted' },
         };
       try {
-        if (turn.kind === 'files') await doChanges(turn.steps, node, context, tell, later);
+        if (turn.kind === 'files')
+          await doChanges(turn.steps, node, context, tell, later, readings);
         else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell, later);
         else if (turn.kind === 'keeps') await doKeeps(turn.steps, node, context, tell);
-        else await doStep(turn.step, node, context, tell);
+        else await doStep(turn.step, node, context, tell, readings);
       } catch (error) {
         if (error instanceof StoreError) throw error;
         const why = (error as Error).message;
@@ -116,6 +121,7 @@ type Turn =
 /** The code of a turn's failure: the machine not reached, a hook, the packages, or a step. */
 function failureCode(turn: Turn, error: unknown): StepFailure['code'] {
   if (error instanceof MachineError && error.failure === 'unreachable') return 'unreachable';
+  if (error instanceof HookFailed) return error.code;
   if (turn.kind === 'one' && turn.step.do === 'refresh') return 'refresh_failed';
   if (turn.kind === 'packages' || (turn.kind === 'one' && turn.step.do === 'unhold'))
     return 'package_failed';
@@ -177,6 +183,13 @@ async function doKeeps(
     });
   }
   await store.vault.put(...toKeep);
+  // Found in that file: its owner could read the value, and keeps the file (readableInPlace).
+  await store.saveRecord(
+    withFound(
+      await store.record(),
+      steps.map(({ module, secret, path }) => ({ module, secret, path })),
+    ),
+  );
   for (const step of steps) tell({ step });
 }
 
@@ -291,6 +304,7 @@ async function doChanges(
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
   later: LaterIds,
+  readings: Readings | undefined,
 ): Promise<void> {
   const steps = planned.map((step) => withLaterOwners(step, node, later));
   const at = context.now().toISOString();
@@ -308,7 +322,9 @@ async function doChanges(
   }
   if (toKeep.length > 0) await context.store.vault.put(...toKeep);
   // Made ready at once (a restored value is opened off the main thread), taken in order.
-  const changes = await Promise.allSettled(steps.map((step) => changeOf(step, context, minted)));
+  const changes = await Promise.allSettled(
+    steps.map((step) => changeOf(step, context, minted, readings)),
+  );
   const ready: { step: FileStep; change?: Change }[] = [];
   let unready: unknown;
   for (const [index, step] of steps.entries()) {
@@ -340,6 +356,7 @@ async function changeOf(
   step: FileStep,
   context: CommandContext,
   minted: ReadonlyMap<FileStep, Uint8Array>,
+  readings: Readings | undefined,
 ): Promise<Change | undefined> {
   const { store, catalog } = context;
   const { module } = step;
@@ -373,7 +390,7 @@ async function changeOf(
         const kept = await store.vault.get(module, secret);
         if (kept) values[secret] = secretText(kept.value);
       }
-      const data = new TextEncoder().encode(renderFile(file.content, values));
+      const data = new TextEncoder().encode(renderFor(file.content, readings, module, values));
       return { kind: 'file', path: step.path, data, options: writeOptions(step) };
     }
   }
@@ -385,6 +402,7 @@ async function doStep(
   node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
+  readings: Readings | undefined,
 ): Promise<void> {
   const { store } = context;
   const { module } = step;
@@ -416,18 +434,25 @@ async function doStep(
       if (step.script === undefined) return tell({ step });
       // Owed until it succeeds: a reload that fails (or is cut) is planned again.
       await record((managed) => owing(managed, true));
-      const hook = await runHook(node, module, 'reload', step.script, context);
+      const hook = await runHook(
+        node,
+        module,
+        'reload',
+        { ...step, script: step.script },
+        context,
+        readings,
+      );
       await record((managed) => owing(managed, false));
       return tell({ step, hook });
     }
     case 'start': {
-      const hook = await runHook(node, module, 'start', step.script, context);
+      const hook = await runHook(node, module, 'start', step, context, readings);
       // Started, it runs what is on disk: a reload owed is owed no more.
       await record((managed) => ({ ...owing(managed, false), started: true }));
       return tell({ step, hook });
     }
     case 'stop':
-      return tell({ step, hook: await runHook(node, module, 'stop', step.script, context) });
+      return tell({ step, hook: await runHook(node, module, 'stop', step, context, readings) });
     case 'refresh': {
       const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
       const refreshed = await context.machine.refreshPackages({ waitMs });

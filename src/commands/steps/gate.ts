@@ -10,7 +10,7 @@ import {
   scopeWords,
 } from '../../preview.ts';
 import type { CommandRequest } from '../../request.ts';
-import type { KeptPreview, NodeStore } from '../../stores/stores.ts';
+import { KEPT_PREVIEWS, type KeptPreview, type NodeStore } from '../../stores/stores.ts';
 import type { CommandContext } from '../context.ts';
 
 /** Why the gate refused an act. */
@@ -110,9 +110,22 @@ export async function gateTarget(
       : digestNeeded(request.command, request.words);
   if (given === digest) return undefined;
   if (!isDigest(given)) return { error: notADigest(given), code: 'invalid_digest' };
+  const keptBy = await Promise.all(nodes.map(({ store }) => store.findPreview(given)));
+  // No node keeps it: said once, not node by node.
+  if (keptBy.every((preview) => preview === undefined))
+    return {
+      error: changedSince(
+        given,
+        [
+          `no node of ${request.target} keeps that preview: it was made with another state or store, or more than ${KEPT_PREVIEWS} previews ago`,
+        ],
+        '; nothing was done on any node',
+      ),
+      code: 'digest_stale',
+    };
   const changes: string[] = [];
-  for (const { node, store, own } of nodes) {
-    const kept = await store.findPreview(given);
+  for (const [index, { node, store, own }] of nodes.entries()) {
+    const kept = keptBy[index];
     if (!kept) {
       changes.push(`${node} was not in that preview`);
       continue;

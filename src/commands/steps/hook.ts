@@ -1,3 +1,6 @@
+import { describeDuration } from '../../duration.ts';
+import { HOOK_DEADLINE_MS } from '../../machines/machine.ts';
+import { hookEnv, type Readings } from '../../readings.ts';
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
 import type { HookDone } from './told.ts';
@@ -5,31 +8,55 @@ import type { HookDone } from './told.ts';
 /** How many of a hook's last lines said (and so the journal) keeps. */
 const HOOK_LINES_KEPT = 5;
 
-/** A hook that did not end well: failed (exit not 0) or stopped by berth. */
-export class HookFailed extends Error {}
+/**
+ * A hook that did not end well: failed (exit not 0), stopped at its deadline
+ * (`hook_timeout`), or stopped by berth.
+ */
+export class HookFailed extends Error {
+  constructor(
+    message: string,
+    readonly code: 'hook_failed' | 'hook_timeout' = 'hook_failed',
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Runs a module's start, stop or reload, streaming its output (whole lines, cleared of
- * secrets) to `context.output`; a failure or a stop by berth throws HookFailed, in words
- * whose output was cleared of secrets before it was cut.
+ * secrets) to `context.output`, stopped with all it started once `timeout` (the
+ * definition's, else HOOK_DEADLINE_MS) passes; a failure, its deadline or a stop by berth
+ * throws HookFailed, in words whose output was cleared of secrets before it was cut. The
+ * module's values and the node's facts (`readings`) are in its environment.
  */
 export async function runHook(
   node: string,
   module: string,
   hook: HookDone['hook'],
-  script: string,
+  step: { script: string; timeout?: number },
   context: CommandContext,
+  readings?: Readings,
 ): Promise<HookDone> {
   const secrets = await context.store.vault.all();
   const tell = context.output;
+  const deadline = step.timeout ?? HOOK_DEADLINE_MS;
   tell?.(`running ${hook} of ${module} …`);
-  const { code, shown } = await runClearedHook(
+  const { code, shown, stopped } = await runClearedHook(
     context,
-    script,
-    { BERTH_NODE: node, BERTH_MODULE: module },
+    step.script,
+    hookEnv(node, module, readings),
     secrets,
+    deadline,
     tell && ((line) => tell(`  ${line}`)),
   );
+  if (stopped === 'deadline') {
+    // Its own output, without the line the machine adds to say it was stopped.
+    const own = shown.split('\n').slice(0, -1).join('\n').trim();
+    const output = own ? `: ${own}` : '';
+    throw new HookFailed(
+      `${hook} of ${module} did not end within its timeout of ${describeDuration(deadline)}, so berth stopped it and all it started${output}`,
+      'hook_timeout',
+    );
+  }
   if (context.signal?.aborted) {
     throw new HookFailed(`${hook} of ${module} was stopped: ${stopReason(context.signal)}`);
   }

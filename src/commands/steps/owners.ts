@@ -34,10 +34,15 @@ export class Owners {
   readonly later = { users: new Set<string>(), groups: new Set<string>() };
   /** Who berth acts as there: root, unless the machine says. */
   private readonly actor: { uid: number; gid: number };
+  /**
+   * `readable`: the paths whose file's owner could already read every value berth writes
+   * there (each was found in that very file): such a file keeps its owner and group.
+   */
   constructor(
     private readonly module: string,
     private readonly survey: Pick<ModuleSurvey, 'facts' | 'accounts'>,
     private readonly packagesFirst = false,
+    private readonly readable: ReadonlySet<string> = new Set(),
   ) {
     this.actor = survey.accounts.actor ?? { uid: 0, gid: 0 };
   }
@@ -105,7 +110,9 @@ export class Owners {
    * What a file holding a secret is written with. As `file`, but 0600 when new, and a mode
    * kept from the file that was there loses its bits for other users: a secret berth writes
    * is never readable by everyone unless its definition says so (a package's empty 0644
-   * placeholder was). Nothing is kept of a file another user owns, who chose all three.
+   * placeholder was). Nothing is kept of a file another user owns, who chose all three,
+   * unless they could read what berth writes there already: then it is theirs still, so
+   * that the service whose configuration it is still reads it.
    */
   secretFile(path: string, spec: Ownership): Attributes {
     const theirs = this.othersFile(path, spec);
@@ -126,10 +133,13 @@ export class Owners {
     return { ...attributes, mode: normalMode(mode) };
   }
 
-  /** The file at `path`, when neither root, berth's user nor the owner named owns it. */
+  /**
+   * The file at `path`, when neither root, berth's user nor the owner named owns it, and
+   * its owner could not read already what berth writes there.
+   */
   private othersFile(path: string, spec: Ownership): (PathFacts & { kind: 'file' }) | undefined {
     const fact = this.survey.facts.get(path);
-    if (fact?.kind !== 'file') return undefined;
+    if (fact?.kind !== 'file' || this.readable.has(path)) return undefined;
     const { uid } = this.ids(path, spec);
     const trusted = [0, this.actor.uid, uid];
     return trusted.includes(fact.uid) ? undefined : fact;

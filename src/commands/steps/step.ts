@@ -38,6 +38,11 @@ export interface CheckOutcome {
   code: number;
   /** The last line it wrote, cleared of secrets. */
   last: string;
+  /**
+   * It did not end within its deadline (this many milliseconds): berth stopped it and all
+   * it started, and `code` is 124, as timeout(1) answers.
+   */
+  timedOut?: number;
 }
 
 /** A check as a digest covers it: its exit status, not its words (see `checkCovered`). */
@@ -126,10 +131,11 @@ export type Step =
    * may be, a module's (`by`) or berth.json's.
    */
   | { do: 'refresh'; module: string; age?: number; limit: string; by?: string }
-  | { do: 'start'; module: string; script: string; check?: CheckOutcome }
+  /** `timeout`: the definition's, in milliseconds, when it names one. */
+  | { do: 'start'; module: string; script: string; check?: CheckOutcome; timeout?: number }
   /** After writes to a module berth runs; without `script`, there is none to run. */
-  | { do: 'reload'; module: string; script?: string; pending?: true }
-  | { do: 'stop'; module: string; script: string }
+  | { do: 'reload'; module: string; script?: string; pending?: true; timeout?: number }
+  | { do: 'stop'; module: string; script: string; timeout?: number }
   /**
    * Records that berth manages the module; a take also records that the node is to run it,
    * and the module's packages it found installed (`packages`, by name: version).
@@ -150,7 +156,8 @@ export type StepKind = Step['do'];
 export type WriteReason =
   | { because: 'install' }
   | { because: 'missing' }
-  | { because: 'differs'; diff: string[] }
+  /** `reading`: the values and facts the lines that differ read (`value workers`). */
+  | { because: 'differs'; diff: string[]; reading?: string[] }
   | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
 

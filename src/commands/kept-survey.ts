@@ -1,0 +1,35 @@
+import type { NodeEnd } from '../outcome.ts';
+import type { CommandRequest } from '../request.ts';
+import type { KeptSurvey } from '../stores/stores.ts';
+import { saidOf } from '../words/said.ts';
+import type { Face } from './act-shapes.ts';
+import { nodeReport } from './answer.ts';
+import type { CommandShape as Command } from './table.ts';
+
+/**
+ * A node's part of a converge preview as the stores keep it for whoever reads the fleet
+ * later: its typed part (digest, steps, blockers, outcome), and its words with each
+ * file's whole diff, whatever the face asked to be shown; or its refusal's words.
+ */
+export function keptSurvey(
+  command: Command,
+  request: CommandRequest,
+  end: NodeEnd,
+  face: Pick<Face, 'actor' | 'via'>,
+  at: Date,
+): KeptSurvey {
+  const { result, error } = end.outcome;
+  const whole =
+    result?.command === 'converge' && 'preview' in result
+      ? { ...result, preview: { ...result.preview, fullDiff: true } }
+      : result;
+  return {
+    node: end.node,
+    at: at.toISOString(),
+    actor: face.actor,
+    via: face.via,
+    report: nodeReport(command, request, end),
+    said: saidOf({ result: whole }),
+    ...(error === undefined ? {} : { refused: error }),
+  };
+}
