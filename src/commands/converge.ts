@@ -87,13 +87,21 @@ export const converge: CommandFunction = async (request, context) => {
   return act(plan, node, context, report.digest, readings);
 };
 
-/** The plan as its digest covers it: a start for a check that fails, by the check's exit. */
+/**
+ * The plan as its digest covers it: a start for a check that fails, by the check's exit;
+ * a refresh of the lists, not how old they are (which moves by the second).
+ */
 function coveredPlan(plan: ConvergePlan) {
   const modules = plan.modules.map((item) => ({
     ...item,
-    steps: item.steps.map((step) =>
-      step.do === 'start' && step.check ? { ...step, check: checkCovered(step.check) } : step,
-    ),
+    steps: item.steps.map((step) => {
+      if (step.do === 'start' && step.check) return { ...step, check: checkCovered(step.check) };
+      if (step.do === 'refresh') {
+        const { age, ...covered } = step;
+        return { ...covered, neverFetched: age === undefined };
+      }
+      return step;
+    }),
   }));
   return { ...plan, modules };
 }

@@ -16,13 +16,15 @@ const CACHE = '/var/tmp/berth-test-debs';
 
 /**
  * A package a test builds: its name, version, its postinst script (none when not given),
- * and the files it ships (absolute path: content).
+ * the files it ships (absolute path: content; those under /etc are its conffiles, as
+ * debhelper makes them), and what it depends on (a Depends field).
  */
 export interface BuiltPackage {
   name: string;
   version: string;
   postinst?: string;
   files?: Record<string, string>;
+  depends?: string;
 }
 
 /** Why a repository cannot be built here, or undefined when it can. */
@@ -132,6 +134,7 @@ async function buildPackage(dir: string, item: BuiltPackage): Promise<void> {
     [
       `Package: ${item.name}`,
       `Version: ${item.version}`,
+      ...(item.depends === undefined ? [] : [`Depends: ${item.depends}`]),
       'Architecture: all',
       'Maintainer: berth tests <tests@berth.invalid>',
       `Description: ${item.name}, built by berth's tests`,
@@ -144,6 +147,9 @@ async function buildPackage(dir: string, item: BuiltPackage): Promise<void> {
     await mkdir(join(tree, dirname(path)), { recursive: true });
     await writeFile(join(tree, path), content);
   }
+  const conffiles = Object.keys(item.files ?? {}).filter((path) => path.startsWith('/etc/'));
+  if (conffiles.length > 0)
+    await writeFile(join(tree, 'DEBIAN', 'conffiles'), `${conffiles.join('\n')}\n`);
   execFileSync(
     'dpkg-deb',
     ['--root-owner-group', '--build', tree, join(dir, `${item.name}_${item.version}_all.deb`)],
