@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
@@ -104,6 +105,28 @@ describe('a converge cut while apt installs, carried on by the next', {
       host,
       '! pgrep -r D,R,S,T -x apt-get >/dev/null && ! pgrep -r D,R,S,T -x dpkg >/dev/null',
     );
+  /**
+   * Waits until this machine reaches the host's sshd again, a minute at most: a link just
+   * brought up carries nothing for a moment, and the words say to converge once it answers.
+   */
+  const answers = async (host: string) => {
+    const deadline = Date.now() + 60_000;
+    const reached = () =>
+      new Promise<boolean>((done) => {
+        const socket = connect({ host: fleet.host(host).address, port: 22, timeout: 1000 });
+        const end = (ok: boolean) => {
+          socket.destroy();
+          done(ok);
+        };
+        socket.on('connect', () => end(true));
+        socket.on('error', () => end(false));
+        socket.on('timeout', () => end(false));
+      });
+    while (!(await reached())) {
+      assert.ok(Date.now() < deadline, `${host} does not answer again`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  };
   /** Assigns the module and begins its act, cut once the package's postinst runs. */
   const cutInPostinst = async (host: string, name: string) => {
     assert.equal((await berth('assign', host, name)).code, 0);
@@ -215,6 +238,7 @@ describe('a converge cut while apt installs, carried on by the next', {
     );
     assert.doesNotMatch(cut.stderr, /Unpacking|Setting up|Selecting/);
     await installOver('charlie');
+    await answers('charlie');
     await carriedOn('charlie', 'berth-test-slow');
   });
 
