@@ -41,6 +41,18 @@ function slowModule(name: string) {
   };
 }
 
+/**
+ * A module whose first start hangs (its daemon, say, slow to come up): the act is cut
+ * while its hook runs. Started again, it starts.
+ */
+const HOOK_MODULE = {
+  packages: ['berth-test-slow'],
+  data: ['/var/lib/berth-test-hook'],
+  files: { '/etc/berth-test/hook.conf': { content: 'hook\n' } },
+  start:
+    'if [ -e /var/lib/berth-test-hook/tried ]; then touch /var/lib/berth-test/berth-test-hook.started; else touch /var/lib/berth-test-hook/tried; sleep 60; fi',
+};
+
 const HOST_OWN_POLICY = "#!/bin/sh\n# the host's own\nexit 0\n";
 
 const unavailable = fleetUnavailable();
@@ -167,6 +179,7 @@ describe('a converge cut while apt installs, carried on by the next', {
     world = await makeWorld({
       'berth-test-slow': slowModule('berth-test-slow'),
       'berth-test-held': slowModule('berth-test-held'),
+      'berth-test-hook': HOOK_MODULE,
     });
     await copyFile(fleet.sshConfig, join(world.state, 'ssh_config'));
     await world.writeSettings({
@@ -240,6 +253,34 @@ describe('a converge cut while apt installs, carried on by the next', {
     await installOver('charlie');
     await answers('charlie');
     await carriedOn('charlie', 'berth-test-slow');
+  });
+
+  it('killed (SIGKILL) while its start hook runs: the next converge carries it on to started', async () => {
+    await on('charlie', 'rm -rf /var/lib/berth-test-hook');
+    assert.equal((await berth('assign', 'charlie', 'berth-test-hook')).code, 0);
+    const preview = await berth('converge', 'charlie');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(preview.stdout, /^install berth-test-hook:$/m);
+    const act = acting('charlie', preview);
+    await until('charlie', 'test -e /var/lib/berth-test-hook/tried');
+    act.child.kill('SIGKILL');
+    assert.equal((await act.ended).code, 137);
+    const status = await berth('status', 'charlie');
+    assert.match(
+      status.stdout,
+      /managed: [^\n]*berth-test-hook \(by converge, since [^,]+, not yet started\)/,
+    );
+    assert.doesNotMatch(status.stdout, /nothing it runs needs|remove them by hand/);
+
+    const again = await berth('converge', 'charlie');
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stdout, /blocked/, again.stdout);
+    assert.match(again.stdout, /^update berth-test-hook:\n {2}run start: /m);
+    const done = await berth('converge', 'charlie', '--yes', '--digest', digestOf(again.stdout));
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.match(done.stdout, /\nran start of berth-test-hook\ncharlie is as assigned\n$/);
+    await on('charlie', 'test -e /var/lib/berth-test/berth-test-hook.started');
+    assert.match((await berth('converge', 'charlie')).stdout, /nothing to do/);
   });
 
   it("an install killed on the host too leaves berth's policy-rc.d: found, named, and removed by the next act, the host's own put back", async () => {
