@@ -40,6 +40,7 @@ export const CODES = [
   'secret_not_kept',
   'vault_unopened',
   'refresh_not_on_act',
+  'check_failed',
   // The gate between a preview and its act.
   'digest_needed',
   'digest_stale',

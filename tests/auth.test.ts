@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileDeps } from '../src/cli/deps.ts';
+import { routes } from '../src/commands/table.ts';
 import { locateState } from '../src/config/state-dir.ts';
 import { createApp } from '../src/http/app.ts';
 import { type Authenticator, noIdentityProvider } from '../src/http/authenticator.ts';
@@ -35,6 +36,7 @@ const SUBJECT = 'alice@example.org';
 /** The app as `berth api` builds it, over a real state directory. */
 function appWith(state: string, authenticator: Authenticator): App {
   return createApp({
+    routes: routes(),
     authenticator,
     ...fileDeps(locateState(state)),
   });

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import type { Code } from '../codes.ts';
 import { visible } from './visible.ts';
 
 /** Where the command line writes, so that tests and the binary share one path. */
@@ -21,6 +22,20 @@ export const processIo: Io = {
 /** The exit codes: done, refused by the command, usage, stores. */
 /** `somethingToDo` is `--detailed-exitcode`'s 2 for a preview with steps and no blocker. */
 export const EXIT = { done: 0, refused: 1, usage: 2, somethingToDo: 2, stores: 3 } as const;
+
+/** The codes of a command line berth cannot take as given: exit 2. */
+const USAGE: readonly Code[] = ['usage', 'fields_missing', 'invalid_plan'];
+
+/** The codes of stores that could not be used, or a node's lock not had: exit 3. */
+const STORES: readonly Code[] = ['stores_unavailable', 'lock_timeout'];
+
+/** A typed answer's exit: 0 without a code; else usage (2), the stores (3), or refused (1). */
+export function exitOf(code: Code | undefined): number {
+  if (code === undefined) return EXIT.done;
+  if (USAGE.includes(code)) return EXIT.usage;
+  if (STORES.includes(code)) return EXIT.stores;
+  return EXIT.refused;
+}
 
 export class UsageError extends Error {
   override name = 'UsageError';

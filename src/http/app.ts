@@ -1,7 +1,7 @@
 import { HonoBase } from 'hono/hono-base';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { ActDeps } from '../commands/act-shapes.ts';
-import { commands } from '../commands/table.ts';
+import type { Route } from '../commands/command-shape.ts';
 import { type ApiEnv, answer } from './answer.ts';
 import type { Authenticator } from './authenticator.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -11,6 +11,8 @@ import { validateRequest } from './middleware/validate-request.ts';
 import { noRoute } from './no-route.ts';
 
 export interface AppOptions extends ActDeps {
+  /** The routes it answers: the command table's (`routes()` of commands/table.ts). */
+  routes: readonly Route[];
   authenticator: Authenticator;
   now?: () => Date;
   /** Aborts when acts still running must stop: `listen()`'s close deadline. */
@@ -18,7 +20,7 @@ export interface AppOptions extends ActDeps {
 }
 
 /**
- * The Command API: five POST routes made from the command table, each the processing
+ * The Command API: a POST route for each route it is given, from the command table, each the processing
  * order of docs/api.md as Hono middleware (authenticate, validate, open the stores, run
  * the command), and Hono's not-found, without authentication, for anything else.
  * Standards only: it serves Web Requests with Web Responses.
@@ -27,7 +29,7 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
   // RegExpRouter alone: the five routes are static paths, which it matches with one map
   // lookup, and the routers Hono's default (SmartRouter) would try beside it are not loaded.
   const app = new HonoBase<ApiEnv>({ router: new RegExpRouter() });
-  for (const command of commands)
+  for (const command of options.routes)
     app.post(
       command.route,
       authenticate(options.authenticator),
@@ -35,8 +37,9 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
       openStores(command, options, options),
       runCommand(),
     );
+  const noRouteFor = noRoute(options.routes);
   app.notFound((c) =>
-    answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)), code: 'no_route' }),
+    answer(404, { refused: noRouteFor(c.req.method, targetOf(c.req.raw)), code: 'no_route' }),
   );
   app.onError((error, c) => {
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);

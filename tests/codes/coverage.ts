@@ -140,6 +140,12 @@ export const WHERE: Record<Code, Row> = {
   secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret')),
   vault_unopened: everywhere('commands'),
   refresh_not_on_act: lineOnly('commands', "the API's request has no refresh"),
+  check_failed: {
+    'cli node': { in: 'tests/commands/hooks.test.ts' },
+    'cli group': { in: 'tests/commands/hooks.test.ts' },
+    'api node': { never: NO_ROUTE('berth status --check') },
+    'api group': { never: NO_ROUTE('berth status --check') },
+  },
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
   plan_edited: planFile(),

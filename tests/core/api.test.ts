@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
 import { type CatalogEntry, parseDefinition } from '../../src/catalog.ts';
+import { routes } from '../../src/commands/table.ts';
 import type { Config } from '../../src/config/config.ts';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
@@ -83,6 +84,7 @@ function world(options: Partial<AppOptions> = {}): World {
   const machine = memoryMachine();
   const config = memoryConfig();
   const app = createApp({
+    routes: routes(),
     authenticator: acceptAs('alice'),
     loadConfig: async () => config,
     stores,

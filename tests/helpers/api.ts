@@ -4,6 +4,7 @@ import { type AppOptions, createApp } from '../../src/http/app.ts';
 export type App = ReturnType<typeof createApp>;
 
 import { fileDeps } from '../../src/cli/deps.ts';
+import { routes } from '../../src/commands/table.ts';
 import { locateState } from '../../src/config/state-dir.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
 import { acceptAs } from './world.ts';
@@ -24,6 +25,7 @@ export function noRoute(method: string, path: string): string {
 /** The app over a real state directory, as `berth api` builds it, but acting as alice. */
 export function appOver(state: string, options: Partial<AppOptions> = {}): App {
   return createApp({
+    routes: routes(),
     authenticator: acceptAs('alice'),
     ...fileDeps(locateState(state)),
     ...options,
