@@ -1,9 +1,10 @@
+import { exitOf } from '../codes.ts';
 import type { LineOptions } from '../commands/options.ts';
 import { planDigest } from '../commands/plan-records.ts';
 import { shapeOf } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { enveloped } from '../result.ts';
-import { EXIT, type Io } from './io.ts';
+import type { Io } from './io.ts';
 import { contentOf, type PlanFile, readPlan } from './plan-file.ts';
 import { runFromCli } from './run-command.ts';
 
@@ -26,7 +27,7 @@ export async function actOnPlan(
     if (options.json)
       io.out(JSON.stringify(enveloped({ refused: read.refused, code: 'invalid_plan' })));
     else io.err(read.refused);
-    return EXIT.usage;
+    return exitOf('invalid_plan');
   }
   const { plan } = read;
   const command = shapeOf(plan.command);

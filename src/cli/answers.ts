@@ -2,7 +2,7 @@ import type { AnswerName, AnswerOf } from '../commands/table.ts';
 import { entryOf } from '../commands/table.ts';
 import type { AnswerWords } from './answer-words.ts';
 import { osUser, stateDeps } from './deps.ts';
-import { exitOf } from './io.ts';
+import { exitOfAnswer } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
 import type { Given } from './program.ts';
 import { statusWords } from './reading.ts';
@@ -23,7 +23,7 @@ const ANSWER_WORDS: { [N in AnswerName]: () => Promise<AnswerWords<AnswerOf<N>>>
   openapi: async () => (await import('./openapi.ts')).openApiWords,
 };
 
-type Answered = { refused?: string; said?: string; code?: Parameters<typeof exitOf>[0] };
+type Answered = { refused?: string; said?: string; code?: Parameters<typeof exitOfAnswer>[0] };
 
 /**
  * A command that answers a typed value, on the command line: the answer made over this
@@ -51,5 +51,5 @@ export async function runAnswer<N extends AnswerName>(name: N, given: Given): Pr
     if (json !== undefined) io.out(json);
   } else if (answer.refused !== undefined && answer.said === undefined) io.err(answer.refused);
   else await words.words(answer, asked, io);
-  return exitOf(answer.code);
+  return exitOfAnswer(answer.code);
 }

@@ -1,5 +1,5 @@
 import { writeSync } from 'node:fs';
-import type { Code } from '../codes.ts';
+import { type Code, exitOf } from '../codes.ts';
 import { visible } from './visible.ts';
 
 /** Where the command line writes, so that tests and the binary share one path. */
@@ -19,22 +19,17 @@ export const processIo: Io = {
   env: process.env,
 };
 
-/** The exit codes: done, refused by the command, usage, stores. */
-/** `somethingToDo` is `--detailed-exitcode`'s 2 for a preview with steps and no blocker. */
-export const EXIT = { done: 0, refused: 1, usage: 2, somethingToDo: 2, stores: 3 } as const;
+/**
+ * The exits no code stands for: done; a refusal that carries no code (an answer other
+ * than `yes` at a terminal, a port berth cannot listen on); and `--detailed-exitcode`'s
+ * 2 for a preview with steps and no blocker. Every other exit is its code's (`exitOf`,
+ * src/codes.ts).
+ */
+export const EXIT = { done: 0, refused: 1, somethingToDo: 2 } as const;
 
-/** The codes of a command line berth cannot take as given: exit 2. */
-const USAGE: readonly Code[] = ['usage', 'fields_missing', 'invalid_plan'];
-
-/** The codes of stores that could not be used, or a node's lock not had: exit 3. */
-const STORES: readonly Code[] = ['stores_unavailable', 'lock_timeout'];
-
-/** A typed answer's exit: 0 without a code; else usage (2), the stores (3), or refused (1). */
-export function exitOf(code: Code | undefined): number {
-  if (code === undefined) return EXIT.done;
-  if (USAGE.includes(code)) return EXIT.usage;
-  if (STORES.includes(code)) return EXIT.stores;
-  return EXIT.refused;
+/** A typed answer's exit: 0 without a code, else its code's (src/codes.ts). */
+export function exitOfAnswer(code: Code | undefined): number {
+  return code === undefined ? EXIT.done : exitOf(code);
 }
 
 export class UsageError extends Error {

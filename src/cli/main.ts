@@ -1,6 +1,7 @@
 import { type CAC, cac } from 'cac';
 import * as v from 'valibot';
 import packageJson from '../../package.json' with { type: 'json' };
+import { exitOf } from '../codes.ts';
 import {
   GLOBAL_OPTIONS,
   LineOptionsSchema,
@@ -36,7 +37,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     if (refusal) throw new UsageError(usageWords(refusal));
     if (!cli.matchedCommand) {
       cli.outputHelp();
-      return EXIT.usage;
+      return exitOf('usage');
     }
     const read = v.safeParse(LineOptionsSchema, cli.options);
     if (!read.success) throw new UsageError(read.issues[0].message);
@@ -56,7 +57,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     if (cli.options.json)
       io.out(JSON.stringify(enveloped({ refused: error.message, code: 'usage' })));
     else io.err(error.message);
-    return EXIT.usage;
+    return exitOf('usage');
   }
 }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { isatty } from 'node:tty';
-import type { Code } from '../codes.ts';
+import { type Code, exitOf } from '../codes.ts';
 import { missingFields, openAct } from '../commands/act.ts';
 import type { Face } from '../commands/act-shapes.ts';
 import { answerOf, codeOf } from '../commands/answer.ts';
@@ -94,7 +94,7 @@ export async function runFromCli(
     else if (rest) io.out(rest);
     if (outcome.error !== undefined && !options.json) io.err(outcome.error);
     if (note) io.err(note);
-    if (outcome.error !== undefined) return EXIT.refused;
+    if (outcome.error !== undefined) return exitOf(codeOf(outcome));
     if (options.detailedExitcode && !asked.yes) return previewExit(outcome);
     return EXIT.done;
   }
@@ -129,7 +129,7 @@ async function runOnce(
     const missing = missingFields(command, request);
     if (missing) {
       refuseBefore(missing, 'fields_missing');
-      return { exit: EXIT.usage };
+      return { exit: exitOf('fields_missing') };
     }
     const deps = stateDeps(cli.location, io.env, { lockWaitMs: options.lockTimeout });
     const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
@@ -163,14 +163,14 @@ async function runOnce(
     );
     if (opened.kind !== 'ready') {
       refuseBefore(opened.refused, opened.code);
-      return { exit: opened.kind === 'missing' ? EXIT.usage : EXIT.stores };
+      return { exit: exitOf(opened.code) };
     }
     const outcome = await opened.run();
     progress?.end();
     if (outcome.storeFailed) {
       // A node whose lock or records could not be had is named, with its code.
       refuseBefore(outcome.error ?? '', codeOf(outcome), outcome.target?.nodes);
-      return { exit: EXIT.stores };
+      return { exit: exitOf(codeOf(outcome)) };
     }
     // What was told step by step is printed already; the rest of said is printed now.
     // A target of several shown on a terminal had its steps drawn on standard error: said
@@ -192,12 +192,12 @@ async function runOnce(
 
 /**
  * `--detailed-exitcode` on a preview, for one node and a target alike: 0 nothing to do,
- * 2 something to do and nothing blocks it, 1 a blocker stands on any node (a refusal is
- * 1 already, and the stores 3).
+ * 2 something to do and nothing blocks it, and where a blocker stands on any node the
+ * exit of the act's refusal, `blocked` (a refusal had its code's exit already).
  */
 function previewExit(outcome: Outcome): number {
   const reports = Object.values(outcome.target?.nodes ?? {});
-  if (reports.some((report) => report.blockers.length > 0)) return EXIT.refused;
+  if (reports.some((report) => report.blockers.length > 0)) return exitOf('blocked');
   if (reports.some((report) => report.steps.length > 0)) return EXIT.somethingToDo;
   return EXIT.done;
 }

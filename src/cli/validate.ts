@@ -11,7 +11,7 @@ import { isName } from '../names.ts';
 import { type Entries, moduleResolver } from '../resolve.ts';
 import { FORMAT_VERSION } from '../result.ts';
 import { defaultSettings, type Settings } from '../settings.ts';
-import { exitOf } from './io.ts';
+import { exitOfAnswer } from './io.ts';
 import type { Program } from './program.ts';
 import { valuesProblems } from './validate-values.ts';
 
@@ -48,7 +48,7 @@ export const runValidate: Program = async ({ location, options, io }) => {
       `berth.json and the ${answer.modules} module${answer.modules === 1 ? '' : 's'} of ${answer.catalog} are valid`,
     );
   else io.out(answer.problems.map((item) => `${item.file}: ${item.problem}`).join('\n'));
-  return exitOf(answer.code);
+  return exitOfAnswer(answer.code);
 };
 
 async function validateAnswer(stateDir: string): Promise<ValidateAnswer> {

@@ -6,12 +6,12 @@
  */
 import { createRequire } from 'node:module';
 import { stateDeps } from '../../src/cli/deps.ts';
-import { exitOf } from '../../src/cli/io.ts';
+import { exitOfAnswer } from '../../src/cli/io.ts';
 import { status } from '../../src/commands/status.ts';
 
 const deps = stateDeps({ dir: process.argv[2] ?? '', createIfMissing: false }, {});
 const answer = await status({ words: [], options: {} }, { ...deps, actor: 'tester' });
-const code = exitOf('code' in answer ? answer.code : undefined);
+const code = exitOfAnswer('code' in answer ? answer.code : undefined);
 const pg = Object.keys(createRequire(import.meta.url).cache).some((path) =>
   /node_modules[\\/]pg[\\/]/.test(path),
 );
