@@ -21,7 +21,8 @@ import { usageWords } from './usage-refusal.ts';
  * The berth command line, made from the command table: cac parses it, as cac does; berth
  * checks what cac parsed from cac's own data and says what is wrong in its own words
  * (exit 2, with `--json` as the one envelope with code `usage`), reads each option with
- * its schema, and runs the matched command as its entry says.
+ * its schema, and runs the matched command as its entry says. A failure berth did not
+ * foresee ends here too, in words (unforeseen.ts).
  */
 export async function runCli(argv: readonly string[], io: Io = processIo): Promise<number> {
   let given: Given | undefined;
@@ -53,7 +54,9 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
     cli.runMatchedCommand();
     return await (ran ?? Promise.resolve(EXIT.done));
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
+    // The one catch-all: anything nobody foresaw is said in words, not as a stack.
+    if (!(error instanceof UsageError))
+      return (await import('./unforeseen.ts')).unforeseen(error, cli.options.json === true, io);
     if (cli.options.json)
       io.out(JSON.stringify(enveloped({ refused: error.message, code: 'usage' })));
     else io.err(error.message);

@@ -163,8 +163,8 @@ export const WHERE: Record<Code, Row> = {
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
   failed: everywhere('acts'),
   internal_error: {
-    'cli node': { never: 'the command line says an unexpected failure in its words, exit 1' },
-    'cli group': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'cli node': { in: 'tests/commands/unforeseen.test.ts' },
+    'cli group': { in: 'tests/commands/unforeseen.test.ts' },
     'api node': { in: 'tests/core/api.test.ts' },
     'api group': { never: 'an unexpected failure in the app is one answer, whatever the target' },
   },
