@@ -10,24 +10,42 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
- * The ssh machine's sh, read from src/machines/*.sh by shell-text.ts when run from source,
- * is carried in the bundle as text: that module is replaced by one holding the files.
- * @type {import('esbuild').Plugin}
+ * Text berth ships, kept in files of their own so that their shell checks them, and
+ * carried in the bundle as text: each module that reads them from source (tsx) is
+ * replaced by one holding the files. The ssh machine's sh (src/machines/*.sh, read by
+ * shell-text.ts) and the completion scripts (src/cli/completion/, completion-text.ts).
  */
-const shellTexts = {
-  name: 'shell-texts',
+const TEXTS = [
+  {
+    module: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/,
+    dir: '../src/machines/',
+    ends: '.sh',
+    read: 'shellText',
+  },
+  {
+    module: /[\\/]src[\\/]cli[\\/]completion-text\.ts$/,
+    dir: '../src/cli/completion/',
+    ends: '',
+    read: 'completionText',
+  },
+];
+
+/** @type {import('esbuild').Plugin} */
+const shippedTexts = {
+  name: 'shipped-texts',
   setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/ }, async () => {
-      const dir = new URL('../src/machines/', import.meta.url);
-      const names = (await readdir(dir)).filter((name) => name.endsWith('.sh'));
-      const texts = {};
-      for (const name of names) texts[name] = await readFile(new URL(name, dir), 'utf8');
-      return {
-        contents: `const texts = ${JSON.stringify(texts)};
-export function shellText(name) { return texts[name]; }`,
-        loader: 'js',
-      };
-    });
+    for (const { module, dir, ends, read } of TEXTS)
+      build.onLoad({ filter: module }, async () => {
+        const from = new URL(dir, import.meta.url);
+        const names = (await readdir(from)).filter((name) => name.endsWith(ends));
+        const texts = {};
+        for (const name of names) texts[name] = await readFile(new URL(name, from), 'utf8');
+        return {
+          contents: `const texts = ${JSON.stringify(texts)};
+export function ${read}(name) { return texts[name]; }`,
+          loader: 'js',
+        };
+      });
   },
 };
 
@@ -58,7 +76,7 @@ export async function buildBerth({ outdir = 'dist', plugins = [] } = {}) {
     },
     // pg requires its optional native binding only through `pg.native`, which berth never reads.
     external: ['pg-native'],
-    plugins: [shellTexts, ...plugins],
+    plugins: [shippedTexts, ...plugins],
     logLevel: 'warning',
   });
 }

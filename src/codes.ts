@@ -26,6 +26,8 @@ export const CODE_TABLE = {
   usage: REQUEST,
   fields_missing: REQUEST,
   invalid_request: REQUEST,
+  // A file given to `berth act` that is not a plan: a usage error (the command line's alone).
+  invalid_plan: REQUEST,
   unauthorized: { status: 401, exit: 1 },
   no_route: { status: 404, exit: 2 },
   body_too_large: { status: 413, exit: 2 },
@@ -35,7 +37,6 @@ export const CODE_TABLE = {
   stores_unavailable: STORES,
   store_not_empty: REFUSED,
   invalid_config: REFUSED,
-  invalid_plan: REFUSED,
   invalid_name: REFUSED,
   invalid_target: REFUSED,
   unknown_node: REFUSED,
@@ -56,6 +57,7 @@ export const CODE_TABLE = {
   secret_not_kept: REFUSED,
   vault_unopened: REFUSED,
   refresh_not_on_act: REFUSED,
+  check_failed: REFUSED,
   // The gate between a preview and its act.
   digest_needed: REFUSED,
   digest_stale: REFUSED,

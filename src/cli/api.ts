@@ -1,4 +1,6 @@
 import { setMaxListeners } from 'node:events';
+import { NO_ISSUER } from '../commands/options.ts';
+import { routes } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { accessLog } from '../http/access-log.ts';
 import { createApp } from '../http/app.ts';
@@ -17,25 +19,19 @@ export interface ApiFlags {
   audience: string;
   /** `--issuer-ca FILE`s: CAs trusted for the issuer, besides the system's and the state's. */
   issuerCa: readonly string[];
-  /** How long a request waits for a node's lock (`--lock-timeout`). */
-  lockWaitMs: number;
+  /** How long a request waits for a node's lock (`--lock-timeout`); the stores' own wait when not given. */
+  lockWaitMs?: number;
 }
-
-export const NO_ISSUER =
-  'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
-
-const NO_AUDIENCE =
-  '--audience names what a token must be for; it cannot be empty (leave it out for berth)';
 
 /**
  * `berth api`: serves the Command API until SIGINT or SIGTERM, then closes
  * gracefully and ends with 0. Refuses to start without an issuer it could believe.
  */
 export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): Promise<number> {
-  if (flags.issuer.trim() === '') throw new UsageError(NO_ISSUER);
+  // Not given at all; given empty or blank, the option's own reading refuses it so.
+  if (flags.issuer === '') throw new UsageError(NO_ISSUER);
   const unusable = unusableIssuer(flags.issuer);
   if (unusable) throw new UsageError(unusable);
-  if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
   const issuerCas = readIssuerCas(flags.issuerCa);
   const log = (line: string) => io.err(line);
   return serveApi({
@@ -83,6 +79,7 @@ export async function serveApi(options: ServeOptions): Promise<number> {
   const { authenticator } = options;
   const app = createApp({
     ...deps,
+    routes: routes(),
     stores: unlessCut(deps.stores, cutting.signal),
     authenticator: typeof authenticator === 'function' ? authenticator(deps.stores) : authenticator,
     stopping: cutting.signal,

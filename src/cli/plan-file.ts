@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
+import type { LineOptions } from '../commands/options.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { writeFileAtomic } from '../fs/atomic-file.ts';
 import type { CommandRequest } from '../request.ts';
@@ -54,7 +55,7 @@ export type PlanFile = v.InferOutput<typeof PlanFileSchema>;
 export function planOf(
   command: string,
   request: CommandRequest,
-  options: { mint: readonly string[]; location: StateLocation },
+  { options, location }: { options: LineOptions; location: StateLocation },
   preview: CommandAnswer,
   now: Date,
 ): PlanFile | undefined {
@@ -65,11 +66,17 @@ export function planOf(
     target: request.node,
     digest,
     previewed_at: now.toISOString(),
-    state: options.location.dir,
+    state: location.dir,
     preview,
   };
   if (command === 'take')
-    return { ...head, command: 'take', ...made, module: request.module, mint: [...options.mint] };
+    return {
+      ...head,
+      command: 'take',
+      ...made,
+      module: request.module,
+      mint: [...(options.mint ?? [])],
+    };
   const filter = request.filter ? { filter: request.filter } : {};
   return { ...head, command: 'converge', ...made, ...filter };
 }

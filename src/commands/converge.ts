@@ -42,7 +42,7 @@ export const converge: CommandFunction = async (request, context) => {
   const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse('invalid_name', refusal);
   // An act with --refresh never reaches here: it is refused before its target (act.ts).
-  if (context.refresh) {
+  if (context.line.refresh) {
     const refused = await refreshLists(node, context);
     if (refused) return refused;
   }
@@ -61,13 +61,13 @@ export const converge: CommandFunction = async (request, context) => {
     blockers: plan.blockers.map((blocker) => blockerReport(blocker, node)),
   };
   if (gated.to === 'preview') {
-    const fullDiff = context.fullDiff ?? false;
+    const fullDiff = context.line.fullDiff ?? false;
     const preview = {
       plan,
       digest: gated.digest,
       nothingToDo,
       fullDiff,
-      ...(context.refresh ? { refreshed: true as const } : {}),
+      ...(context.line.refresh ? { refreshed: true as const } : {}),
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }

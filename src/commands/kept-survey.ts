@@ -4,7 +4,7 @@ import type { KeptSurvey } from '../stores/stores.ts';
 import { saidOf } from '../words/said.ts';
 import type { Face } from './act-shapes.ts';
 import { nodeReport } from './answer.ts';
-import type { CommandShape as Command } from './table.ts';
+import type { CommandShape as Command } from './command-shape.ts';
 
 /**
  * A node's part of a converge preview as the stores keep it for whoever reads the fleet

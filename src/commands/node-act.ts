@@ -15,8 +15,8 @@ import {
 import { VaultError } from '../vault/seal.ts';
 import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
+import type { CommandShape as Command } from './command-shape.ts';
 import type { CommandContext } from './context.ts';
-import type { CommandShape as Command } from './table.ts';
 
 /**
  * One node's act, its lock held from opening to `close`: `run` carries the command out on
@@ -65,10 +65,7 @@ export async function lockNode(
     actor: face.actor,
     via: face.via,
     now,
-    mint: face.mint,
-    fullDiff: face.fullDiff,
-    lockWaitMs: face.lockWaitMs,
-    refresh: face.refresh,
+    line: face.line,
     progress: face.progress,
     output: face.output,
     signal: face.signal,

@@ -184,7 +184,14 @@ export const take: CommandFunction = async (request, context) => {
     new Map([[module, entry.definition]]),
     surveyed.told,
   );
-  const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
+  const plan = planTake(
+    module,
+    holdings,
+    entry.definition.secrets,
+    kept,
+    context.line.mint ?? [],
+    surveyed,
+  );
   plan.refusals.push(...(read.blockers.get(module) ?? []), ...read.undeclared);
   Object.assign(plan, packagesFound(module, entry.definition, surveyed.packages));
   // Every value of the node, opened: to clear a check's output and mask a diff.
@@ -247,7 +254,7 @@ export const take: CommandFunction = async (request, context) => {
   };
 
   if (gated.to === 'preview') {
-    const fullDiff = context.fullDiff ?? false;
+    const fullDiff = context.line.fullDiff ?? false;
     const { digest, blockers } = report;
     const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
     return { result: { command: 'take', node, module, preview }, report };

@@ -140,6 +140,12 @@ export const WHERE: Record<Code, Row> = {
   secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret')),
   vault_unopened: everywhere('commands'),
   refresh_not_on_act: lineOnly('commands', "the API's request has no refresh"),
+  check_failed: {
+    'cli node': { in: 'tests/commands/hooks.test.ts' },
+    'cli group': { in: 'tests/commands/hooks.test.ts' },
+    'api node': { never: NO_ROUTE('berth status --check') },
+    'api group': { never: NO_ROUTE('berth status --check') },
+  },
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
   plan_edited: planFile(),
@@ -157,8 +163,8 @@ export const WHERE: Record<Code, Row> = {
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
   failed: everywhere('acts'),
   internal_error: {
-    'cli node': { never: 'the command line says an unexpected failure in its words, exit 1' },
-    'cli group': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'cli node': { in: 'tests/commands/unforeseen.test.ts' },
+    'cli group': { in: 'tests/commands/unforeseen.test.ts' },
     'api node': { in: 'tests/core/api.test.ts' },
     'api group': { never: 'an unexpected failure in the app is one answer, whatever the target' },
   },

@@ -194,7 +194,7 @@ async function doPackages(
   tell: (done: Omit<Told, 'voice'>) => void,
   later: LaterIds,
 ): Promise<void> {
-  const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
+  const waitMs = context.line.lockTimeout ?? PACKAGE_LOCK_WAIT_MS;
   const installed = await context.machine.install(
     steps.map((step) => ({ name: step.package, version: step.version })),
     { waitMs, holdStarts: steps.some((step) => step.holdStarts) },
