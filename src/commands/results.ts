@@ -1,8 +1,9 @@
 import type { Unresolved } from '../resolve.ts';
+import type { BlockerReport } from '../result.ts';
 import type { Account } from '../state.ts';
-import type { TakePreview } from '../words/take.ts';
 import type { ConvergePlan } from './converge-plan.ts';
 import type { Told } from './steps/told.ts';
+import type { TakePlan } from './take-plan.ts';
 
 /**
  * What a command did, as a value and in no words: the command line and the API render
@@ -49,3 +50,14 @@ export type CommandResult =
       module: string;
       act: { told: Told[]; stopped: boolean; blocksConverge?: Unresolved };
     };
+
+/** A take preview, as a value: its plan, the account's age against the flip, its blockers. */
+export interface TakePreview {
+  plan: TakePlan;
+  age: number;
+  flip: number;
+  nothingHeld: boolean;
+  digest: string;
+  blockers: BlockerReport[];
+  fullDiff: boolean;
+}

@@ -1,21 +1,10 @@
-import { foundAsWanted, type TakePlan } from '../commands/take-plan.ts';
+import type { TakePreview } from '../commands/results.ts';
+import { foundAsWanted } from '../commands/take-plan.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
-import type { BlockerReport } from '../result.ts';
 import { packageBlockerWords } from './packages.ts';
 import { describeCheck, describeTaken, readingWords } from './steps.ts';
-
-/** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
-export interface TakePreview {
-  plan: TakePlan;
-  age: number;
-  flip: number;
-  nothingHeld: boolean;
-  digest: string;
-  blockers: BlockerReport[];
-  fullDiff: boolean;
-}
 
 /** What a survey saw at a data path: found, empty (there, but not found), or not found. */
 export function datumWords(datum: { found: boolean; empty?: true; link?: string }): string {
