@@ -133,6 +133,11 @@ export interface NodeVault {
    * vault once.
    */
   put(...kept: readonly KeptSecret[]): Promise<void>;
+  /**
+   * Forgets kept values, in one write: only a value berth kept beside one in use (a key
+   * rotating, once it is placed) is ever dropped; a name not kept is nothing to do.
+   */
+  drop(...names: readonly { module: string; secret: string }[]): Promise<void>;
   /** Every secret kept for the node, none of them opened: what a plan that reads no value needs. */
   kept(): Promise<{ module: string; secret: string }[]>;
   /**
