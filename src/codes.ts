@@ -40,6 +40,8 @@ export const CODES = [
   'secret_not_kept',
   'vault_unopened',
   'refresh_not_on_act',
+  'rotate_unknown',
+  'rotate_not_a_key',
   // The gate between a preview and its act.
   'digest_needed',
   'digest_stale',
@@ -81,6 +83,9 @@ export const CODES = [
   'value_wrong_type',
   'value_undeclared',
   'fact_unknown',
+  'not_a_key',
+  'certificate_refused',
+  'certificate_name',
 ] as const;
 
 export const CodeSchema = v.pipe(
@@ -113,6 +118,9 @@ export const BLOCKER_CODES = {
   'value-wrong-type': 'value_wrong_type',
   'value-undeclared': 'value_undeclared',
   'fact-unknown': 'fact_unknown',
+  'not-a-key': 'not_a_key',
+  'certificate-refused': 'certificate_refused',
+  'certificate-name': 'certificate_name',
 } as const satisfies Record<string, Code>;
 export type BlockerKind = keyof typeof BLOCKER_CODES;
 

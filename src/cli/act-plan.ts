@@ -51,6 +51,7 @@ export async function actOnPlan(
     {
       location: options.location,
       mint: plan.command === 'take' ? plan.mint : [],
+      rotate: plan.command === 'converge' ? (plan.rotate ?? []) : [],
       fullDiff: false,
       json: options.json,
       detailedExitcode: false,
@@ -66,6 +67,6 @@ function planWords(file: string, plan: PlanFile): string {
   const what =
     plan.command === 'take'
       ? `take ${plan.target} ${plan.module}`
-      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}`;
+      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}${(plan.rotate ?? []).map((name) => ` --rotate ${name}`).join('')}`;
   return `acting on ${file}: ${what}, as previewed at ${plan.previewed_at}:\n${plan.preview.said}\n`;
 }

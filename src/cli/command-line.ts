@@ -45,6 +45,10 @@ const OPTION_HELP: Record<Option, readonly [string, string]> = {
   digest: ['--digest <digest>', 'The digest of the preview to act on'],
   filter: ['--filter <module>', 'Converge this module alone'],
   mint: ['--mint <secret>', 'Let a take mint this secret over found data (repeatable)'],
+  rotate: [
+    '--rotate <secret>',
+    'Rotate this key secret: the preview mints the new key and names its kid (repeatable)',
+  ],
   parallel: ['--parallel <n>', "A target's act: at most n nodes at once (default 10)"],
   batch: [
     '--batch <n>',

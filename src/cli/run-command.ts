@@ -22,6 +22,8 @@ import type { PlanFile } from './plan-file.ts';
 export interface CliOptions {
   location: StateLocation;
   mint: string[];
+  /** `--rotate NAME`s of a converge. */
+  rotate?: string[];
   fullDiff: boolean;
   json: boolean;
   detailedExitcode: boolean;
@@ -157,6 +159,7 @@ async function runOnce(
         actor: osUser(io),
         via: 'cli',
         mint: options.mint,
+        rotate: options.rotate,
         fullDiff: options.fullDiff,
         lockWaitMs: options.lockWaitMs,
         refresh: options.refresh,

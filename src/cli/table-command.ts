@@ -42,6 +42,7 @@ export function runTableCommand(
   const options = {
     location,
     mint: textsOf(flags, 'mint'),
+    rotate: textsOf(flags, 'rotate'),
     fullDiff: Boolean(flags.fullDiff),
     refresh: Boolean(flags.refresh),
     json: Boolean(flags.json),

@@ -22,6 +22,7 @@ export type Face = Pick<
   | 'actor'
   | 'via'
   | 'mint'
+  | 'rotate'
   | 'fullDiff'
   | 'progress'
   | 'output'

@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog.ts';
 import type { Code } from '../codes.ts';
+import type { StateCaAccess } from '../keys/state-ca.ts';
 import type { Machine } from '../machines/machine.ts';
 import type { Outcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
@@ -23,6 +24,13 @@ export interface CommandContext {
   now: () => Date;
   /** Secrets the caller allows a take to mint over found data: `--mint`, command line only. */
   mint: readonly string[];
+  /** Key secrets a converge rotates, by name: `--rotate`, command line only. */
+  rotate?: readonly string[];
+  /**
+   * The state's CA, made at its first need: what signs a `tls` secret's certificate, and
+   * what `{{ca}}` places.
+   */
+  ca?: StateCaAccess;
   /**
    * How long an act waits for a lock it needs on the node (its package manager's), as for
    * the node's own lock: `--lock-timeout`; 10 s when not given.

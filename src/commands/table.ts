@@ -1,15 +1,16 @@
 import type { CommandFunction } from './context.ts';
 
 /**
- * Options of the command line; `mint`, `detailed-exitcode`, `fullDiff`, `refresh`, `out` (a
- * preview's plan file), and how a target's act runs (`parallel`, `batch`) are the command
- * line's alone.
+ * Options of the command line; `mint`, `rotate`, `detailed-exitcode`, `fullDiff`, `refresh`,
+ * `out` (a preview's plan file), and how a target's act runs (`parallel`, `batch`) are the
+ * command line's alone.
  */
 export type Option =
   | 'yes'
   | 'digest'
   | 'filter'
   | 'mint'
+  | 'rotate'
   | 'detailed-exitcode'
   | 'fullDiff'
   | 'out'
@@ -79,6 +80,7 @@ export const commands: readonly Command[] = [
       'yes',
       'digest',
       'filter',
+      'rotate',
       'fullDiff',
       'refresh',
       'detailed-exitcode',

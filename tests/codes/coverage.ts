@@ -88,6 +88,7 @@ const planFile = (): Row => {
 const NO_ROUTE = (what: string) =>
   `${what} is the command line's alone: no route of the API does it`;
 const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
+const NO_ROTATE = "the API's request has no rotate: `--rotate` is the command line's";
 
 export const WHERE: Record<Code, Row> = {
   usage: {
@@ -140,6 +141,8 @@ export const WHERE: Record<Code, Row> = {
   secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret')),
   vault_unopened: everywhere('commands'),
   refresh_not_on_act: lineOnly('commands', "the API's request has no refresh"),
+  rotate_unknown: lineOnly('commands', NO_ROTATE),
+  rotate_not_a_key: lineOnly('commands', NO_ROTATE),
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
   plan_edited: planFile(),
@@ -178,6 +181,9 @@ export const WHERE: Record<Code, Row> = {
   value_wrong_type: everywhere('blockers'),
   value_undeclared: everywhere('blockers'),
   fact_unknown: everywhere('blockers'),
+  not_a_key: everywhere('blockers'),
+  certificate_refused: everywhere('blockers'),
+  certificate_name: everywhere('blockers'),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */
