@@ -58,6 +58,8 @@ export const CODE_TABLE = {
   vault_unopened: REFUSED,
   refresh_not_on_act: REFUSED,
   check_failed: REFUSED,
+  rotate_unknown: REFUSED,
+  rotate_not_a_key: REFUSED,
   // The gate between a preview and its act.
   digest_needed: REFUSED,
   digest_stale: REFUSED,
@@ -101,6 +103,9 @@ export const CODE_TABLE = {
   value_wrong_type: REFUSED,
   value_undeclared: REFUSED,
   fact_unknown: REFUSED,
+  not_a_key: REFUSED,
+  certificate_refused: REFUSED,
+  certificate_name: REFUSED,
 } as const satisfies Record<string, Answering>;
 
 /** The closed list, in the table's order. */
@@ -142,6 +147,9 @@ export const BLOCKER_CODES = {
   'value-wrong-type': 'value_wrong_type',
   'value-undeclared': 'value_undeclared',
   'fact-unknown': 'fact_unknown',
+  'not-a-key': 'not_a_key',
+  'certificate-refused': 'certificate_refused',
+  'certificate-name': 'certificate_name',
 } as const satisfies Record<string, Code>;
 export type BlockerKind = keyof typeof BLOCKER_CODES;
 

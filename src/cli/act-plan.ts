@@ -52,7 +52,11 @@ export async function actOnPlan(
     {
       location,
       // What the plan was previewed with, beside how this act runs (`--parallel`, `--json`).
-      options: { ...options, mint: plan.command === 'take' ? plan.mint : [] },
+      options: {
+        ...options,
+        mint: plan.command === 'take' ? plan.mint : [],
+        rotate: plan.command === 'converge' ? (plan.rotate ?? []) : [],
+      },
       plan: asked,
     },
     io,
@@ -64,6 +68,6 @@ function planWords(file: string, plan: PlanFile): string {
   const what =
     plan.command === 'take'
       ? `take ${plan.target} ${plan.module}`
-      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}`;
+      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}${(plan.rotate ?? []).map((name) => ` --rotate ${name}`).join('')}`;
   return `acting on ${file}: ${what}, as previewed at ${plan.previewed_at}:\n${plan.preview.said}\n`;
 }

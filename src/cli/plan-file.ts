@@ -10,7 +10,7 @@ import { describeIssues } from '../schema-issues.ts';
 /**
  * A plan file: a take or converge preview written with `--out FILE`, for review, that
  * `berth act FILE` acts on exactly. It holds what the act needs (the command, target,
- * module or filter, `--mint` names, the digest), the state it was made with, and the
+ * module or filter, `--mint` and `--rotate` names, the digest), the state it was made with, and the
  * preview's typed result as `--json` prints it, which holds no secret value. The stores
  * keep the digest of its whole content (commands/plan-records.ts), so a file edited by
  * hand is refused. `format_version` changes when a field changes meaning: 2 when the
@@ -42,7 +42,13 @@ export const PlanFileSchema = v.pipe(
       module: Named,
       mint: v.array(Named),
     }),
-    v.strictObject({ ...common, command: v.literal('converge'), filter: v.optional(Named) }),
+    v.strictObject({
+      ...common,
+      command: v.literal('converge'),
+      filter: v.optional(Named),
+      /** `--rotate` names: the act places the keys the preview named. */
+      rotate: v.optional(v.array(Named)),
+    }),
   ]),
   v.check(
     (plan) => plan.preview.digest === plan.digest,
@@ -78,7 +84,8 @@ export function planOf(
       mint: [...(options.mint ?? [])],
     };
   const filter = request.filter ? { filter: request.filter } : {};
-  return { ...head, command: 'converge', ...made, ...filter };
+  const rotate = options.rotate?.length ? { rotate: [...options.rotate] } : {};
+  return { ...head, command: 'converge', ...made, ...filter, ...rotate };
 }
 
 /**

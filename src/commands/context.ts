@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog.ts';
 import type { Code } from '../codes.ts';
+import type { StateCaAccess } from '../keys/state-ca.ts';
 import type { Machine } from '../machines/machine.ts';
 import type { Outcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
@@ -23,9 +24,14 @@ export interface CommandContext {
   via: 'cli' | 'api';
   now: () => Date;
   /**
+   * The state's CA, made at its first need: what signs a `tls` secret's certificate, and
+   * what `{{ca}}` places.
+   */
+  ca?: StateCaAccess;
+  /**
    * The command line's options (options.ts), as one typed value; none over the API. A
    * command reads those it has: `mint` (secrets a take may mint over found data),
-   * `lockTimeout` (how long an act waits for a lock it needs on the node, its package
+   * `rotate` (key secrets a converge rotates, by name), `lockTimeout` (how long an act waits for a lock it needs on the node, its package
    * manager's, as for the node's own; 10 s when not given), `refresh` (a converge preview
    * fetches the node's package lists anew first), `fullDiff` (previews show each file's
    * whole diff, not its settings first and about 40 lines).

@@ -23,6 +23,7 @@ import {
   SEALED,
   showsDiff,
 } from './converge-plan.ts';
+import { caPlaced, gatherKeys, rotationsAsked } from './gather-keys.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
@@ -47,7 +48,9 @@ export const converge: CommandFunction = async (request, context) => {
     if (refused) return refused;
   }
 
-  const { plan, basis, readings } = await gatherAndPlan(node, filter, context, request.yes);
+  const gathered = await gatherAndPlan(node, filter, context, request.yes);
+  if (gathered.refused) return refuse(gathered.refused.code, gathered.refused.error);
+  const { plan, basis, readings } = gathered;
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -68,6 +71,7 @@ export const converge: CommandFunction = async (request, context) => {
       nothingToDo,
       fullDiff,
       ...(context.line.refresh ? { refreshed: true as const } : {}),
+      ...(basis.facts ? { facts: basis.facts } : {}),
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
@@ -136,6 +140,8 @@ async function gatherAndPlan(
   // Opened only when a file or secret is fingerprinted: modules of packages or data need none.
   const key = once(() => store.vault.fingerprintKey());
   const surveyed = modulesToSurvey(record, entries, filter);
+  const rotate = rotationsAsked(context.line.rotate ?? [], surveyed, node);
+  if (!(rotate instanceof Set)) return { refused: rotate } as const;
   // Every module in scope with a definition: a released one's stop sees its values and facts too.
   const defined = new Map<string, ModuleDefinition>();
   for (const module of inScope) {
@@ -154,8 +160,13 @@ async function gatherAndPlan(
   const reading = acting ? undefined : modulesReadingValues(record, surveyed, surveys);
   for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
     vault.set(`${item.module}/${item.secret}`, item.value);
+  const keys = await gatherKeys(surveyed, surveys, vault, read.readings, rotate, {
+    acting,
+    context,
+  });
+  const ca = await caPlaced(surveyed, context);
   const checks = await runChecks(node, record, surveyed, context, read.readings);
-  const input = { node, filter, record, entries, surveys, vault, checks, read };
+  const input = { node, filter, record, entries, surveys, vault, checks, read, keys, ca };
   let { plan, desired } = planConverge(input);
   // A diff shown may hold any value of the node, of any module: every one is opened to
   // mask it, and the plan made again (without I/O) with them all.
@@ -199,6 +210,11 @@ async function gatherAndPlan(
   const values = [...read.readings.values].filter(([, given]) => Object.keys(given).length > 0);
   if (values.length > 0) basis.values = Object.fromEntries(values);
   if (facts) basis.facts = read.readings.facts;
+  // The key each rotation places, by its kid: an act whose key is not the one previewed is refused.
+  if (keys.rotate.size > 0)
+    basis.rotating = Object.fromEntries(
+      [...keys.rotate].map((id) => [id, keys.rotating.get(id)?.kid ?? '']),
+    );
   return { plan, basis, readings: read.readings };
 }
 

@@ -1,6 +1,7 @@
 import type { Code } from '../codes.ts';
 import type { Config } from '../config/config.ts';
 import { declaredFor, withDeclared } from '../declared.ts';
+import { stateCaAccess } from '../keys/state-ca.ts';
 import { MachineError } from '../machines/machine.ts';
 import { surveyAgain } from '../machines/survey-again.ts';
 import type { Outcome, RunOutcome } from '../outcome.ts';
@@ -66,6 +67,7 @@ export async function lockNode(
     via: face.via,
     now,
     line: face.line,
+    ca: stateCaAccess(deps.stores, { actor: face.actor, via: face.via }, now),
     progress: face.progress,
     output: face.output,
     signal: face.signal,

@@ -174,6 +174,14 @@ export const OPTIONS = {
     repeatable: true,
     schema: texts('--mint', "a secret's name"),
   },
+  rotate: {
+    flag: '--rotate',
+    value: 'secret',
+    help: 'Rotate this key secret: the preview mints the new key and names its kid (repeatable)',
+    face: 'line',
+    repeatable: true,
+    schema: texts('--rotate', "a key secret's name"),
+  },
   parallel: {
     flag: '--parallel',
     value: 'n',
@@ -247,7 +255,7 @@ export const OPTIONS = {
   issuer: {
     flag: '--issuer',
     value: 'url',
-    help: 'The OAuth 2.0 issuer whose tokens are accepted (required)',
+    help: 'The OAuth 2.0 issuer whose tokens are accepted (required): its URL, or MODULE@NODE for the issuer a module provides there',
     face: 'line',
     // Empty or blank (which mri reads as 0), or without its value: the specification's words.
     schema: text('--issuer', 'a URL', NO_ISSUER),

@@ -102,6 +102,7 @@ export const TABLE = [
       'yes',
       'digest',
       'filter',
+      'rotate',
       'fullDiff',
       'refresh',
       'detailedExitcode',

@@ -88,6 +88,7 @@ const planFile = (): Row => {
 const NO_ROUTE = (what: string) =>
   `${what} is the command line's alone: no route of the API does it`;
 const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
+const NO_ROTATE = "the API's request has no rotate: `--rotate` is the command line's";
 
 export const WHERE: Record<Code, Row> = {
   usage: {
@@ -146,6 +147,8 @@ export const WHERE: Record<Code, Row> = {
     'api node': { never: NO_ROUTE('berth status --check') },
     'api group': { never: NO_ROUTE('berth status --check') },
   },
+  rotate_unknown: lineOnly('commands', NO_ROTATE),
+  rotate_not_a_key: lineOnly('commands', NO_ROTATE),
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
   plan_edited: planFile(),
@@ -190,6 +193,9 @@ export const WHERE: Record<Code, Row> = {
   value_wrong_type: everywhere('blockers'),
   value_undeclared: everywhere('blockers'),
   fact_unknown: everywhere('blockers'),
+  not_a_key: everywhere('blockers'),
+  certificate_refused: everywhere('blockers'),
+  certificate_name: everywhere('blockers'),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */
