@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApiProcess, httpAsk, startApi, startApiOn } from './helpers/api-process.ts';
-import { flipSignatureByte, freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
-import { makeWorld, type World } from './helpers/world.ts';
+import { type ApiProcess, httpAsk } from './helpers/api-process.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
+import { flipSignatureByte } from './helpers/issuer.ts';
+import { until } from './helpers/safety.ts';
 
 interface Line {
   time: string;
@@ -27,33 +27,24 @@ function logLines(api: ApiProcess): Line[] {
     .map((line) => JSON.parse(line) as Line);
 }
 
+/** The access log once it holds `count` lines: each is written as its answer is done. */
 async function waitForLines(api: ApiProcess, count: number): Promise<Line[]> {
-  for (let tries = 0; tries < 100; tries++) {
-    const lines = logLines(api);
-    if (lines.length >= count) return lines;
-    await sleep(50);
-  }
+  await api.until(() => logLines(api).length >= count, `${count} lines in the access log`);
   return logLines(api);
 }
 
 const SECRET = 'hunter2-s3cr3t-in-the-body';
 
 describe("berth api's access log: a JSON line a request, never a token, body or secret", () => {
-  let world: World;
-  let issuer: Issuer;
+  let served: ServedApiWorld;
   let api: ApiProcess;
   let token: string;
   before(async () => {
-    world = await makeWorld({ m: { description: 'a module' } });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    token = await issuer.token({ sub: 'deployer' });
+    served = await apiWorld({ modules: { m: { description: 'a module' } } });
+    api = served.api;
+    token = await served.token('deployer');
   });
-  after(async () => {
-    await api.stop();
-    await issuer.close();
-    await world.cleanup();
-  });
+  after(() => served?.close());
 
   it('logs each request with its subject and node; tokens, bodies and queries stay out', async () => {
     const bad = flipSignatureByte(token);
@@ -136,36 +127,29 @@ describe("berth api's access log: a JSON line a request, never a token, body or 
     socket.write(
       `POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"node":`,
     );
-    await sleep(300);
+    // Another request with the same token, begun after this one and answered: berth began
+    // verifying this one's token first, and the other's act takes longer than that.
+    const witness = await served.ask('/adopt', { node: 'box' }, { as: 'deployer' });
     socket.destroy();
-    const lines = await waitForLines(api, before + 1);
-    const line = lines[before];
+    const lines = (await waitForLines(api, before + 2)).slice(before);
     assert.deepEqual(
-      line && { method: line.method, path: line.path, status: line.status, subject: line.subject },
-      { method: 'POST', path: '/assign', status: null, subject: 'deployer' },
+      lines.map(({ method, path, status, subject }) => ({ method, path, status, subject })),
+      [
+        { method: 'POST', path: '/adopt', status: witness.status, subject: 'deployer' },
+        { method: 'POST', path: '/assign', status: null, subject: 'deployer' },
+      ],
     );
   });
 });
 
 describe('the access log while no identity provider answers', () => {
-  let world: World;
+  let served: ServedApiWorld;
   let api: ApiProcess;
   before(async () => {
-    world = await makeWorld();
-    const port = await freePort();
-    api = await startApi([
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      `http://127.0.0.1:${port}`,
-      '--state',
-      world.state,
-    ]);
+    served = await apiWorld({ issuerDown: true });
+    api = served.api;
   });
-  after(async () => {
-    await api.stop();
-    await world.cleanup();
-  });
+  after(() => served?.close());
 
   it('logs the 401 while no identity provider answers for each request, with no subject', async () => {
     for (let i = 0; i < 3; i++) {
@@ -187,16 +171,13 @@ describe('the access log while no identity provider answers', () => {
 });
 
 describe('the access log at the close', () => {
-  let world: World;
+  let served: ServedApiWorld;
   let api: ApiProcess;
   before(async () => {
-    world = await makeWorld();
-    api = await startApiOn(world.state, `http://127.0.0.1:${await freePort()}`);
+    served = await apiWorld({ issuerDown: true });
+    api = served.api;
   });
-  after(async () => {
-    await api.stop();
-    await world.cleanup();
-  });
+  after(() => served?.close());
 
   it('has a line for every answer given, those of the close too, once berth api has exited', async () => {
     const answered: number[] = [];
@@ -221,7 +202,7 @@ describe('the access log at the close', () => {
       }
     };
     const clients = Array.from({ length: 8 }, client);
-    for (let waited = 0; answered.length < 200 && waited < 400; waited++) await sleep(50);
+    await until(() => answered.length >= 200, '200 answers before the signal');
     signalled = true;
     api.child.kill('SIGTERM');
     await Promise.all(clients);

@@ -8,9 +8,8 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget, grantRefusal } from '../src/grants.ts';
-import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
-import { type Issuer, startIssuer } from './helpers/issuer.ts';
-import { digestOf, makeWorld, type World } from './helpers/world.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
+import { digestOf, type World } from './helpers/world.ts';
 
 const exists = (path: string) =>
   access(path).then(
@@ -19,25 +18,21 @@ const exists = (path: string) =>
   );
 
 describe('grants over the Command API, with tokens of several subjects', () => {
+  let served: ServedApiWorld;
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  const tokens: Record<string, string> = {};
   /** Where each node's stop hook leaves its mark: a release that ran. */
   const stopped = (node: string) => join(world.dir, `${node}-stopped`);
 
   const ask = (subject: string, route: string, body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: route,
-      body: JSON.stringify(body),
-      headers: {
-        'Content-Type': 'application/json',
-        Authorization: `Bearer ${tokens[subject]}`,
-      },
-    });
+    served.ask(route, body, { as: subject });
 
   before(async () => {
-    world = await makeWorld();
+    served = await apiWorld({ prepare: readied });
+  });
+  after(() => served?.close());
+
+  async function readied(made: World) {
+    world = made;
     const nodes: Record<string, { root: string }> = {};
     for (const node of ['box', 'web1', 'web2', 'db1']) {
       nodes[node] = { root: join(world.dir, node) };
@@ -73,16 +68,7 @@ describe('grants over the Command API, with tokens of several subjects', () => {
       assert.equal(act.code, 0, act.stderr);
       assert.equal((await world.berth('unassign', node, 'app')).code, 0);
     }
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    for (const subject of ['deployer', 'ops-lead', 'edge-hand', 'stranger'])
-      tokens[subject] = await issuer.token({ sub: subject });
-  });
-  after(async () => {
-    await api?.stop();
-    await issuer?.close();
-    await world.cleanup();
-  });
+  }
 
   /** A converge act over the API with the digest of the command line's own preview. */
   const converge = async (subject: string, node: string) => {
@@ -186,22 +172,21 @@ describe('grants over the Command API, with tokens of several subjects', () => {
 });
 
 describe('a subject under grants, naming nodes and groups it is not granted', () => {
+  let served: ServedApiWorld;
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  const tokens: Record<string, string> = {};
   /** What the subject may not be told: every name of the inventory its grants do not give it. */
   const hidden = ['db1', 'secretbox', 'internal', 'edge', 'lb1'];
 
   const ask = (subject: string, body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: '/converge',
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[subject]}` },
-    });
+    served.ask('/converge', body, { as: subject });
 
   before(async () => {
-    world = await makeWorld();
+    served = await apiWorld({ prepare: readied });
+  });
+  after(() => served?.close());
+
+  async function readied(made: World) {
+    world = made;
     const nodes: Record<string, { root: string }> = {};
     for (const node of ['web1', 'web2', 'db1', 'secretbox', 'lb1']) {
       nodes[node] = { root: join(world.dir, node) };
@@ -215,16 +200,7 @@ describe('a subject under grants, naming nodes and groups it is not granted', ()
         { sub: 'ops-lead', may: ['*'], on: '@all' },
       ],
     });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    for (const subject of ['deployer', 'ops-lead'])
-      tokens[subject] = await issuer.token({ sub: subject });
-  });
-  after(async () => {
-    await api?.stop();
-    await issuer?.close();
-    await world.cleanup();
-  });
+  }
 
   /**
    * Each pair: a target naming something of the inventory the subject is not granted, and

@@ -16,7 +16,8 @@ import { type CertifiedKey, issueCertificate, makeCa } from '../src/keys/certifi
 import { signingCa, stateCa } from '../src/keys/state-ca.ts';
 import { fileStores } from '../src/stores/file-store.ts';
 import { ageSeal, heldKeys } from '../src/vault/seal.ts';
-import { type ApiProcess, httpAsk, runApiExpectingEnd, startApiOn } from './helpers/api-process.ts';
+import { httpAsk, runApiExpectingEnd, startApi } from './helpers/api-process.ts';
+import { apiWorld } from './helpers/api-world.ts';
 import { freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
 import { makeWorld, POSTGRES, type World } from './helpers/world.ts';
 
@@ -28,19 +29,13 @@ async function stateCaOf(state: string): Promise<CertifiedKey> {
   return signingCa(ca);
 }
 
-/** An https issuer on loopback whose certificate `ca` signed. */
-async function httpsIssuer(ca: CertifiedKey, port?: number): Promise<Issuer> {
+/** What an https issuer on loopback serves with: a key and a certificate `ca` signed. */
+async function tlsOf(ca: CertifiedKey): Promise<{ key: string; cert: string }> {
   const issued = await issueCertificate(ca, { names: ['127.0.0.1'], days: 1 });
-  return startIssuer({ port, tls: { key: issued.key, cert: issued.certificate } });
+  return { key: issued.key, cert: issued.certificate };
 }
 
-async function assign(api: ApiProcess, token: string) {
-  return httpAsk(api.url, {
-    path: '/assign',
-    body: JSON.stringify({ node: 'box', module: 'postgres' }),
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-  });
-}
+const ASSIGN = { node: 'box', module: 'postgres' };
 
 describe('berth api and an https issuer', () => {
   let world: World;
@@ -55,46 +50,50 @@ describe('berth api and an https issuer', () => {
   });
 
   it("trusts the state's CA: an issuer whose certificate it signed is believed, no variable set", async () => {
-    const issuer = await httpsIssuer(await stateCaOf(world.state));
-    const api = await startApiOn(world.state, issuer.url);
+    const served = await apiWorld({
+      world,
+      issuer: { tls: await tlsOf(await stateCaOf(world.state)) },
+    });
+    const { issuer } = served;
     try {
       assert.match(issuer.url, /^https:\/\/127\.0\.0\.1:\d+$/);
-      const answer = await assign(api, await issuer.token());
+      const answer = await served.ask('/assign', ASSIGN);
       assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.body?.said, 'box is to run postgres');
       assert.match(
-        api.stderr(),
+        served.api.stderr(),
         new RegExp(
           `berth api: verifying tokens from ${issuer.url} with the keys at ${issuer.url}/keys\\n`,
         ),
       );
     } finally {
-      await api.stop();
-      await issuer.close();
+      await served.close();
     }
   });
 
   it('refuses an issuer another CA signed, saying its certificate is not trusted, until --issuer-ca names that CA', async () => {
     const other = await makeCa();
-    const issuer = await httpsIssuer(other);
+    const tls = await tlsOf(other);
     const file = join(dir, 'other-ca.pem');
     await writeFile(file, other.certificate);
-    const untrusting = await startApiOn(world.state, issuer.url);
+    const untrusting = await apiWorld({ world, issuer: { tls } });
     try {
-      const refused = await assign(untrusting, await issuer.token());
+      const refused = await untrusting.ask('/assign', ASSIGN);
       assert.equal(refused.status, 401);
-      assert.equal(refused.body?.refused, noIdentityProvider(issuer.url));
-      assert.match(untrusting.stderr(), /cannot be fetched: its TLS certificate is not trusted\n/);
+      assert.equal(refused.body?.refused, noIdentityProvider(untrusting.issuer.url));
+      assert.match(
+        untrusting.api.stderr(),
+        /cannot be fetched: its TLS certificate is not trusted\n/,
+      );
     } finally {
-      await untrusting.stop();
+      await untrusting.close();
     }
-    const trusting = await startApiOn(world.state, issuer.url, {}, ['--issuer-ca', file]);
+    const trusting = await apiWorld({ world, issuer: { tls }, flags: ['--issuer-ca', file] });
     try {
-      const answer = await assign(trusting, await issuer.token());
+      const answer = await trusting.ask('/assign', ASSIGN);
       assert.equal(answer.status, 200, answer.text);
     } finally {
-      await trusting.stop();
-      await issuer.close();
+      await trusting.close();
     }
   });
 
@@ -102,19 +101,34 @@ describe('berth api and an https issuer', () => {
     const fresh = await makeWorld({ postgres: POSTGRES });
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
-    const api = await startApiOn(fresh.state, url);
+    // The issuer's certificate needs the CA this test makes later: no API world, whose
+    // issuer is up (or down) with its certificate from the start.
+    const api = await startApi([
+      '--listen',
+      '127.0.0.1:0',
+      '--issuer',
+      url,
+      '--state',
+      fresh.state,
+    ]);
     let issuer: Issuer | undefined;
     try {
       // No identity provider yet, and no CA: the seed's 401.
       const before = await httpAsk(api.url, { path: '/assign', body: '{}' });
       assert.equal(before.body?.refused, noIdentityProvider(url));
       // Then a converge makes the state's CA and brings the issuer up with its certificate.
-      issuer = await httpsIssuer(await stateCaOf(fresh.state), port);
+      issuer = await startIssuer({ port, tls: await tlsOf(await stateCaOf(fresh.state)) });
       const token = await issuer.token();
-      let answer = await assign(api, token);
+      const assign = () =>
+        httpAsk(api.url, {
+          path: '/assign',
+          body: JSON.stringify(ASSIGN),
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        });
+      let answer = await assign();
       for (let waited = 0; answer.status === 401 && waited < 12_000; waited += 250) {
         await sleep(250);
-        answer = await assign(api, token);
+        answer = await assign();
       }
       assert.equal(answer.status, 200, `${answer.text}\n${api.stderr()}`);
     } finally {

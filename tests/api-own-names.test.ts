@@ -6,39 +6,30 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
-import { type Issuer, startIssuer } from './helpers/issuer.ts';
-import { makeWorld, type World } from './helpers/world.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 
 describe('names like constructor over the Command API', () => {
-  let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  let token: string;
+  let served: ServedApiWorld;
   const ask = (route: string, body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: route,
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    });
+    served.ask(route, body, { as: 'deployer' });
 
   before(async () => {
-    world = await makeWorld({ constructor: { start: 'true' } });
-    await mkdir(join(world.dir, 'constructor'), { recursive: true });
-    await world.writeSettings({
-      nodes: { box: { root: world.root }, constructor: { root: join(world.dir, 'constructor') } },
-      groups: { prototype: ['constructor'] },
-      grants: [{ sub: 'deployer', may: ['assign'], on: '@prototype' }],
+    served = await apiWorld({
+      modules: { constructor: { start: 'true' } },
+      async prepare(world) {
+        await mkdir(join(world.dir, 'constructor'), { recursive: true });
+        await world.writeSettings({
+          nodes: {
+            box: { root: world.root },
+            constructor: { root: join(world.dir, 'constructor') },
+          },
+          groups: { prototype: ['constructor'] },
+          grants: [{ sub: 'deployer', may: ['assign'], on: '@prototype' }],
+        });
+      },
     });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    token = await issuer.token({ sub: 'deployer' });
   });
-  after(async () => {
-    await api?.stop();
-    await issuer?.close();
-    await world.cleanup();
-  });
+  after(() => served?.close());
 
   it('assigns module constructor to node constructor, as its grant on @prototype allows', async () => {
     const assigned = await ask('/assign', { node: 'constructor', module: 'constructor' });

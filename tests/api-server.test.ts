@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { access } from 'node:fs/promises';
+import { access, writeFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { noIdentityProvider } from '../src/http/authenticator.ts';
 import { CLOSE_ALL_MS, listen } from '../src/http/serve.ts';
 import { appOver, noRoute } from './helpers/api.ts';
 import {
@@ -12,19 +13,17 @@ import {
   httpAsk,
   parseRaw,
   runApiExpectingEnd,
-  startApi,
 } from './helpers/api-process.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { rawExchange } from './helpers/reliability.ts';
-import { SAFETY_MS } from './helpers/safety.ts';
+import { SAFETY_MS, until } from './helpers/safety.ts';
 import { digestOf, makeWorld, type World } from './helpers/world.ts';
 
 /** Nothing listens on port 9 (discard): no identity provider is running there. */
 const ISSUER = 'http://127.0.0.1:9/';
-const NO_IDENTITY_PROVIDER = `berth cannot yet verify a token from ${ISSUER}: the identity provider is a module, and none is running; use the berth command line instead`;
 const NO_ISSUER =
   'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 /** Lets the event loop go round, for what a socket did a moment ago to be seen. */
 async function turns() {
   for (let i = 0; i < 10; i++) await new Promise((done) => setImmediate(done));
@@ -57,22 +56,22 @@ function listening(port: number): Promise<boolean> {
 }
 
 describe('berth api, the real process over a real socket', () => {
-  let world: World;
+  let served: ServedApiWorld;
   let api: ApiProcess;
+  /** What a route is answered while its identity provider is not running. */
+  let NO_IDENTITY_PROVIDER: string;
   before(async () => {
-    world = await makeWorld();
-    api = await startApi(['--listen', '127.0.0.1:0', '--issuer', ISSUER, '--state', world.state]);
+    served = await apiWorld({ issuerDown: true });
+    api = served.api;
+    NO_IDENTITY_PROVIDER = noIdentityProvider(served.issuer.url);
   });
-  after(async () => {
-    await api.stop();
-    await world.cleanup();
-  });
+  after(() => served?.close());
 
   it('prints the three start lines, the first with the port it bound', () => {
     assert.match(api.lines[0] ?? '', /^serving http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(api.port, 0);
     assert.deepEqual(api.lines.slice(1), [
-      `accepting tokens from ${ISSUER}`,
+      `accepting tokens from ${served.issuer.url}`,
       'every route calls what the command line calls',
     ]);
   });
@@ -249,15 +248,16 @@ describe('berth api, the real process over a real socket', () => {
       (n) => `X-Drip-${n}: still coming\r\n`,
     );
     let cut = false;
-    void dripping.then(() => {
+    void dripping.cut.then(() => {
       cut = true;
     });
-    await sleep(1_000);
+    // The deadline is real time in the real process: the 10 s are waited for, once.
+    await dripping.begun;
     const other = await httpAsk(api.url, { method: 'GET', path: '/assign' });
     assert.equal(other.status, 404);
     assert.equal(cut, false, 'the dripping client was cut before the other was served');
 
-    const { raw } = await dripping;
+    const { raw } = await dripping.cut;
     const answer = parseRaw(raw);
     assert.equal(answer.status, 408, raw);
     assert.equal(answer.headers['content-type'], 'application/json', raw);
@@ -268,16 +268,14 @@ describe('berth api, the real process over a real socket', () => {
 describe('berth api on an IPv6 loopback', () => {
   it('serves [::1] and names it in brackets', async (t) => {
     if (!(await canBind('::1'))) return t.skip('this machine has no IPv6 loopback');
-    const world = await makeWorld();
-    const api = await startApi(['--listen', '[::1]:0', '--issuer', ISSUER, '--state', world.state]);
+    const served = await apiWorld({ issuerDown: true, listen: '[::1]:0' });
     try {
-      assert.match(api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
-      const answer = await httpAsk(api.url, { method: 'GET', path: '/nope' });
+      assert.match(served.api.lines[0] ?? '', /^serving http:\/\/\[::1\]:\d+$/);
+      const answer = await httpAsk(served.url, { method: 'GET', path: '/nope' });
       assert.equal(answer.status, 404);
       assert.deepEqual(answer.body, { refused: noRoute('GET', '/nope'), code: 'no_route' });
     } finally {
-      await api.stop();
-      await world.cleanup();
+      await served.close();
     }
   });
 });
@@ -352,14 +350,7 @@ describe('berth api ending', () => {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`ends with 0 soon after ${signal}, though a keep-alive connection is open and idle`, async () => {
-      const api = await startApi([
-        '--listen',
-        '127.0.0.1:0',
-        '--issuer',
-        ISSUER,
-        '--state',
-        world.state,
-      ]);
+      const { api, close } = await apiWorld({ world, issuerDown: true });
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       try {
         const answer = await httpAsk(api.url, { method: 'GET', path: '/', agent });
@@ -371,7 +362,7 @@ describe('berth api ending', () => {
         assert.equal(await listening(api.port), false);
       } finally {
         agent.destroy();
-        await api.stop();
+        await close();
       }
     });
   }
@@ -461,10 +452,11 @@ describe('listen(): closing gracefully', () => {
   let world: World;
   before(async () => {
     world = await makeWorld();
-    // Its start hook marks that it has begun, then takes 2 s.
+    // Its start hook marks that it has begun, then ends once the test says so.
     await world.writeModule('slow', {
-      description: 'a module slow to start',
-      start: 'touch "$BERTH_ROOT/begun"; sleep 2; touch "$BERTH_ROOT/started"',
+      description: 'a module that starts when the test says',
+      start:
+        'touch "$BERTH_ROOT/begun"; while [ ! -e "$BERTH_ROOT/go" ]; do sleep 0.05; done; touch "$BERTH_ROOT/started"',
     });
   });
   after(() => world.cleanup());
@@ -474,14 +466,6 @@ describe('listen(): closing gracefully', () => {
       () => true,
       () => false,
     );
-
-  async function waitFor(path: string) {
-    const until = Date.now() + SAFETY_MS;
-    while (!(await exists(path))) {
-      if (Date.now() > until) throw new Error(`${path} did not appear within ${SAFETY_MS} ms`);
-      await sleep(25);
-    }
-  }
 
   it('lets a request in flight finish and answer, refuses new connections, then closes', async () => {
     const app = appOver(world.state);
@@ -496,11 +480,12 @@ describe('listen(): closing gracefully', () => {
       assert.equal(preview.status, 200, preview.text);
       const digest = digestOf(String(preview.body?.said));
       const act = ask('/converge', { node: 'box', yes: true, digest });
-      await waitFor(join(world.root, 'begun'));
+      await until(() => exists(join(world.root, 'begun')), 'the start hook of slow began');
 
       stop.abort();
-      await sleep(100);
-      assert.equal(await listening(Number(new URL(served.url).port)), false);
+      const port = Number(new URL(served.url).port);
+      await until(async () => !(await listening(port)), 'the server stopped taking connections');
+      await writeFile(join(world.root, 'go'), '');
 
       const answer = await act;
       assert.equal(answer.status, 200, answer.text);

@@ -9,24 +9,22 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
-import { type Issuer, startIssuer } from './helpers/issuer.ts';
-import { makeWorld, type World } from './helpers/world.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
+import type { World } from './helpers/world.ts';
 
 describe('a target over the Command API', () => {
+  let served: ServedApiWorld;
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  const tokens: Record<string, string> = {};
   const ask = (subject: string, route: string, body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: route,
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[subject]}` },
-    });
+    served.ask(route, body, { as: subject });
 
   before(async () => {
-    world = await makeWorld();
+    served = await apiWorld({ prepare: readied });
+  });
+  after(() => served?.close());
+
+  async function readied(made: World) {
+    world = made;
     const nodes: Record<string, { root: string }> = {};
     for (const node of ['web1', 'web2', 'db1']) {
       nodes[node] = { root: join(world.dir, node) };
@@ -45,16 +43,7 @@ describe('a target over the Command API', () => {
         { sub: 'ops-lead', may: ['*'], on: '@all' },
       ],
     });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    for (const subject of ['deployer', 'ops-lead'])
-      tokens[subject] = await issuer.token({ sub: subject });
-  });
-  after(async () => {
-    await api?.stop();
-    await issuer?.close();
-    await world.cleanup();
-  });
+  }
 
   it("answers a group's preview and act with the typed result, node by node", async () => {
     const assigned = await ask('deployer', '/assign', { node: '@web', module: 'app' });
@@ -104,16 +93,9 @@ describe('a target over the Command API', () => {
 
 describe("a target's parallel and batch over the Command API", () => {
   const crew = ['a1', 'a2', 'a3', 'a4'];
+  let served: ServedApiWorld;
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  let token: string;
-  const ask = (body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: '/converge',
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    });
+  const ask = (body: Record<string, unknown>) => served.ask('/converge', body, { as: 'ops-lead' });
   const converge = async (extra: Record<string, unknown>) => {
     const preview = await ask({ node: '@crew' });
     assert.equal(preview.status, 200, preview.text);
@@ -121,7 +103,12 @@ describe("a target's parallel and batch over the Command API", () => {
   };
 
   before(async () => {
-    world = await makeWorld();
+    served = await apiWorld({ prepare: readied });
+  });
+  after(() => served?.close());
+
+  async function readied(made: World) {
+    world = made;
     const nodes: Record<string, { root: string }> = {};
     for (const node of crew) {
       nodes[node] = { root: join(world.dir, node) };
@@ -142,15 +129,7 @@ describe("a target's parallel and batch over the Command API", () => {
       groups: { crew },
       grants: [{ sub: 'ops-lead', may: ['*'], on: '@all' }],
     });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    token = await issuer.token({ sub: 'ops-lead' });
-  });
-  after(async () => {
-    await api?.stop();
-    await issuer?.close();
-    await world.cleanup();
-  });
+  }
 
   it('acts on one node at a time with parallel 1', async () => {
     assert.equal((await world.berth('assign', '@crew', 'turn')).code, 0);

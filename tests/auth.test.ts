@@ -1,51 +1,32 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileDeps } from '../src/cli/deps.ts';
-import { locateState } from '../src/config/state-dir.ts';
-import { createApp } from '../src/http/app.ts';
-import { type Authenticator, noIdentityProvider } from '../src/http/authenticator.ts';
-import {
-  issuerAuthenticator,
-  metadataUrls,
-  type Timing,
-  unusableIssuer,
-} from '../src/http/issuer-authenticator.ts';
+import { noIdentityProvider } from '../src/http/authenticator.ts';
+import { metadataUrls, unusableIssuer } from '../src/http/issuer-authenticator.ts';
 import type { App } from './helpers/api.ts';
 import {
+  apiWorld,
+  type InProcessApiWorld,
+  type ServedApiWorld,
+  SUBJECT,
+} from './helpers/api-world.ts';
+import {
   flipSignatureByte,
-  freePort,
   hmacWithPublicKey,
   type Issuer,
   makeKey,
   type SigningKey,
-  startIssuer,
   unsignedToken,
 } from './helpers/issuer.ts';
 import { SAFETY_MS } from './helpers/safety.ts';
-import { BERTH, makeWorld, POSTGRES, runBerth, type World } from './helpers/world.ts';
+import { makeWorld, POSTGRES, runBerth, type World } from './helpers/world.ts';
 
-const SUBJECT = 'alice@example.org';
-
-/** The app as `berth api` builds it, over a real state directory. */
-function appWith(state: string, authenticator: Authenticator): App {
-  return createApp({
-    authenticator,
-    ...fileDeps(locateState(state)),
-  });
-}
-
-function appFor(
-  state: string,
-  issuer: string,
-  extra: { timing?: Partial<Timing>; log?: (line: string) => void } = {},
-): App {
-  return appWith(state, issuerAuthenticator({ issuer, audience: 'berth', ...extra }));
+/** The clock berth reads (Date) in the test's hands, from now on: `tick` moves it. */
+function mockDate(t: TestContext) {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
 }
 
 interface Answer {
@@ -97,13 +78,13 @@ function challengeOf(reason: RegExp): RegExp {
 }
 
 describe('bearer tokens from a real issuer on loopback, in process', () => {
+  let api: InProcessApiWorld;
   let world: World;
   let issuer: Issuer;
-  let authenticator: Authenticator;
   let app: App;
   before(async () => {
-    world = await makeWorld({ postgres: POSTGRES });
-    issuer = await startIssuer();
+    api = await apiWorld({ modules: { postgres: POSTGRES }, inProcess: {} });
+    ({ world, issuer, app } = api);
     // Every asymmetric family berth accepts, published before berth first fetches the keys.
     for (const [kid, alg] of [
       ['ec', 'ES256'],
@@ -111,13 +92,8 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
       ['ps', 'PS256'],
     ] as const)
       issuer.published.push(await makeKey(kid, alg));
-    authenticator = issuerAuthenticator({ issuer: issuer.url, audience: 'berth' });
-    app = appWith(world.state, authenticator);
   });
-  after(async () => {
-    await issuer.close();
-    await world.cleanup();
-  });
+  after(() => api?.close());
 
   it('lets a valid token reach every route, and journals its subject as the actor', async () => {
     const token = await issuer.token();
@@ -150,7 +126,7 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
       [400, { refused: 'both node and module are needed', code: 'fields_missing' }],
     );
 
-    const nowhere = appWith(join(world.dir, 'no-such-state'), authenticator);
+    const nowhere = api.appOver(join(world.dir, 'no-such-state'));
     const closed = await post(nowhere, '/adopt', { node: 'box' }, token);
     assert.equal(closed.status, 503);
     assert.match(closed.body.refused ?? '', /^the stores cannot be opened: /);
@@ -319,69 +295,70 @@ describe('bearer tokens from a real issuer on loopback, in process', () => {
 });
 
 describe('when the issuer cannot be had', () => {
-  let world: World;
-  before(async () => {
-    world = await makeWorld({ postgres: POSTGRES });
-  });
-  after(() => world.cleanup());
-
-  it('answers that it cannot yet verify a token while the issuer is down, and notices it coming up without a restart', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
+  it('answers that it cannot yet verify a token while the issuer is down, and notices it coming up without a restart', async (t) => {
     const said: string[] = [];
-    // The cooldown outlasts starting an issuer and minting a token on a busy machine.
-    const app = appFor(world.state, url, { timing: { retryMs: 3_000 }, log: (l) => said.push(l) });
-    const seed = noIdentityProvider(url);
-
-    const withToken = await post(app, '/assign', { node: 'box', module: 'postgres' }, 'a.b.c');
-    assert.deepEqual(
-      [withToken.status, withToken.body],
-      [401, { refused: seed, code: 'unauthorized' }],
-    );
-    assert.equal(
-      withToken.challenge,
-      `Bearer realm="berth", error="invalid_token", error_description="${seed}"`,
-    );
-    const without = await post(app, '/assign', { node: 'box', module: 'postgres' });
-    assert.deepEqual(
-      [without.status, without.body],
-      [401, { refused: seed, code: 'unauthorized' }],
-    );
-    assert.equal(without.challenge, 'Bearer realm="berth"');
-    assert.match(said.join('\n'), /cannot be used: .*openid-configuration cannot be fetched/);
-
-    const issuer = await startIssuer({ port });
+    const retryMs = 3_000;
+    const api = await apiWorld({
+      modules: { postgres: POSTGRES },
+      issuerDown: true,
+      inProcess: { timing: { retryMs }, log: (line) => said.push(line) },
+    });
+    const { app, issuer, world } = api;
     try {
-      const token = await issuer.token();
+      mockDate(t);
+      const seed = noIdentityProvider(issuer.url);
+      const withToken = await post(app, '/assign', { node: 'box', module: 'postgres' }, 'a.b.c');
+      assert.deepEqual(
+        [withToken.status, withToken.body],
+        [401, { refused: seed, code: 'unauthorized' }],
+      );
+      assert.equal(
+        withToken.challenge,
+        `Bearer realm="berth", error="invalid_token", error_description="${seed}"`,
+      );
+      const without = await post(app, '/assign', { node: 'box', module: 'postgres' });
+      assert.deepEqual(
+        [without.status, without.body],
+        [401, { refused: seed, code: 'unauthorized' }],
+      );
+      assert.equal(without.challenge, 'Bearer realm="berth"');
+      assert.match(said.join('\n'), /cannot be used: .*openid-configuration cannot be fetched/);
+
+      await issuer.up();
+      const token = await api.token();
+      t.mock.timers.tick(retryMs - 1);
       const soon = await post(app, '/assign', { node: 'box', module: 'postgres' }, token);
-      assert.equal(soon.body.refused, seed, 'the retry cooldown let a request through at once');
+      assert.equal(soon.body.refused, seed, 'the retry cooldown let a request through early');
       assert.equal(issuer.hits('/.well-known/openid-configuration'), 0);
-      await sleep(3_100);
+      t.mock.timers.tick(1);
       const later = await post(app, '/assign', { node: 'box', module: 'postgres' }, token);
       assert.deepEqual([later.status, later.body.said], [200, 'box is to run postgres']);
       assert.match(said.at(-1) ?? '', /verifying tokens from .* with the keys at /);
+      assert.deepEqual(
+        (await world.journal()).map((act) => act.actor),
+        [SUBJECT],
+        'only the accepted request was journaled',
+      );
     } finally {
-      await issuer.close();
+      await api.close();
     }
-    assert.deepEqual(
-      (await world.journal()).map((act) => act.actor),
-      [SUBJECT],
-      'only the accepted request was journaled',
-    );
   });
 
   for (const behaviour of ['hang', 'not-json', 'wrong-issuer'] as const) {
     it(`answers that it cannot yet verify a token when the issuer answers ${behaviour}, and a flood asks it once`, async () => {
-      const issuer = await startIssuer();
-      issuer.behaviour = behaviour;
       const said: string[] = [];
-      const app = appFor(world.state, issuer.url, {
-        timing: { fetchTimeoutMs: 200, retryMs: 60_000 },
-        log: (line) => said.push(line),
+      const api = await apiWorld({
+        modules: { postgres: POSTGRES },
+        inProcess: {
+          timing: { fetchTimeoutMs: 200, retryMs: 60_000 },
+          log: (line) => said.push(line),
+        },
       });
+      const { app, issuer, world } = api;
+      issuer.behaviour = behaviour;
       try {
         const before = await snapshot(world.state);
-        const token = await issuer.token();
+        const token = await api.token();
         const answers = await Promise.all(
           Array.from({ length: 40 }, () =>
             post(app, '/assign', { node: 'box', module: 'postgres' }, token),
@@ -405,27 +382,30 @@ describe('when the issuer cannot be had', () => {
         assert.match(said[0] ?? '', why);
         assert.deepEqual(await snapshot(world.state), before);
       } finally {
-        await issuer.close();
+        await api.close();
       }
     });
   }
 
-  it('tries the issuer again once per cooldown, however many requests come', async () => {
-    const issuer = await startIssuer();
+  it('tries the issuer again once per cooldown, however many requests come', async (t) => {
+    const retryMs = 300;
+    const api = await apiWorld({ inProcess: { timing: { retryMs } } });
+    const { app, issuer } = api;
     issuer.behaviour = 'not-json';
-    const app = appFor(world.state, issuer.url, { timing: { retryMs: 300 } });
     try {
-      const token = await issuer.token();
+      mockDate(t);
+      const token = await api.token();
       const burst = () =>
         Promise.all(Array.from({ length: 20 }, () => post(app, '/adopt', { node: 'box' }, token)));
       await burst();
+      t.mock.timers.tick(retryMs - 1);
       await burst();
       assert.equal(issuer.hits('/.well-known/openid-configuration'), 1);
-      await sleep(350);
+      t.mock.timers.tick(1);
       await burst();
       assert.equal(issuer.hits('/.well-known/openid-configuration'), 2);
     } finally {
-      await issuer.close();
+      await api.close();
     }
   });
 });
@@ -465,33 +445,36 @@ describe('finding the issuer and its keys', () => {
   });
 
   it('finds an issuer with a path by RFC 8414 when it has no OpenID Connect document', async () => {
-    const issuer = await startIssuer({ path: '/realms/ops', discovery: 'oauth' });
-    const world = await makeWorld();
+    const api = await apiWorld({
+      issuer: { path: '/realms/ops', discovery: 'oauth' },
+      inProcess: {},
+    });
+    const { app, issuer } = api;
     try {
-      const app = appFor(world.state, issuer.url);
-      const answer = await post(app, '/adopt', { node: 'box' }, await issuer.token());
+      const answer = await post(app, '/adopt', { node: 'box' }, await api.token());
       assert.equal(answer.status, 200, answer.body.refused);
       assert.equal(issuer.hits('/realms/ops/.well-known/openid-configuration'), 1);
       assert.equal(issuer.hits('/.well-known/oauth-authorization-server/realms/ops'), 1);
     } finally {
-      await issuer.close();
-      await world.cleanup();
+      await api.close();
     }
   });
 
-  it('takes a key the issuer rotates in once the cooldown has passed, in one fetch', async () => {
-    const issuer = await startIssuer();
-    const world = await makeWorld();
+  it('takes a key the issuer rotates in once the cooldown has passed, in one fetch', async (t) => {
+    const keyCooldownMs = 1_000;
+    const api = await apiWorld({ inProcess: { timing: { keyCooldownMs } } });
+    const { app, issuer } = api;
     try {
-      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 1_000 } });
+      mockDate(t);
       const rotated = await makeKey('key-2');
       const early = await issuer.token({}, rotated);
-      assert.equal((await post(app, '/adopt', { node: 'box' }, await issuer.token())).status, 200);
+      assert.equal((await post(app, '/adopt', { node: 'box' }, await api.token())).status, 200);
       issuer.published.push(rotated);
+      t.mock.timers.tick(keyCooldownMs - 1);
       const refused = await post(app, '/adopt', { node: 'box' }, early);
       assert.equal(refused.status, 401, 'within the cooldown the new key is not fetched');
       assert.equal(issuer.hits(issuer.jwksPath), 1);
-      await sleep(1_050);
+      t.mock.timers.tick(1);
       const tokens = await Promise.all(
         Array.from({ length: 20 }, (_, index) => issuer.token({ sub: `s${index}` }, rotated)),
       );
@@ -499,20 +482,20 @@ describe('finding the issuer and its keys', () => {
       assert.deepEqual(new Set(answers.map((answer) => answer.status)), new Set([200]));
       assert.equal(issuer.hits(issuer.jwksPath), 2);
     } finally {
-      await issuer.close();
-      await world.cleanup();
+      await api.close();
     }
   });
 
-  it('trusts a key the issuer replaced under the same kid at once, in one fetch, and refuses the replaced one', async () => {
-    const issuer = await startIssuer();
-    const world = await makeWorld();
+  it('trusts a key the issuer replaced under the same kid at once, in one fetch, and refuses the replaced one', async (t) => {
+    const keyCooldownMs = 400;
+    const api = await apiWorld({ inProcess: { timing: { keyCooldownMs } } });
+    const { app, issuer } = api;
     try {
-      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 400 } });
+      mockDate(t);
       const replaced = issuer.published[0] as SigningKey;
-      assert.equal((await post(app, '/adopt', { node: 'box' }, await issuer.token())).status, 200);
+      assert.equal((await post(app, '/adopt', { node: 'box' }, await api.token())).status, 200);
       assert.equal(issuer.hits(issuer.jwksPath), 1);
-      await sleep(450);
+      t.mock.timers.tick(keyCooldownMs);
       // The issuer rotates: a new key, published under the kid the old one had.
       const rotated = await makeKey(replaced.kid);
       issuer.published = [rotated];
@@ -527,19 +510,19 @@ describe('finding the issuer and its keys', () => {
       );
       assert.equal(issuer.hits(issuer.jwksPath), 2, 'within the cooldown, no fetch');
     } finally {
-      await issuer.close();
-      await world.cleanup();
+      await api.close();
     }
   });
 
-  it('fetches the keys at most once a cooldown for tokens whose signatures fail, however many come', async () => {
-    const issuer = await startIssuer();
-    const world = await makeWorld();
+  it('fetches the keys at most once a cooldown for tokens whose signatures fail, however many come', async (t) => {
+    const keyCooldownMs = 400;
+    const api = await apiWorld({ inProcess: { timing: { keyCooldownMs } } });
+    const { app, issuer } = api;
     try {
-      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 400 } });
-      const good = await issuer.token();
+      mockDate(t);
+      const good = await api.token();
       assert.equal((await post(app, '/adopt', { node: 'box' }, good)).status, 200);
-      await sleep(450);
+      t.mock.timers.tick(keyCooldownMs);
       // A flood of forged signatures under the kid berth knows: one fetch, then none.
       const forged = await Promise.all(
         Array.from({ length: 20 }, (_, index) =>
@@ -548,34 +531,34 @@ describe('finding the issuer and its keys', () => {
       );
       for (const batch of [forged.slice(0, 10), forged.slice(10)]) {
         const answers = await Promise.all(
-          batch.map((t) => post(app, '/adopt', { node: 'box' }, t)),
+          batch.map((token) => post(app, '/adopt', { node: 'box' }, token)),
         );
         assert.deepEqual(new Set(answers.map((answer) => answer.status)), new Set([401]));
       }
       assert.equal(issuer.hits(issuer.jwksPath), 2);
-      await sleep(450);
+      t.mock.timers.tick(keyCooldownMs);
       await post(app, '/adopt', { node: 'box' }, forged[0] as string);
       await post(app, '/adopt', { node: 'box' }, forged[1] as string);
       assert.equal(issuer.hits(issuer.jwksPath), 3, 'once more a cooldown later');
       assert.equal((await post(app, '/adopt', { node: 'box' }, good)).status, 200);
     } finally {
-      await issuer.close();
-      await world.cleanup();
+      await api.close();
     }
   });
 
-  it('refuses a key the issuer removed once it has fetched its keys anew', async () => {
-    const issuer = await startIssuer();
-    const world = await makeWorld();
+  it('refuses a key the issuer removed once it has fetched its keys anew', async (t) => {
+    const keyCooldownMs = 400;
+    const api = await apiWorld({ inProcess: { timing: { keyCooldownMs } } });
+    const { app, issuer } = api;
     try {
-      const app = appFor(world.state, issuer.url, { timing: { keyCooldownMs: 400 } });
+      mockDate(t);
       const removed = await makeKey('key-old', 'ES256');
       issuer.published.push(removed);
       assert.equal(
         (await post(app, '/adopt', { node: 'box' }, await issuer.token({}, removed))).status,
         200,
       );
-      await sleep(450);
+      t.mock.timers.tick(keyCooldownMs);
       // The issuer drops that key and signs with a new one, under a new kid.
       const fresh = await makeKey('key-new', 'ES256');
       issuer.published = [issuer.published[0] as SigningKey, fresh];
@@ -590,48 +573,10 @@ describe('finding the issuer and its keys', () => {
         `the token is signed with a key that ${issuer.url} does not publish`,
       );
     } finally {
-      await issuer.close();
-      await world.cleanup();
+      await api.close();
     }
   });
 });
-
-/** `berth api` as a user starts it; resolves once it has said where it serves. */
-async function startApi(
-  args: string[],
-): Promise<{ url: string; child: ChildProcess; stderr: () => string; exit: Promise<number> }> {
-  const { NODE_EXTRA_CA_CERTS: _, BERTH_STATE: __, ...env } = process.env;
-  const child = spawn(process.execPath, [BERTH, 'api', '--listen', '127.0.0.1:0', ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exit = new Promise<number>((done) => child.once('exit', (code) => done(code ?? -1)));
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const first = await new Promise<string>((done, fail) => {
-    lines.once('line', done);
-    child.once('exit', () => fail(new Error(`berth api ended: ${stderr}`)));
-  });
-  const url = /^serving (http:\/\/127\.0\.0\.1:\d+)$/.exec(first)?.[1];
-  assert.ok(url, first);
-  return { url, child, stderr: () => stderr, exit };
-}
-
-async function postTo(url: string, path: string, json: unknown, token?: string) {
-  const response = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    body: JSON.stringify(json),
-  });
-  return {
-    status: response.status,
-    body: (await response.json()) as Record<string, string>,
-    challenge: response.headers.get('www-authenticate'),
-  };
-}
 
 describe('berth api, the real process', () => {
   let world: World;
@@ -640,17 +585,37 @@ describe('berth api, the real process', () => {
   });
   after(() => world.cleanup());
 
+  /** A POST to `served` with `token` (none when null), as a client sees the answer. */
+  const postTo = async (
+    served: ServedApiWorld,
+    path: string,
+    json: unknown,
+    token: string | null,
+  ) => {
+    const answer = await served.ask(path, json, { token });
+    const challenge = answer.headers['www-authenticate'];
+    return {
+      status: answer.status,
+      body: (answer.body ?? {}) as Record<string, string>,
+      challenge: typeof challenge === 'string' ? challenge : null,
+    };
+  };
+  /** SIGTERM, as an operator stops it: it ends with 0; then nothing of it is left. */
+  const stopped = async (served: ServedApiWorld) => {
+    assert.equal((await served.end()).code, 0, served.api.stderr());
+    await served.close();
+  };
+
   it('accepts a token from its issuer, refuses others, and journals the subject', async () => {
-    const issuer = await startIssuer();
-    const api = await startApi(['--issuer', issuer.url, '--state', world.state]);
+    const api = await apiWorld({ world });
     try {
-      const token = await issuer.token({ sub: 'ops-robot' });
-      const done = await postTo(api.url, '/assign', { node: 'box', module: 'postgres' }, token);
+      const token = await api.issuer.token({ sub: 'ops-robot' });
+      const done = await postTo(api, '/assign', { node: 'box', module: 'postgres' }, token);
       assert.deepEqual([done.status, done.body.said], [200, 'box is to run postgres']);
-      const none = await postTo(api.url, '/assign', { node: 'box', module: 'postgres' });
+      const none = await postTo(api, '/assign', { node: 'box', module: 'postgres' }, null);
       assert.deepEqual([none.status, none.challenge], [401, 'Bearer realm="berth"']);
-      const expired = await issuer.token({ exp: Math.floor(Date.now() / 1000) - 60 });
-      const late = await postTo(api.url, '/unassign', { node: 'box', module: 'postgres' }, expired);
+      const expired = await api.issuer.token({ exp: Math.floor(Date.now() / 1000) - 60 });
+      const late = await postTo(api, '/unassign', { node: 'box', module: 'postgres' }, expired);
       assert.equal(late.status, 401);
       assert.match(
         late.challenge ?? '',
@@ -665,15 +630,12 @@ describe('berth api, the real process', () => {
         [['assign', 'ops-robot', 'api']],
       );
     } finally {
-      api.child.kill('SIGTERM');
-      assert.equal(await api.exit, 0);
-      await issuer.close();
+      await stopped(api);
     }
   });
 
   it('refuses a token whose subject holds a line break or another control character', async () => {
-    const issuer = await startIssuer();
-    const api = await startApi(['--issuer', issuer.url, '--state', world.state]);
+    const api = await apiWorld({ world });
     const refused =
       "the token's subject (sub) holds a line break or another control character; berth will not journal it as who acts";
     try {
@@ -691,10 +653,10 @@ describe('berth api, the real process', () => {
       ];
       for (const sub of subjects) {
         const answer = await postTo(
-          api.url,
+          api,
           '/adopt',
           { node: 'box' },
-          await issuer.token({ sub }),
+          await api.issuer.token({ sub }),
         );
         assert.equal(answer.status, 401, JSON.stringify(sub));
         assert.deepEqual(answer.body, { refused, code: 'unauthorized' });
@@ -706,28 +668,25 @@ describe('berth api, the real process', () => {
       assert.equal((await world.journal()).length, journaled, 'nothing was done');
       // Any script is a subject; only characters that break or bend a line are refused.
       const accepted = await postTo(
-        api.url,
+        api,
         '/adopt',
         { node: 'box' },
-        await issuer.token({ sub: 'José Ωmega 😀' }),
+        await api.issuer.token({ sub: 'José Ωmega 😀' }),
       );
       assert.equal(accepted.status, 200, accepted.body.refused);
       assert.equal((await world.journal()).at(-1)?.actor, 'José Ωmega 😀');
     } finally {
-      api.child.kill('SIGTERM');
-      assert.equal(await api.exit, 0);
-      await issuer.close();
+      await stopped(api);
     }
   });
 
   it('accepts a token only in canonical base64url: no other spelling of it verifies', async () => {
-    const issuer = await startIssuer();
-    const api = await startApi(['--issuer', issuer.url, '--state', world.state]);
+    const api = await apiWorld({ world });
     const refused =
       'the token is not in canonical base64url (RFC 7515: three parts of A-Z a-z 0-9 - _, without padding or spaces, and no bits set past the last byte)';
     try {
       const journaled = (await world.journal()).length;
-      const token = await issuer.token();
+      const token = await api.issuer.token();
       const [header, payload, signature] = token.split('.') as [string, string, string];
       const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
       // RS256 signs 256 bytes: 342 characters, whose last holds 4 bits no byte uses.
@@ -746,7 +705,7 @@ describe('berth api, the real process', () => {
         ['other unused bits in the last character', `${header}.${payload}.${sameBytes}`],
       ];
       for (const [name, spelled] of sameToken) {
-        const answer = await postTo(api.url, '/adopt', { node: 'box' }, spelled);
+        const answer = await postTo(api, '/adopt', { node: 'box' }, spelled);
         assert.equal(answer.status, 401, name);
         assert.deepEqual(answer.body, { refused, code: 'unauthorized' }, name);
         assert.equal(
@@ -766,7 +725,7 @@ describe('berth api, the real process', () => {
         ],
       ];
       for (const [name, spelled] of others) {
-        const answer = await postTo(api.url, '/adopt', { node: 'box' }, spelled);
+        const answer = await postTo(api, '/adopt', { node: 'box' }, spelled);
         assert.equal(answer.status, 401, name);
         assert.ok(
           !answer.body.refused?.includes(signature.slice(0, 16)),
@@ -778,69 +737,54 @@ describe('berth api, the real process', () => {
         journaled,
         'nothing was done',
       );
-      assert.equal((await postTo(api.url, '/adopt', { node: 'box' }, token)).status, 200);
+      assert.equal((await postTo(api, '/adopt', { node: 'box' }, token)).status, 200);
     } finally {
-      api.child.kill('SIGTERM');
-      assert.equal(await api.exit, 0);
-      await issuer.close();
+      await stopped(api);
     }
   });
 
   it('holds tokens to --audience', async () => {
-    const issuer = await startIssuer();
-    const api = await startApi([
-      '--issuer',
-      issuer.url,
-      '--audience',
-      'ops',
-      '--state',
-      world.state,
-    ]);
+    const api = await apiWorld({ world, flags: ['--audience', 'ops'] });
     try {
-      const forBerth = await postTo(api.url, '/adopt', { node: 'box' }, await issuer.token());
+      const forBerth = await postTo(api, '/adopt', { node: 'box' }, await api.issuer.token());
       assert.equal(forBerth.status, 401);
       assert.equal(forBerth.body.refused, 'the token is for audience berth, not ops');
       const forOps = await postTo(
-        api.url,
+        api,
         '/adopt',
         { node: 'box' },
-        await issuer.token({ aud: 'ops' }),
+        await api.issuer.token({ aud: 'ops' }),
       );
       assert.equal(forOps.status, 200, forOps.body.refused);
     } finally {
-      api.child.kill('SIGTERM');
-      assert.equal(await api.exit, 0);
-      await issuer.close();
+      await stopped(api);
     }
   });
 
   it('notices an issuer that comes up after it started, without a restart', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const api = await startApi(['--issuer', url, '--state', world.state]);
-    let issuer: Issuer | undefined;
+    const api = await apiWorld({ world, issuerDown: true });
     try {
-      const down = await postTo(api.url, '/adopt', { node: 'box' }, 'a.b.c');
+      const down = await postTo(api, '/adopt', { node: 'box' }, 'a.b.c');
       assert.deepEqual(
         [down.status, down.body],
-        [401, { refused: noIdentityProvider(url), code: 'unauthorized' }],
+        [401, { refused: noIdentityProvider(api.issuer.url), code: 'unauthorized' }],
       );
-      issuer = await startIssuer({ port });
-      const token = await issuer.token();
-      // Asked again until it notices; the bound is against a hang, not a measurement.
+      await api.issuer.up();
+      const token = await api.token();
+      // Asked again until it notices: berth api tries the issuer again once its retry
+      // cooldown (5 s) is over, real time in the real process; the in-process suite above
+      // holds the cooldown to the clock. The bound is against a hang, not a measurement.
       const until = Date.now() + SAFETY_MS;
       let status = 401;
       while (status === 401 && Date.now() < until) {
-        status = (await postTo(api.url, '/adopt', { node: 'box' }, token)).status;
+        status = (await postTo(api, '/adopt', { node: 'box' }, token)).status;
         if (status === 401) await sleep(250);
       }
       assert.equal(status, 200, `not noticed within ${SAFETY_MS} ms`);
-      assert.match(api.stderr(), /the issuer .* cannot be used: .*cannot be fetched/);
-      assert.match(api.stderr(), /verifying tokens from .* with the keys at /);
+      assert.match(api.api.stderr(), /the issuer .* cannot be used: .*cannot be fetched/);
+      assert.match(api.api.stderr(), /verifying tokens from .* with the keys at /);
     } finally {
-      api.child.kill('SIGTERM');
-      assert.equal(await api.exit, 0);
-      await issuer?.close();
+      await stopped(api);
     }
   });
 

@@ -9,6 +9,11 @@ import { StoreError } from '../src/stores/stores.ts';
 
 const PURPOSE = { node: 'box', act: 'converge' };
 
+/** Lets the event loop go round, for what was begun to get as far as it can without time. */
+async function turns() {
+  for (let i = 0; i < 10; i++) await new Promise((done) => setImmediate(done));
+}
+
 describe('the lock within one process', () => {
   let dir: string;
   before(async () => {
@@ -16,11 +21,22 @@ describe('the lock within one process', () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it('a second taker gives up at its deadline, naming the holder, while the first still holds it', async () => {
+  it('a second taker gives up at its deadline, naming the holder, while the first still holds it', async (t) => {
     const path = join(dir, 'lock');
     const first = await takeLock(path, PURPOSE, 1_000);
     try {
-      await assert.rejects(takeLock(path, PURPOSE, 300), (error: unknown) => {
+      // The clock in the test's hands: the wait ends at its deadline, not before.
+      t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+      let settled = false;
+      const second = takeLock(path, PURPOSE, 300).finally(() => {
+        settled = true;
+      });
+      await turns();
+      t.mock.timers.tick(299);
+      await turns();
+      assert.equal(settled, false, 'gave up before its deadline');
+      t.mock.timers.tick(1);
+      await assert.rejects(second, (error: unknown) => {
         assert.ok(error instanceof StoreError);
         assert.match(
           error.message,
@@ -36,11 +52,19 @@ describe('the lock within one process', () => {
     }
   });
 
-  it('a second taker gets the lock as soon as the first lets go', async () => {
+  it('a second taker gets the lock as soon as the first lets go', async (t) => {
     const path = join(dir, 'lock');
     const first = await takeLock(path, PURPOSE, 1_000);
-    const second = takeLock(path, PURPOSE, 5_000);
-    setTimeout(() => first.release(), 100);
+    // With the clock stopped, no wait can end on its own: only the first letting go.
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+    let taken = false;
+    const second = takeLock(path, PURPOSE, 5_000).then((lock) => {
+      taken = true;
+      return lock;
+    });
+    await turns();
+    assert.equal(taken, false, 'the second took a lock the first still held');
+    await first.release();
     const lock = await second;
     assert.ok(await lock.stillHeld());
     await lock.release();

@@ -8,26 +8,19 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
-import { type Issuer, startIssuer } from './helpers/issuer.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { untimed } from './helpers/timed.ts';
-import { makeWorld, type World } from './helpers/world.ts';
+import type { World } from './helpers/world.ts';
 
 /** web1 by name, as a group of web1 alone, and as a list that takes web2 away again. */
 const SAME = ['web1', '@solo', '@web,!web2'];
 const STALE = '0'.repeat(64);
 
 describe('one node and a target of one', () => {
+  let served: ServedApiWorld;
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  let token: string;
   const ask = async (route: string, body: Record<string, unknown>) => {
-    const answer = await httpAsk(api.url, {
-      path: route,
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    });
+    const answer = await served.ask(route, body, { as: 'ops' });
     return { status: answer.status, body: untimed(answer.body) };
   };
   const json = async (...args: string[]) => {
@@ -36,7 +29,12 @@ describe('one node and a target of one', () => {
   };
 
   before(async () => {
-    world = await makeWorld();
+    served = await apiWorld({ prepare: readied });
+  });
+  after(() => served?.close());
+
+  async function readied(made: World) {
+    world = made;
     const nodes: Record<string, { root: string }> = {};
     for (const node of ['web1', 'web2']) {
       nodes[node] = { root: join(world.dir, node) };
@@ -48,16 +46,8 @@ describe('one node and a target of one', () => {
       start: 'touch "$BERTH_ROOT/started"',
     });
     await world.writeSettings({ nodes, groups: { web: ['web1', 'web2'], solo: ['web1'] } });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    token = await issuer.token({ sub: 'ops' });
     assert.equal((await world.berth('assign', 'web1', 'app')).code, 0);
-  });
-  after(async () => {
-    await api?.stop();
-    await issuer?.close();
-    await world.cleanup();
-  });
+  }
 
   it('previews alike: the same words, digest, exit code and node entry', async () => {
     const [one, ...others] = await Promise.all(

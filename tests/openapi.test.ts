@@ -8,8 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { CODES } from '../src/codes.ts';
-import { type ApiProcess, startApi, startApiOn } from './helpers/api-process.ts';
-import { freePort, type Issuer, startIssuer } from './helpers/issuer.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { untimed } from './helpers/timed.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
@@ -128,25 +127,16 @@ describe('berth openapi', () => {
   });
 
   describe('a client generated from it (openapi-typescript) calls a real berth api', () => {
-    let issuer: Issuer;
-    let api: ApiProcess;
-    let idle: ApiProcess;
+    let api: ServedApiWorld;
+    /** One believing an identity provider that is not running. */
+    let idle: ServedApiWorld;
     before(async () => {
-      issuer = await startIssuer();
-      api = await startApiOn(world.state, issuer.url);
-      idle = await startApi([
-        '--listen',
-        '127.0.0.1:0',
-        '--issuer',
-        `http://127.0.0.1:${await freePort()}`,
-        '--state',
-        world.state,
-      ]);
+      api = await apiWorld({ world });
+      idle = await apiWorld({ world, issuerDown: true });
     });
     after(async () => {
-      await api.stop();
-      await idle.stop();
-      await issuer.close();
+      await api?.close();
+      await idle?.close();
     });
 
     it('compiles, strictly, and its answers are the ones the document describes', async () => {
@@ -178,7 +168,7 @@ describe('berth openapi', () => {
           body: object,
         ) => Promise<{ status: number; body: Record<string, unknown> }>;
       };
-      const token = await issuer.token();
+      const token = await api.token();
       const assigned = await call(api.url, token, '/assign', { node: 'box', module: 'm' });
       assert.deepEqual(
         { ...assigned, body: untimed(assigned.body) },

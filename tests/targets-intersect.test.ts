@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget } from '../src/grants.ts';
 import { resolveTarget, targetCovers } from '../src/targets.ts';
-import { type ApiProcess, httpAsk, startApiOn } from './helpers/api-process.ts';
-import { type Issuer, startIssuer } from './helpers/issuer.ts';
+import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
 const inventory = {
@@ -83,15 +82,9 @@ describe('an intersection on an inventory', () => {
 
 describe('an intersection on both faces', () => {
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  const tokens: Record<string, string> = {};
+  let api: ServedApiWorld;
   const ask = (subject: string, route: string, body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: route,
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[subject]}` },
-    });
+    api.ask(route, body, { as: subject });
 
   before(async () => {
     world = await makeWorld();
@@ -113,14 +106,10 @@ describe('an intersection on both faces', () => {
         { sub: 'ops-lead', may: ['*'], on: '@all' },
       ],
     });
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url);
-    for (const subject of ['eu-web', 'ops-lead'])
-      tokens[subject] = await issuer.token({ sub: subject });
+    api = await apiWorld({ world });
   });
   after(async () => {
-    await api?.stop();
-    await issuer?.close();
+    await api?.close();
     await world.cleanup();
   });
 

@@ -13,9 +13,10 @@ import { INDEXED_FROM, readIndexed, SETTLED_MS, writeIndex } from './inventory-i
  * again only when the file changed (its stamp: device, inode, size, times of modification
  * and change), so that a berth api serving many acts does not parse its settings for
  * each. A large berth.json is indexed (`inventory-index.ts`), so that a command on one
- * node reads that node's entry, not the whole inventory.
+ * node reads that node's entry, not the whole inventory. `now` is the clock the settling
+ * of berth.json is measured by.
  */
-export function fileConfig(dir: string): LoadConfig {
+export function fileConfig(dir: string, now: () => number = Date.now): LoadConfig {
   const path = join(dir, 'berth.json');
   const cacheDir = join(dir, 'cache', 'inventory');
   let kept: { stamp: string; settings: Settings } | undefined;
@@ -45,7 +46,7 @@ export function fileConfig(dir: string): LoadConfig {
     const settings = await readSettings(path);
     kept = { stamp, settings };
     const changedAt = Number(info.ctimeMs > info.mtimeMs ? info.ctimeMs : info.mtimeMs);
-    if (indexed && Date.now() - changedAt > SETTLED_MS) await writeIndex(cacheDir, stamp, settings);
+    if (indexed && now() - changedAt > SETTLED_MS) await writeIndex(cacheDir, stamp, settings);
     return configOf(settings);
   };
 }

@@ -1,5 +1,8 @@
+import { bodyLimit } from 'hono/body-limit';
 import { HonoBase } from 'hono/hono-base';
+import { HTTPException } from 'hono/http-exception';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
+import { statusOf } from '../codes.ts';
 import type { ActDeps } from '../commands/act-shapes.ts';
 import { commands } from '../commands/table.ts';
 import { type ApiEnv, answer } from './answer.ts';
@@ -9,6 +12,10 @@ import { openStores } from './middleware/open-stores.ts';
 import { runCommand } from './middleware/run-command.ts';
 import { validateRequest } from './middleware/validate-request.ts';
 import { noRoute } from './no-route.ts';
+import { refusal } from './refusal.ts';
+
+/** The largest request body berth reads: a command request is a few hundred bytes. */
+export const BODY_LIMIT = 64 * 1024;
 
 export interface AppOptions extends ActDeps {
   authenticator: Authenticator;
@@ -27,27 +34,44 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
   // RegExpRouter alone: the five routes are static paths, which it matches with one map
   // lookup, and the routers Hono's default (SmartRouter) would try beside it are not loaded.
   const app = new HonoBase<ApiEnv>({ router: new RegExpRouter() });
+  // The rest of a body over the limit is not wanted: closing the connection spares reading it.
+  const limited = bodyLimit({
+    maxSize: BODY_LIMIT,
+    onError: () => {
+      throw refusal('body_too_large', 'the request body is larger than berth reads (64 KiB)', {
+        headers: { Connection: 'close' },
+      });
+    },
+  });
   for (const command of commands)
     app.post(
       command.route,
       authenticate(options.authenticator),
+      limited,
       validateRequest(command),
       openStores(command, options, options),
       runCommand(),
     );
   app.notFound((c) =>
-    answer(404, { refused: noRoute(c.req.method, targetOf(c.req.raw)), code: 'no_route' }),
+    refusal('no_route', noRoute(c.req.method, targetOf(c.req.raw))).getResponse(),
   );
+  // Every refusal is thrown as an HTTPException (refusal.ts) and answered here, as is
+  // anything berth did not foresee.
   app.onError((error, c) => {
+    // Its own Response, whole: getResponse() would copy it into a stream, unframed.
+    if (error instanceof HTTPException) return error.res ?? error.getResponse();
+    // A body that stopped arriving (its client gone, or cut at the deadline): no one hears this.
+    if (c.req.raw.signal.aborted)
+      return answer(statusOf('invalid_request'), {
+        refused: 'this is not a request berth understands: the body did not arrive whole',
+        code: 'invalid_request',
+      });
     console.error(`berth api: unexpected ${error.name}: ${error.message}`);
-    return c.json(
-      {
-        refused:
-          'berth failed unexpectedly while answering; the request may not have been carried out',
-        code: 'failed',
-      },
-      500,
-    );
+    return answer(statusOf('internal_error'), {
+      refused:
+        'berth failed unexpectedly while answering; the request may not have been carried out',
+      code: 'internal_error',
+    });
   });
   return app;
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
-import type { Code } from '../codes.ts';
+import { type Code, statusOf } from '../codes.ts';
 import type { AccessLog } from './access-log.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
@@ -97,7 +97,7 @@ export function listen(
     errorHandler: (error) =>
       refusalResponse(
         as,
-        400,
+        'invalid_request',
         `this is not a request berth understands: ${(error as Error).message ?? 'its URL cannot be read'}`,
       ),
   });
@@ -132,7 +132,9 @@ export function listen(
   server.on('checkExpectation', serve);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});
-    socket.write(rawAnswer(as, 404, as.noRoute(request.method ?? 'CONNECT', request.url ?? '')));
+    socket.write(
+      rawAnswer(as, 'no_route', as.noRoute(request.method ?? 'CONNECT', request.url ?? '')),
+    );
     socket.destroy();
   });
   // Node hands the bytes after an Upgrade request's headers to this event and never
@@ -143,7 +145,7 @@ export function listen(
     socket.write(
       rawAnswer(
         as,
-        400,
+        'invalid_request',
         `this is not a request berth understands: berth does not switch protocols (Upgrade: ${protocol})`,
       ),
     );
@@ -166,6 +168,7 @@ export function listen(
   });
 }
 
+/** The reason phrase of each status a raw answer written to a socket may have. */
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   404: 'Not Found',
@@ -173,21 +176,9 @@ const STATUS_TEXT: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** The code of an answer given before any route, by its status: each status has one cause here. */
-const STATUS_CODES: Record<number, Code> = {
-  400: 'invalid_request',
-  404: 'no_route',
-  408: 'request_timeout',
-  431: 'headers_too_large',
-  503: 'shutting_down',
-};
-
-function refusalOf(as: Served, status: number, refused: string) {
-  return as.answer(refused, STATUS_CODES[status] ?? 'invalid_request');
-}
-
-function rawAnswer(as: Served, status: number, refused: string): string {
-  const { type, body } = refusalOf(as, status, refused);
+function rawAnswer(as: Served, code: Code, refused: string): string {
+  const { type, body } = as.answer(refused, code);
+  const status = statusOf(code);
   return [
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}`,
     `Content-Type: ${type}`,
@@ -198,9 +189,9 @@ function rawAnswer(as: Served, status: number, refused: string): string {
   ].join('\r\n');
 }
 
-function refusalResponse(as: Served, status: number, refused: string): Response {
-  const { type, body } = refusalOf(as, status, refused);
-  return new Response(body, { status, headers: { 'Content-Type': type } });
+function refusalResponse(as: Served, code: Code, refused: string): Response {
+  const { type, body } = as.answer(refused, code);
+  return new Response(body, { status: statusOf(code), headers: { 'Content-Type': type } });
 }
 
 /**
@@ -224,20 +215,20 @@ function answerClientError(as: Served, error: NodeJS.ErrnoException, socket: Dup
             (error as { bytesParsed?: number }).bytesParsed,
           )
         : undefined;
-    const [status, refused] = asked
-      ? [404, as.noRoute(asked.method, asked.path)]
+    const [code, refused]: [Code, string] = asked
+      ? ['no_route', as.noRoute(asked.method, asked.path)]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [
-            408,
+            'request_timeout',
             `the request did not arrive in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s`,
           ]
         : error.code === 'HPE_HEADER_OVERFLOW'
-          ? [431, 'the request headers are larger than berth reads']
+          ? ['headers_too_large', 'the request headers are larger than berth reads']
           : [
-              400,
+              'invalid_request',
               `this is not a request berth understands: ${(error as { reason?: string }).reason ?? error.message}`,
             ];
-    socket.write(rawAnswer(as, status as number, refused as string));
+    socket.write(rawAnswer(as, code, refused));
   }
   socket.destroy();
 }
@@ -294,30 +285,35 @@ function isHost(name: string): boolean {
 function noRequestOf(
   as: Served,
   request: IncomingMessage,
-): [status: number, refused: string, close: boolean] | undefined {
+): [code: Code, refused: string, close: boolean] | undefined {
   const raw = request.rawHeaders;
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) if (isHost(raw[i] as string)) hosts++;
   if (hosts > 1)
-    return [400, 'this is not a request berth understands: it names its Host more than once', true];
+    return [
+      'invalid_request',
+      'this is not a request berth understands: it names its Host more than once',
+      true,
+    ];
   if (hosts === 0 && request.httpVersion === '1.1')
     return [
-      400,
+      'invalid_request',
       'this is not a request berth understands: an HTTP/1.1 request must name its Host',
       true,
     ];
-  if (request.url === '*') return [404, as.noRoute(request.method ?? '', '*'), false];
+  if (request.url === '*') return ['no_route', as.noRoute(request.method ?? '', '*'), false];
   return undefined;
 }
 
 function answerDirectly(
   as: Served,
   response: ServerResponse,
-  status: number,
+  code: Code,
   refused: string,
   close: boolean,
 ) {
-  const { type, body } = refusalOf(as, status, refused);
+  const { type, body } = as.answer(refused, code);
+  const status = statusOf(code);
   const headers: Record<string, string | number> = {
     'Content-Type': type,
     'Content-Length': Buffer.byteLength(body),
@@ -332,7 +328,7 @@ function answerDirectly(
  * open at the signal) is not carried out: it is answered 503, and its connection closed.
  */
 function refuseWhileClosing(as: Served, response: ServerResponse) {
-  answerDirectly(as, response, 503, shuttingDown(as.name), true);
+  answerDirectly(as, response, 'shutting_down', shuttingDown(as.name), true);
 }
 
 function closeOn(

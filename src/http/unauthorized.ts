@@ -1,3 +1,4 @@
+import { statusOf } from '../codes.ts';
 import type { Authentication } from './authenticator.ts';
 
 /** An answer as plain values, kept to make a Response of on every request. */
@@ -18,7 +19,7 @@ export function unauthorized(refusal: Refusal): PlainAnswer {
   let made = answers.get(refusal);
   if (!made) {
     made = {
-      status: 401,
+      status: statusOf('unauthorized'),
       headers: { 'Content-Type': 'application/json', 'WWW-Authenticate': refusal.challenge },
       body: JSON.stringify({ refused: refusal.refused, code: 'unauthorized' }),
     };

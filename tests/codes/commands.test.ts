@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Code } from '../../src/codes.ts';
-import { httpAsk, startApiOn } from '../helpers/api-process.ts';
+import { apiWorld } from '../helpers/api-world.ts';
 import { runBerth } from '../helpers/world.ts';
 import { type Asked, type Body, bodyOf, codesSeen, type Faces, openFaces } from './faces.ts';
 
@@ -219,7 +219,7 @@ describe("a command's own refusals", () => {
     // Another berth, with no identity the values were sealed to.
     const elsewhere = await mkdtemp(join(tmpdir(), 'berth-other-identity-'));
     const env = { XDG_CONFIG_HOME: elsewhere };
-    const api = await startApiOn(faces.world.state, faces.issuer.url, env);
+    const api = await apiWorld({ world: faces.world, env });
     try {
       for (const [scope, node, nodes] of [
         ['node', 'k1', ['k1']],
@@ -230,14 +230,7 @@ describe("a command's own refusals", () => {
         codes.refused(`cli ${scope}`, { status: run.code, body: bodyOf(run) }, 'vault_unopened', [
           ...nodes,
         ]);
-        const served = await httpAsk(api.url, {
-          path: '/converge',
-          body: JSON.stringify({ node }),
-          headers: {
-            'Content-Type': 'application/json',
-            Authorization: `Bearer ${await faces.token('ops')}`,
-          },
-        });
+        const served = await api.ask('/converge', { node }, { as: 'ops' });
         assert.equal(served.status, 409);
         const body = served.body as Body;
         codes.refused(`api ${scope}`, { status: served.status, body }, 'vault_unopened', [
@@ -251,7 +244,7 @@ describe("a command's own refusals", () => {
       assert.equal(secret.code, 1);
       assert.equal(bodyOf(secret).code, 'vault_unopened');
     } finally {
-      await api.stop();
+      await api.close();
       await rm(elsewhere, { recursive: true, force: true });
     }
   });

@@ -4,7 +4,7 @@
  * given; a code added to the list without both fails here.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CODES } from '../../src/codes.ts';
@@ -17,8 +17,11 @@ describe('every code of the list is produced through the faces, or said why not'
     assert.deepEqual(Object.keys(WHERE).sort(), [...CODES].sort());
   });
 
-  test('each suite the table names is a test file of tests/codes/', async () => {
-    for (const suite of SUITES) await readFile(join(import.meta.dirname, `${suite}.test.ts`));
+  test('the suites the table names are the test files of tests/codes/, this one aside', async () => {
+    const files = (await readdir(import.meta.dirname))
+      .filter((file) => file.endsWith('.test.ts') && file !== 'coverage.test.ts')
+      .map((file) => file.replace(/\.test\.ts$/, ''));
+    assert.deepEqual([...SUITES].sort(), files.sort());
   });
 
   test('each code is produced by a test on the command line or over the API', () => {

@@ -159,6 +159,12 @@ export const WHERE: Record<Code, Row> = {
   step_failed: everywhere('acts'),
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
   failed: everywhere('acts'),
+  internal_error: {
+    'cli node': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'cli group': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'api node': { in: 'tests/core/api.test.ts' },
+    'api group': { never: 'an unexpected failure in the app is one answer, whatever the target' },
+  },
   journal_failed: everywhere('acts'),
   not_begun: groupOnly('acts', 'one node is one batch: no batch before it'),
   nodes_refused: groupOnly('gate', 'one node refuses for one reason'),

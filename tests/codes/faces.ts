@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import * as v from 'valibot';
 import { type Code, CodeSchema } from '../../src/codes.ts';
-import { type ApiProcess, httpAsk, startApiOn } from '../helpers/api-process.ts';
-import { type Issuer, startIssuer } from '../helpers/issuer.ts';
-import { makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import type { ApiProcess } from '../helpers/api-process.ts';
+import { apiWorld } from '../helpers/api-world.ts';
+import { type Run, runBerth, type World } from '../helpers/world.ts';
 import { type Cell, claimsOf, type Suite } from './coverage.ts';
 
 /** What `--json` and the API's body hold of a refusal: the answer's code, each node's, each blocker's. */
@@ -69,7 +69,6 @@ export function bodyOf(run: Run): Body {
 export interface Faces {
   world: World;
   api: ApiProcess;
-  issuer: Issuer;
   rootOf(node: string): string;
   /** The command line with `--json`: its exit and its one object. */
   cli(...args: string[]): Promise<Answered & { stderr: string }>;
@@ -93,28 +92,23 @@ export async function openFaces(options: {
   /** A command both faces' berth runs through (runBerth's `launcher`). */
   launcher?: string[];
 }): Promise<Faces> {
-  const world = await makeWorld(options.modules);
-  const rootOf = (node: string) => join(world.dir, node);
-  for (const node of options.nodes) await mkdir(rootOf(node), { recursive: true });
-  await world.writeSettings({
-    nodes: Object.fromEntries(options.nodes.map((node) => [node, { root: rootOf(node) }])),
-    grants: [{ sub: 'ops', may: ['*'], on: '@all' }],
-    ...options.settings,
+  const served = await apiWorld({
+    modules: options.modules,
+    async prepare(world) {
+      const roots = options.nodes.map((node) => [node, { root: join(world.dir, node) }] as const);
+      for (const [, { root }] of roots) await mkdir(root, { recursive: true });
+      await world.writeSettings({
+        nodes: Object.fromEntries(roots),
+        grants: [{ sub: 'ops', may: ['*'], on: '@all' }],
+        ...options.settings,
+      });
+    },
+    env: options.env,
+    flags: options.apiFlags,
+    launcher: options.launcher,
   });
-  const issuer = await startIssuer();
-  const api = await startApiOn(
-    world.state,
-    issuer.url,
-    options.env,
-    options.apiFlags,
-    options.launcher,
-  );
-  const tokens = new Map<string, string>();
-  const token = async (subject: string) => {
-    const made = tokens.get(subject) ?? (await issuer.token({ sub: subject }));
-    tokens.set(subject, made);
-    return made;
-  };
+  const { world, api, token } = served;
+  const rootOf = (node: string) => join(world.dir, node);
   const cli = async (...args: string[]) => {
     const run = await runBerth(
       ['--state', world.state, ...args, '--json'],
@@ -126,27 +120,15 @@ export async function openFaces(options: {
   return {
     world,
     api,
-    issuer,
     rootOf,
     cli,
     line: (command, asked, ...more) => cli(...wordsOf(command, asked), ...more),
     async served(command, asked, subject = 'ops') {
-      const answer = await httpAsk(api.url, {
-        path: `/${command}`,
-        body: JSON.stringify(asked),
-        headers: {
-          'Content-Type': 'application/json',
-          Authorization: `Bearer ${await token(subject)}`,
-        },
-      });
+      const answer = await served.ask(`/${command}`, asked, { as: subject });
       return { status: answer.status, body: (answer.body ?? {}) as Body };
     },
     token,
-    async close() {
-      await api.stop();
-      await issuer.close();
-      await world.cleanup();
-    },
+    close: served.close,
   };
 }
 

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileConfig } from '../../src/config/file-config.ts';
+import { SETTLED_MS } from '../../src/config/inventory-index.ts';
 import { makeWorld, POSTGRES, type World } from '../helpers/world.ts';
-import { sleep } from './support.ts';
 
 /**
  * A berth.json of 8,000 nodes (past the size from which berth indexes it): a command on
@@ -14,6 +15,16 @@ describe('a large inventory', () => {
   let world: World;
   const NODES = 8_000;
   const cache = () => join(world.state, 'cache', 'inventory');
+  /**
+   * An act on `nodes` reading berth.json `msAfter` its last change, by berth's own config
+   * reader given that clock: past SETTLED_MS it is indexed, as a berth run then would.
+   */
+  const readAfter = async (msAfter: number, nodes = ['box']) => {
+    const info = await stat(join(world.state, 'berth.json'), { bigint: true });
+    const changedAt = Number(info.ctimeMs > info.mtimeMs ? info.ctimeMs : info.mtimeMs);
+    await fileConfig(world.state, () => changedAt + msAfter)(nodes);
+  };
+  const indexes = async () => readdir(cache()).catch(() => [] as string[]);
   const inventory = (box: unknown, extra: Record<string, unknown> = {}) => {
     const nodes: Record<string, unknown> = { box };
     for (let i = 0; i < NODES; i++) nodes[`n${i}`] = { ssh: `admin@n${i}.lan`, port: 2200 };
@@ -24,15 +35,17 @@ describe('a large inventory', () => {
     world = await makeWorld({ postgres: POSTGRES });
     await world.writeSettings(inventory({ root: world.root }));
     assert.ok((await stat(join(world.state, 'berth.json'))).size > 256 * 1024);
-    // An index is made only of a berth.json that has not changed for two seconds.
-    await sleep(2_100);
   });
   after(() => world.cleanup());
 
   it('indexes berth.json once it has settled, and acts on one node through the index', async () => {
+    // An index is made only of a berth.json that has not changed for two seconds.
+    await readAfter(SETTLED_MS);
+    assert.deepEqual(await indexes(), [], 'indexed before it settled');
+    await readAfter(SETTLED_MS + 1);
     const first = await world.berth('assign', 'box', 'postgres');
     assert.deepEqual(first, { code: 0, stdout: 'box is to run postgres\n', stderr: '' });
-    const [index, ...others] = await readdir(cache());
+    const [index, ...others] = await indexes();
     assert.equal(others.length, 0, 'one index');
     const files = await readdir(join(cache(), index as string));
     assert.ok(files.includes('head.json') && files.length > 2, files.join(' '));
@@ -64,7 +77,7 @@ describe('a large inventory', () => {
   });
 
   it('refuses a node taken out of berth.json, and a berth.json no longer valid', async () => {
-    await sleep(2_100);
+    await readAfter(SETTLED_MS + 1);
     assert.equal((await world.berth('status', 'n43')).code, 0);
     const path = join(world.state, 'berth.json');
     const settings = JSON.parse(await readFile(path, 'utf8'));
@@ -83,7 +96,7 @@ describe('a large inventory', () => {
 
   it('reads berth.json whole when its index is damaged', async () => {
     await world.writeSettings(inventory({ root: world.root }, { spare: { root: '/srv/spare' } }));
-    await sleep(2_100);
+    await readAfter(SETTLED_MS + 1);
     assert.equal((await world.berth('status', 'spare')).code, 0);
     const [index] = await readdir(cache());
     const here = join(cache(), index as string);
@@ -91,6 +104,7 @@ describe('a large inventory', () => {
     const status = await world.berth('status', 'spare');
     assert.equal(status.code, 0, status.stderr);
     assert.equal(status.stdout.split('\n')[0], 'spare (root /srv/spare)');
+    await readAfter(SETTLED_MS + 1, ['spare']);
     const head = JSON.parse(await readFile(join(here, 'head.json'), 'utf8'));
     assert.equal(head.stamp, index, 'made anew');
 
@@ -100,6 +114,7 @@ describe('a large inventory', () => {
       (await world.berth('status', 'spare')).stdout.split('\n')[0],
       'spare (root /srv/spare)',
     );
+    await readAfter(SETTLED_MS + 1, ['spare']);
     assert.ok((await readdir(here)).includes(bucket as string), 'a lost bucket is made anew');
   });
 

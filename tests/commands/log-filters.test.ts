@@ -26,7 +26,7 @@ describe('berth log of a target, since a while, its last acts', () => {
 
   before(async () => {
     world = await makeWorld({ postgres: POSTGRES });
-    await world.rootedNodes(['db1', 'db2', 'web1'], { db: ['db1', 'db2'] });
+    await world.rootedNodes(['db1', 'db2', 'web1', 'idle1'], { db: ['db1', 'db2'] });
     // An earlier berth's entry on db2, a day old: no target, digest or typed outcome.
     await mkdir(join(world.state, 'nodes', 'db2'), { recursive: true });
     const earlier = {
@@ -42,6 +42,12 @@ describe('berth log of a target, since a while, its last acts', () => {
     await appendFile(
       join(world.state, 'nodes', 'db2', 'journal.jsonl'),
       `${JSON.stringify(earlier)}\n`,
+    );
+    // idle1's one act is three days old: nothing of it is in the last day.
+    await mkdir(join(world.state, 'nodes', 'idle1'), { recursive: true });
+    await appendFile(
+      join(world.state, 'nodes', 'idle1', 'journal.jsonl'),
+      `${JSON.stringify({ ...earlier, at: new Date(Date.now() - 3 * 86_400_000).toISOString(), node: 'idle1' })}\n`,
     );
     for (const args of [
       ['assign', '@db', 'postgres'],
@@ -96,8 +102,10 @@ describe('berth log of a target, since a while, its last acts', () => {
   });
 
   it('says when none of the acts is asked for', async () => {
-    const none = await world.berth('log', 'db1', '--since', '1s');
-    assert.equal(none.stdout, 'the journal has no act on db1 in the last 1s\n');
+    const none = await world.berth('log', 'idle1', '--since', '1d');
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, 'the journal has no act on idle1 in the last 1d\n');
+    assert.equal((await logged('idle1', '--since', '4d')).length, 1);
   });
 
   it('--json: each act typed, with its target, digest, code, steps and blockers', async () => {

@@ -34,10 +34,6 @@ export async function modeOf(path: string): Promise<string> {
   return ((await stat(path)).mode & 0o777).toString(8);
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
-
 /** Previews a converge of box, then acts on that preview's digest: what an operator types. */
 export async function convergeBox(world: World, ...args: string[]) {
   const digest = await previewDigest(world, 'converge', 'box', ...args);

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { appOver, post } from '../helpers/api.ts';
 import { digestOf, GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
 import {
   convergeBox,
   modeOf,
   previewDigest,
-  sleep,
   snapshot,
   stateFiles,
   vaultPath,
@@ -328,23 +328,35 @@ describe('berth take', () => {
 
   it('refuses an account older than the flip allows, in the preview and at the act', async () => {
     await world.writeSettings({ nodes: { box: { root: world.root } }, flip: '1s' });
-    await handInstalledGitea(world);
-    await world.berth('adopt', 'box');
-    const digest = await previewTake(world);
-    await sleep(1_100);
-    // Past the flip by less than a second, the age still reads as past it: never "1s old".
-    const stale = 'the account of box is (?!1s)\\d+s old; the flip allows 1s; adopt box again';
-    const preview = await world.berth('take', 'box', 'gitea');
-    assert.match(preview.stdout, new RegExp(`\\nthe act would be refused: ${stale}\\n`));
-    const run = await takeGitea(world, digest);
-    assert.equal(run.code, 1);
-    assert.match(run.stderr, new RegExp(`^${stale}\\n$`));
+    await world.onBox('/var/lib/postgresql/base', 'data');
+    await world.onBox('/etc/postgres/password', 'hunter2\n');
+    // The app as berth api builds it, on a clock of the test's: the account ages by it.
+    let now = Date.parse('2026-11-21T08:00:00.000Z');
+    const api = appOver(world.state, { now: () => new Date(now) });
+    const take = async (more: Record<string, unknown> = {}) =>
+      post(api, '/take', { node: 'box', module: 'postgres', ...more });
+    assert.equal((await post(api, '/adopt', { node: 'box' })).status, 200);
 
-    // A flip long enough for a busy machine to adopt, preview and act within it.
-    await world.writeSettings({ nodes: { box: { root: world.root } }, flip: '1h' });
-    await world.berth('adopt', 'box');
-    const again = await takeGitea(world, await previewTake(world));
-    assert.equal(again.code, 0, again.stderr);
+    now += 1_000;
+    const atTheFlip = await take();
+    assert.equal(atTheFlip.status, 200, JSON.stringify(atTheFlip.body));
+    assert.doesNotMatch(String(atTheFlip.body?.said), /the act would be refused/);
+
+    // Past the flip by less than a second, the age still reads as past it: never "1s old".
+    now += 1;
+    const stale = 'the account of box is 2s old; the flip allows 1s; adopt box again';
+    const preview = await take();
+    const said = String(preview.body?.said);
+    assert.match(said, new RegExp(`\\nthe act would be refused: ${stale}\\n`));
+    const act = await take({ yes: true, digest: digestOf(said) });
+    assert.equal(act.status, 409);
+    assert.equal(act.body?.refused, stale);
+    assert.deepEqual((await world.readState()).managed, {});
+
+    // Adopted again, the account is young: the take is done.
+    assert.equal((await post(api, '/adopt', { node: 'box' })).status, 200);
+    const again = await take({ yes: true, digest: digestOf(String((await take()).body?.said)) });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
   });
 
   it('journals refused acts with the OS user, and not previews', async () => {

@@ -25,6 +25,11 @@ export interface ApiProcess {
   url: string;
   port: number;
   exited: Promise<Exit>;
+  /**
+   * Resolves once `ready()` holds, asked again at everything it prints and at its exit;
+   * fails naming `what` if it does not hold within `SAFETY_MS`.
+   */
+  until(ready: () => boolean, what: string): Promise<void>;
   /** Ends it if it is still running: for cleanup after a test that failed half-way. */
   stop(): Promise<Exit>;
 }
@@ -53,6 +58,7 @@ function spawnBerth(
   });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
+    for (const listener of listeners) listener();
   });
   const exited = new Promise<Exit>((done) => {
     child.once('exit', (code, signal) => {
@@ -61,21 +67,6 @@ function spawnBerth(
     });
   });
   return { child, lines, listeners, stderr: () => stderr, exited };
-}
-
-/**
- * `berth api` on a free loopback port over a state directory, believing `issuer`'s tokens;
- * `more` are further flags (`--lock-timeout 1s`); `launcher` as runBerth's.
- */
-export function startApiOn(
-  state: string,
-  issuer: string,
-  env?: Record<string, string | undefined>,
-  more: string[] = [],
-  launcher: readonly string[] = [],
-): Promise<ApiProcess> {
-  const args = ['--listen', '127.0.0.1:0', '--issuer', issuer, '--state', state, ...more];
-  return startApi(args, env, launcher);
 }
 
 /**
@@ -116,6 +107,19 @@ export async function startApi(
     url,
     port: Number(new URL(url).port),
     exited,
+    until: (ready, what) =>
+      new Promise((done, fail) => {
+        const timer = setTimeout(() => check(true), SAFETY_MS);
+        const check = (late = false) => {
+          if (ready()) done();
+          else if (late) fail(new Error(`${what}: not so after ${SAFETY_MS / 1000} s`));
+          else return;
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      }),
     stop() {
       if (!ended) child.kill('SIGKILL');
       return exited;
@@ -145,7 +149,7 @@ export function httpAsk(
   options: {
     method?: string;
     path: string;
-    body?: string;
+    body?: string | Uint8Array;
     /** A body sent in these pieces, chunked, with no length declared. */
     chunks?: string[];
     headers?: Record<string, string>;
@@ -193,17 +197,19 @@ export interface Cut {
 }
 
 /**
- * Opens a connection and sends `first`, then `drip()` every `everyMs` until the
- * server closes the connection (or, against a hang, `SAFETY_MS` passes).
+ * Opens a connection and sends `first`, then `drip()` every `everyMs` until the server
+ * closes the connection (or, against a hang, `SAFETY_MS` passes). `begun` resolves once
+ * `first` has been handed to the connection.
  */
 export function dripHeaders(
   port: number,
   first: string,
   drip: (n: number) => string,
   everyMs = 400,
-): Promise<Cut> {
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1');
+): { begun: Promise<void>; cut: Promise<Cut> } {
+  const socket = connect(port, '127.0.0.1');
+  const begun = new Promise<void>((written) => socket.write(first, () => written()));
+  const cut = new Promise<Cut>((done) => {
     let raw = '';
     let n = 0;
     const timer = setInterval(() => {
@@ -220,8 +226,8 @@ export function dripHeaders(
       clearTimeout(giveUp);
       done({ raw });
     });
-    socket.write(first);
   });
+  return { begun, cut };
 }
 
 /** An HTTP/1.1 answer as raw text, split into its status line, headers and body. */

@@ -1,25 +1,14 @@
+import { fileDeps } from '../../src/cli/deps.ts';
+import { locateState } from '../../src/config/state-dir.ts';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
+import type { Answer } from '../core/api-suite.ts';
+import { acceptAs } from './world.ts';
+
+/** The 404's words, and an answer as a client reads it, as the API suite holds them. */
+export { type Answer, noRoute } from '../core/api-suite.ts';
 
 /** The app as createApp makes it. */
 export type App = ReturnType<typeof createApp>;
-
-import { fileDeps } from '../../src/cli/deps.ts';
-import { locateState } from '../../src/config/state-dir.ts';
-import type { Authenticator } from '../../src/http/authenticator.ts';
-import { acceptAs } from './world.ts';
-
-/** The five routes, as the 404 lists them. */
-export const ROUTES = [
-  'POST /assign',
-  'POST /unassign',
-  'POST /take',
-  'POST /converge',
-  'POST /adopt',
-] as const;
-
-export function noRoute(method: string, path: string): string {
-  return `no route for ${method} ${path}; berth answers ${ROUTES.join(', ')}`;
-}
 
 /** The app over a real state directory, as `berth api` builds it, but acting as alice. */
 export function appOver(state: string, options: Partial<AppOptions> = {}): App {
@@ -28,24 +17,6 @@ export function appOver(state: string, options: Partial<AppOptions> = {}): App {
     ...fileDeps(locateState(state)),
     ...options,
   });
-}
-
-export const REFUSED_ALL = {
-  refused: 'the test authenticator refuses everyone',
-  challenge: 'Bearer realm="berth", error="invalid_token", error_description="refused by the test"',
-};
-
-/** A test authenticator that refuses every request, to see what the app does with a refusal. */
-export function refuseAll(): Authenticator {
-  return { authenticate: () => async () => ({ ok: false, ...REFUSED_ALL }) };
-}
-
-export interface Answer {
-  status: number;
-  type: string | null;
-  headers: Headers;
-  /** The JSON body, or undefined when there was none (a HEAD). */
-  body: Record<string, unknown> | undefined;
 }
 
 /** One request through Hono's in-process `request()`, with the answer's body parsed. */

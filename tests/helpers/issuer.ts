@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
@@ -28,7 +28,8 @@ export async function makeKey(kid: string, alg = 'RS256'): Promise<SigningKey> {
 
 /**
  * How the issuer answers. `up` serves its metadata and keys; the others are the ways
- * an identity provider can fail to be had short of being down (a closed port).
+ * an identity provider can fail to be had short of being down (a closed port). A request
+ * met by `hang` is held until `release()`.
  */
 export type Behaviour = 'up' | 'hang' | 'not-json' | 'wrong-issuer';
 
@@ -45,9 +46,15 @@ export interface Issuer {
   published: SigningKey[];
   /** Requests seen, by path. */
   hits(path: string): number;
+  /** Answers every request held by `hang` as the issuer now behaves. */
+  release(): void;
   jwksPath: string;
   /** A token for berth as `sub`, valid for five minutes, with `claims` laid over. */
   token(claims?: JWTPayload, key?: SigningKey, header?: Record<string, unknown>): Promise<string>;
+  /** Stops listening, as an identity provider that is down: its port refuses connections. */
+  down(): Promise<void>;
+  /** Listens again on the same port, with the same keys: the identity provider is back. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,9 +69,17 @@ export interface IssuerOptions {
   tls?: { key: string; cert: string };
 }
 
+/**
+ * The key every issuer of a test process signs with unless told otherwise: an RSA key
+ * takes up to a second to make on a busy machine. Issuers still never take each other's
+ * tokens: each token names its issuer.
+ */
+let firstKey: Promise<SigningKey> | undefined;
+
 export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> {
   const path = options.path ?? '';
-  const key = await makeKey('key-1');
+  firstKey ??= makeKey('key-1');
+  const key = await firstKey;
   const counts = new Map<string, number>();
   let url = '';
   const jwksPath = `${path}/keys`;
@@ -73,13 +88,15 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
       ? `/.well-known/oauth-authorization-server${path}`
       : `${path}/.well-known/openid-configuration`;
 
-  const serve = (
-    request: import('node:http').IncomingMessage,
-    response: import('node:http').ServerResponse,
-  ) => {
+  const held: (() => void)[] = [];
+  const serve = (request: import('node:http').IncomingMessage, response: ServerResponse) => {
     const asked = new URL(request.url ?? '/', 'http://issuer').pathname;
     counts.set(asked, (counts.get(asked) ?? 0) + 1);
-    if (issuer.behaviour === 'hang') return;
+    if (issuer.behaviour === 'hang') held.push(() => answer(asked, response));
+    else answer(asked, response);
+  };
+  const server: Server = options.tls ? createHttpsServer(options.tls, serve) : createServer(serve);
+  const answer = (asked: string, response: ServerResponse) => {
     const json = (body: unknown) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
@@ -100,10 +117,14 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
       response.end('{}');
     }
   };
-  const server: Server = options.tls ? createHttpsServer(options.tls, serve) : createServer(serve);
-  await new Promise<void>((listening) =>
-    server.listen(options.port ?? 0, '127.0.0.1', () => listening()),
-  );
+  const listen = (on: number) =>
+    new Promise<void>((listening) => server.listen(on, '127.0.0.1', () => listening()));
+  const stop = () =>
+    new Promise<void>((closed) => {
+      server.close(() => closed());
+      server.closeAllConnections();
+    });
+  await listen(options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   const scheme = options.tls ? 'https' : 'http';
   url = `${scheme}://127.0.0.1:${port}${path}`;
@@ -115,6 +136,9 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
     published: [key],
     jwksPath,
     hits: (asked) => counts.get(asked) ?? 0,
+    release() {
+      for (const again of held.splice(0)) again();
+    },
     async token(claims = {}, signer = key, header = {}) {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({
@@ -128,11 +152,9 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
         .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT', ...header })
         .sign(signer.privateKey);
     },
-    close: () =>
-      new Promise((closed) => {
-        server.close(() => closed());
-        server.closeAllConnections();
-      }),
+    down: stop,
+    up: () => listen(port),
+    close: () => (server.listening ? stop() : Promise.resolve()),
   };
   return issuer;
 }

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { needs } from './needs.ts';
+import { until } from './safety.ts';
 
 export interface PostgresServer {
   /** A database of its own, owned by `berth`: `postgresql://berth@127.0.0.1:PORT/NAME`. */
@@ -260,9 +261,13 @@ export async function startPostgres(): Promise<PostgresServer> {
       async hba(line) {
         const path = join(data, 'pg_hba.conf');
         writeFileSync(path, `${line}\n${readFileSync(path, 'utf8')}`);
+        // The server reloads on a signal, a moment later: then a new session's time of the
+        // configuration's load is later than it was.
+        const loaded = async () =>
+          (await admin('SELECT pg_conf_load_time() AS at')).rows[0]?.at.getTime() as number;
+        const before = await loaded();
         await admin('SELECT pg_reload_conf()');
-        // The server reloads on a signal, a moment later.
-        await sleep(300);
+        await until(async () => (await loaded()) > before, 'PostgreSQL reloaded pg_hba.conf');
       },
       stop,
       stopServer,

@@ -115,16 +115,45 @@ export function post(port: number, path: string, json: string, extra = '') {
   );
 }
 
-/** The Command API in this process, with the test authenticator, on a port of its own. */
+/**
+ * The Command API in this process, with the test authenticator, on a port of its own.
+ * `reached(test)` resolves once a request `test` holds for has reached the app; `settled()`
+ * once every request the app was handed has been answered by it (or has failed).
+ */
 export async function inProcessServer(state: string) {
   const app = createApp({
     authenticator: acceptAs('tester'),
     ...fileDeps({ dir: state, createIfMissing: false }),
   });
+  const handled = new Set<Promise<unknown>>();
+  const arrived: Request[] = [];
+  const arrivals = new Set<() => void>();
+  // The Node adapter hands the app its request as env, where the access facts are noted.
+  const fetch = (request: Request, env?: Parameters<typeof app.fetch>[1]) => {
+    arrived.push(request);
+    for (const listener of arrivals) listener();
+    const answering = Promise.resolve(app.fetch(request, env));
+    const tracked = answering.finally(() => handled.delete(tracked)).catch(() => undefined);
+    handled.add(tracked);
+    return answering;
+  };
   const stop = new AbortController();
-  const served = await listen(app.fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
+  const served = await listen(fetch, { hostname: '127.0.0.1', port: 0 }, stop.signal);
   return {
     port: Number(new URL(served.url).port),
+    reached: (test: (request: Request) => boolean) =>
+      new Promise<void>((done) => {
+        const check = () => {
+          if (!arrived.some(test)) return;
+          arrivals.delete(check);
+          done();
+        };
+        arrivals.add(check);
+        check();
+      }),
+    settled: async () => {
+      while (handled.size > 0) await Promise.all(handled);
+    },
     close: async () => {
       stop.abort();
       await served.closed;

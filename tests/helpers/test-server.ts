@@ -5,7 +5,9 @@
  *
  *   node --import tsx tests/helpers/test-server.ts <state dir>
  *
- * It prints `serving http://127.0.0.1:<port>` once it listens, on a port of its own.
+ * It prints `serving http://127.0.0.1:<port>` once it listens, on a port of its own, and
+ * `accepted` as each request on a route has passed authentication: a test then knows the
+ * request has reached the app.
  */
 import { serveApi } from '../../src/cli/api.ts';
 import { processIo } from '../../src/cli/io.ts';
@@ -17,8 +19,14 @@ if (!dir) {
   process.exit(2);
 }
 
+const tester = acceptAs('tester');
 process.exitCode = await serveApi({
-  authenticator: acceptAs('tester'),
+  authenticator: {
+    authenticate(presented) {
+      processIo.out('accepted');
+      return tester.authenticate(presented);
+    },
+  },
   issuer: 'no issuer: the test authenticator accepts every request',
   address: { hostname: '127.0.0.1', port: 0 },
   location: { dir, createIfMissing: false },

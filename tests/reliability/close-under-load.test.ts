@@ -20,11 +20,10 @@
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { startApi } from '../helpers/api-process.ts';
-import { type Issuer, startIssuer } from '../helpers/issuer.ts';
+import { describe, it } from 'node:test';
+import { apiWorld } from '../helpers/api-world.ts';
 import { journalLines, parseAnswer, SOAK, sleep } from '../helpers/reliability.ts';
-import { makeWorld, type World } from '../helpers/world.ts';
+import { until } from '../helpers/safety.ts';
 
 const CLIENTS = 50;
 const SHUTTING_DOWN =
@@ -116,41 +115,22 @@ async function refusedAt(port: number): Promise<number> {
 }
 
 describe('berth api closing under load', () => {
-  let world: World;
-  let issuer: Issuer;
-  before(async () => {
-    world = await makeWorld();
-    issuer = await startIssuer();
-  });
-  after(async () => {
-    await issuer.close();
-    await world.cleanup();
-  });
-
   for (let run = 1; run <= RUNS; run++)
     it(`answers every act it journals, takes no new request after SIGTERM, and exits 0 (run ${run})`, async (t) => {
-      const api = await startApi([
-        '--listen',
-        '127.0.0.1:0',
-        '--issuer',
-        issuer.url,
-        '--state',
-        world.state,
-      ]);
+      const served = await apiWorld();
+      const { api, world } = served;
       const journaledBefore = (await journalLines(world.state)).length;
       const sent: Sent[] = [];
       try {
         const tokens = await Promise.all(
-          Array.from({ length: CLIENTS }, (_, c) => issuer.token({ sub: `client-${c}` })),
+          Array.from({ length: CLIENTS }, (_, c) => served.token(`client-${c}`)),
         );
         const clients = tokens.map((token, c) => client(c, api.port, token, sent));
-        // Load until every client has had answers (the keys fetched, the lock contended).
-        const loading = Date.now();
-        while (sent.filter((one) => one.answer?.status === 200).length < 2 * CLIENTS) {
-          assert.ok(Date.now() - loading < 60_000, `no load: ${api.stderr()}`);
-          await sleep(50);
-        }
-        await sleep(500);
+        // Load until the clients have had two answers each (the keys fetched, the lock
+        // contended), and the acts go on past that: the signal comes amid the load.
+        const done = () => sent.filter((one) => one.answer?.status === 200).length;
+        await until(() => done() >= 2 * CLIENTS, 'two acts done a client');
+        await until(() => done() >= 2 * CLIENTS + CLIENTS / 2, 'the acts going on');
 
         const signalledAt = Date.now();
         api.child.kill('SIGTERM');
@@ -224,7 +204,7 @@ describe('berth api closing under load', () => {
         assert.equal(exit.code, 0, api.stderr());
         assert.doesNotMatch(api.stderr(), /unexpected/);
       } finally {
-        await api.stop();
+        await served.close();
       }
     });
 });

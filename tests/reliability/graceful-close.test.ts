@@ -12,17 +12,15 @@
  */
 import assert from 'node:assert/strict';
 import { access, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type ServerResponse } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SHUTTING_DOWN } from '../../src/http/serve.ts';
+import { apiWorld } from '../helpers/api-world.ts';
 import {
   journalLines,
   parseAnswer,
   post,
-  servingPort,
-  sleep,
   startBerth,
   startTestServer,
 } from '../helpers/reliability.ts';
@@ -60,13 +58,37 @@ async function idleKeepAlive(port: number): Promise<Socket> {
   return socket;
 }
 
-/** Sends a request and keeps everything the server sends back, until it closes. */
-function heldRequest(port: number, text: string) {
+/** How long the whole answer at the start of `text` is (Content-Length framed); 0 until it is whole. */
+function wholeAnswer(text: string): number {
+  const head = text.indexOf('\r\n\r\n');
+  const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, head));
+  if (head < 0 || !length) return 0;
+  const end = head + 4 + Number(length[1]);
+  return Buffer.byteLength(text) >= end ? end : 0;
+}
+
+/**
+ * Sends a request and keeps everything the server sends back, until it closes. `before`,
+ * a whole request, goes first in the same write: once it is answered (`answeredBefore`),
+ * the server has read the bytes of `text` that came with it; its answer is not kept.
+ */
+function heldRequest(port: number, text: string, before = '') {
   const socket = connect(port, '127.0.0.1');
   let received = '';
+  let beforeDone = before === '';
+  let answered = () => {};
+  const answeredBefore = new Promise<void>((done) => {
+    answered = done;
+  });
   socket.on('error', () => {});
   socket.on('data', (chunk) => {
     received += chunk;
+    const first = beforeDone ? 0 : wholeAnswer(received);
+    if (first > 0) {
+      received = received.slice(first);
+      beforeDone = true;
+      answered();
+    }
   });
   let done = false;
   const closed = new Promise<{ answer: ReturnType<typeof parseAnswer> }>((closing) =>
@@ -75,17 +97,12 @@ function heldRequest(port: number, text: string) {
       closing({ answer: parseAnswer(received) });
     }),
   );
-  socket.write(text);
-  return { socket, closed, isClosed: () => done };
+  socket.write(before + text);
+  return { socket, closed, answeredBefore, isClosed: () => done };
 }
 
 function postText(path: string, json: string) {
   return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
-}
-
-/** The real `berth api` on a port of its own, believing `issuer`. */
-function startApi(state: string, issuer: string) {
-  return startBerth(['--state', state, 'api', '--listen', '127.0.0.1:0', '--issuer', issuer]);
 }
 
 describe('berth api, the real process, on SIGTERM', () => {
@@ -96,29 +113,28 @@ describe('berth api, the real process, on SIGTERM', () => {
   after(() => world.cleanup());
 
   it('exits 0 with idle keep-alive connections open', async () => {
-    const api = startApi(world.state, 'http://127.0.0.1:9/');
-    const port = await servingPort(api);
-    const idle = await Promise.all([idleKeepAlive(port), idleKeepAlive(port), idleKeepAlive(port)]);
-    api.child.kill('SIGTERM');
-    const end = await api.exited;
-    for (const socket of idle) socket.destroy();
-    assert.equal(end.code, 0, api.stderr());
+    const served = await apiWorld({ world, issuerDown: true });
+    try {
+      const idle = await Promise.all([
+        idleKeepAlive(served.port),
+        idleKeepAlive(served.port),
+        idleKeepAlive(served.port),
+      ]);
+      const end = await served.end();
+      for (const socket of idle) socket.destroy();
+      assert.equal(end.code, 0, served.api.stderr());
+    } finally {
+      await served.close();
+    }
   });
 
   it('lets a request in flight finish and answer, then exits 0', async () => {
-    // An issuer that says it has no metadata only once the test lets it: the request, the
-    // first to need the issuer, waits on it.
-    const asked: ServerResponse[] = [];
-    let answering = false;
-    const issuer = createServer((_request, response) => {
-      if (answering) response.writeHead(404).end();
-      else asked.push(response);
-    });
-    await new Promise<void>((done) => issuer.listen(0, '127.0.0.1', done));
-    const issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
-    const api = startApi(world.state, issuerUrl);
+    // An issuer that holds its answers until the test lets it: the request, the first to
+    // need the issuer, waits on it.
+    const served = await apiWorld({ world });
+    const { issuer, port } = served;
+    issuer.behaviour = 'hang';
     try {
-      const port = await servingPort(api);
       const idle = await idleKeepAlive(port);
       const held = heldRequest(
         port,
@@ -127,21 +143,24 @@ describe('berth api, the real process, on SIGTERM', () => {
           'Host: 127.0.0.1\r\nAuthorization: Bearer abc.def.ghi\r\n',
         ),
       );
-      await until(() => asked.length > 0, 'the request asked the issuer');
-      api.child.kill('SIGTERM');
+      await until(
+        () => issuer.hits('/.well-known/openid-configuration') > 0,
+        'the request asked the issuer',
+      );
+      const ended = served.end();
       await until(() => refuses(port), 'berth api stopped taking connections');
       assert.equal(held.isClosed(), false, 'the request in flight is not cut');
-      answering = true;
-      for (const response of asked) response.writeHead(404).end();
+      // The issuer answers at last, that it has no metadata for berth to read.
+      issuer.behaviour = 'not-json';
+      issuer.release();
       const answered = await held.closed;
-      const end = await api.exited;
+      const end = await ended;
       idle.destroy();
       assert.equal(answered.answer.status, 401, answered.answer.raw);
       assert.match(JSON.parse(answered.answer.body).refused, /berth cannot yet verify a token/);
-      assert.equal(end.code, 0, api.stderr());
+      assert.equal(end.code, 0, served.api.stderr());
     } finally {
-      api.child.kill('SIGKILL');
-      issuer.close();
+      await served.close();
     }
   });
 });
@@ -211,8 +230,14 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     const server = await startTestServer(world.state);
     const journaled = (await journalLines(world.state)).length;
     // Begun before the signal, on a connection that is therefore not idle; ended after it.
-    const late = heldRequest(server.port, 'POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-    await sleep(300);
+    // It comes in one write after a whole request: once that one is answered, the server
+    // has read this one's first lines too.
+    const late = heldRequest(
+      server.port,
+      'POST /assign HTTP/1.1\r\nHost: 127.0.0.1\r\n',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+    );
+    await late.answeredBefore;
     server.child.kill('SIGTERM');
     await until(() => refuses(server.port), 'the server stopped taking connections');
     const json = '{"node":"box","module":"quick"}';
@@ -247,6 +272,12 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
     );
     await until(() => exists(join(world.root, 'begun-slower')), 'the start hook of slower began');
     // Waits for the lock that the converge of slower holds through its 20 s hook.
+    const accepted = () =>
+      server
+        .stdout()
+        .split('\n')
+        .filter((line) => line === 'accepted').length;
+    const acceptedBefore = accepted();
     const waiting = heldRequest(
       server.port,
       postText(
@@ -254,7 +285,7 @@ describe('the Command API with acts in flight, on SIGTERM', () => {
         JSON.stringify({ node: 'box', filter: 'queued', yes: true, digest: queued }),
       ),
     );
-    await sleep(300);
+    await until(() => accepted() > acceptedBefore, 'the queued converge reached the app');
     const journaled = (await journalLines(world.state)).length;
     server.child.kill('SIGTERM');
     const [stopped, refused] = await Promise.all([running.closed, waiting.closed]);

@@ -8,10 +8,9 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiProcess, httpAsk, startApi } from '../helpers/api-process.ts';
-import { type Issuer, startIssuer } from '../helpers/issuer.ts';
+import { apiWorld, type ServedApiWorld } from '../helpers/api-world.ts';
 import { journalLines, startBerth } from '../helpers/reliability.ts';
-import { digestOf, makeWorld, type World } from '../helpers/world.ts';
+import { digestOf, type World } from '../helpers/world.ts';
 
 const NODES = Array.from({ length: 20 }, (_, i) => `n${String(i + 1).padStart(2, '0')}`);
 const BY_CLI = NODES.slice(0, 10);
@@ -26,43 +25,29 @@ const slow = (name: string) => ({
 });
 
 describe('twenty nodes converged at once, from the command line and the API', () => {
+  let served: ServedApiWorld;
   let world: World;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  let token: string;
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const rootOf = (node: string) => join(world.dir, 'roots', node);
 
   const ask = (path: string, body: unknown) =>
-    httpAsk(api.url, {
-      path,
-      body: JSON.stringify(body),
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      agent,
-    });
+    served.ask(path, body, { as: 'fleet@example.org', agent });
 
   before(async () => {
-    world = await makeWorld({ 'slow-a': slow('slow-a'), 'slow-b': slow('slow-b') });
-    await world.writeSettings({
-      nodes: Object.fromEntries(NODES.map((node) => [node, { root: rootOf(node) }])),
+    served = await apiWorld({
+      modules: { 'slow-a': slow('slow-a'), 'slow-b': slow('slow-b') },
+      async prepare(made) {
+        world = made;
+        await world.writeSettings({
+          nodes: Object.fromEntries(NODES.map((node) => [node, { root: rootOf(node) }])),
+        });
+        for (const node of NODES) await mkdir(rootOf(node), { recursive: true });
+      },
     });
-    for (const node of NODES) await mkdir(rootOf(node), { recursive: true });
-    issuer = await startIssuer();
-    token = await issuer.token({ sub: 'fleet@example.org' });
-    api = await startApi([
-      '--listen',
-      '127.0.0.1:0',
-      '--issuer',
-      issuer.url,
-      '--state',
-      world.state,
-    ]);
   });
   after(async () => {
     agent.destroy();
-    await api?.stop();
-    await issuer?.close();
-    await world?.cleanup();
+    await served?.close();
   });
 
   it('does every act, loses none, refuses none for the lock, and serialises each node', async () => {

@@ -45,7 +45,13 @@ async function increment(stores: Stores, node: string, who: string) {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How many sessions of the server wait for an advisory lock (a node's): berth_take_node's wait. */
+async function waitersForLocks(server: PostgresServer): Promise<number> {
+  const found = await server.admin(
+    "SELECT count(*)::int AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+  );
+  return found.rows[0]?.waiting ?? 0;
+}
 
 /** Why this machine cannot run the tests below, if it cannot: each is skipped saying so. */
 const skip = postgresUnavailable();
@@ -124,7 +130,19 @@ describe('controllers over one PostgreSQL store', () => {
     try {
       // Opened while the other is held: one wait for it would end in an error at the deadline.
       const other = await two.openNode('quick', 'assign');
-      await other.close();
+      try {
+        const holders = await one.lockHolders(['long-hook', 'quick']);
+        assert.deepEqual(
+          holders.map((holder) => [holder.node, holder.host, holder.act]).sort(),
+          [
+            ['long-hook', 'controller-one', 'converge'],
+            ['quick', 'controller-two', 'assign'],
+          ],
+          'each controller holds its own node at once',
+        );
+      } finally {
+        await other.close();
+      }
     } finally {
       await held.close();
     }
@@ -151,9 +169,12 @@ describe('controllers over one PostgreSQL store', () => {
         return true;
       });
 
-      // Let go while the other waits: the other has it at once.
+      // Let go while the other waits (PostgreSQL has it waiting on the lock): the other has it at once.
       const waiting = two.openNode('busy', 'assign');
-      await sleep(100);
+      await until(
+        async () => (await waitersForLocks(server)) > 0,
+        'the second controller waits for the lock',
+      );
       await held.close();
       const next = await waiting;
       assert.equal(

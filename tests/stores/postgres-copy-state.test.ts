@@ -357,7 +357,7 @@ describe("copy-state of the state's CA", () => {
     await from.keepCa(made);
     const url = await server.createDatabase();
     assert.deepEqual(await copyStateTo(location, url), {
-      done: `copied 0 nodes (0 records, 0 secrets, 0 previews, the state's CA) and 0 journal lines from ${dir} to PostgreSQL at 127.0.0.1:${server.port}`,
+      done: `copied 0 nodes (0 records, 0 secrets, 0 previews, 0 surveys, the state's CA) and 0 journal lines from ${dir} to PostgreSQL at 127.0.0.1:${server.port}`,
     });
     const to = await openPostgresStores(url);
     try {

@@ -279,9 +279,27 @@ describe('a PostgreSQL store that asks for a password', () => {
     });
   });
 
+  /** An assignment made through stores opened as secretive, and read back by others. */
+  async function assignedThrough(node: string) {
+    const stores = await openPostgresStores(url);
+    try {
+      const opened = await stores.openNode(node, 'assign');
+      await opened.saveRecord({ ...(await opened.record()), assigned: ['postgres'] });
+      await opened.close();
+    } finally {
+      await stores.close();
+    }
+    const reader = await openPostgresStores(url);
+    try {
+      assert.deepEqual((await reader.readNode(node)).assigned, ['postgres']);
+    } finally {
+      await reader.close();
+    }
+  }
+
   it('takes it from $PGPASSWORD', { skip }, async () => {
     process.env.PGPASSWORD = 'open sesame';
-    await (await openPostgresStores(url)).close();
+    await assignedThrough('web1');
   });
 
   it('takes it from a PGPASSFILE', { skip }, async () => {
@@ -290,9 +308,6 @@ describe('a PostgreSQL store that asks for a password', () => {
     await writeFile(file, `127.0.0.1:${server.port}:*:secretive:open sesame\n`);
     await chmod(file, 0o600);
     process.env.PGPASSFILE = file;
-    const stores = await openPostgresStores(url);
-    const opened = await stores.openNode('web1', 'assign');
-    await opened.close();
-    await stores.close();
+    await assignedThrough('web2');
   });
 });

@@ -9,8 +9,7 @@ import { Agent } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiProcess, httpAsk, startApi } from '../helpers/api-process.ts';
-import { type Issuer, startIssuer } from '../helpers/issuer.ts';
+import { apiWorld, type ServedApiWorld } from '../helpers/api-world.ts';
 import {
   type PostgresServer,
   postgresUnavailable,
@@ -88,15 +87,12 @@ const skip = postgresUnavailable();
 
 describe('a team on one PostgreSQL database, through real processes', () => {
   let server: PostgresServer;
-  let issuer: Issuer;
   before(async () => {
     if (skip) return;
     server = await startPostgres();
-    issuer = await startIssuer();
   });
   after(async () => {
     if (skip) return;
-    await issuer?.close();
     await server?.stop();
   });
 
@@ -109,19 +105,9 @@ describe('a team on one PostgreSQL database, through real processes', () => {
     for (const writer of writers)
       for (let m = 0; m < 3; m++) modules[`${writer}-m${m}`] = { description: 'a plain module' };
     const world = await teamWorld(url, modules);
-    const apis: ApiProcess[] = [];
+    const apis: ServedApiWorld[] = [];
     try {
-      for (let n = 0; n < 2; n++)
-        apis.push(
-          await startApi([
-            '--listen',
-            '127.0.0.1:0',
-            '--issuer',
-            issuer.url,
-            '--state',
-            world.state,
-          ]),
-        );
+      for (let n = 0; n < 2; n++) apis.push(await apiWorld({ world }));
       const acked = new Map<string, Acked[]>();
       /** One writer: acts on its own modules on random shared nodes, one at a time. */
       const write = async (writer: string, acts: number, send: (act: Acked) => Promise<void>) => {
@@ -144,15 +130,14 @@ describe('a team on one PostgreSQL database, through real processes', () => {
           else assigned.delete(key);
         }
       };
-      const overApi = (api: ApiProcess, token: string) => {
+      const overApi = (api: ServedApiWorld, subject: string) => {
         const agent = new Agent({ keepAlive: true, maxSockets: 1 });
         return async (act: Acked) => {
-          const answer = await httpAsk(api.url, {
-            path: `/${act.act}`,
-            body: JSON.stringify({ node: act.node, module: act.module }),
-            headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-            agent,
-          });
+          const answer = await api.ask(
+            `/${act.act}`,
+            { node: act.node, module: act.module },
+            { as: subject, agent },
+          );
           assert.equal(answer.status, 200, `${act.act} ${act.node} ${act.module}: ${answer.text}`);
         };
       };
@@ -160,12 +145,12 @@ describe('a team on one PostgreSQL database, through real processes', () => {
         const run = await runBerth(['--state', world.state, act.act, act.node, act.module]);
         assert.equal(run.code, 0, `${act.act} ${act.node} ${act.module}: ${run.stderr}`);
       };
-      const [one, two] = apis as [ApiProcess, ApiProcess];
+      const [one, two] = apis as [ServedApiWorld, ServedApiWorld];
       await Promise.all([
-        write('api1a', 30, overApi(one, await issuer.token({ sub: 'api1a' }))),
-        write('api1b', 30, overApi(one, await issuer.token({ sub: 'api1b' }))),
-        write('api2a', 30, overApi(two, await issuer.token({ sub: 'api2a' }))),
-        write('api2b', 30, overApi(two, await issuer.token({ sub: 'api2b' }))),
+        write('api1a', 30, overApi(one, 'api1a')),
+        write('api1b', 30, overApi(one, 'api1b')),
+        write('api2a', 30, overApi(two, 'api2a')),
+        write('api2b', 30, overApi(two, 'api2b')),
         write('cli1', 8, overCli),
         write('cli2', 8, overCli),
         write('cli3', 8, overCli),
@@ -209,7 +194,7 @@ describe('a team on one PostgreSQL database, through real processes', () => {
         assert.deepEqual(times, [...times].sort(), `the journal of ${node} in order`);
       }
     } finally {
-      await Promise.all(apis.map((api) => api.stop()));
+      await Promise.all(apis.map((api) => api.close()));
       await world.cleanup();
     }
   });
@@ -355,27 +340,13 @@ describe('a team on one PostgreSQL database, through real processes', () => {
         );
       }
       // berth api starts all the same, and answers each act 503 in the same words.
-      const api = await startApi([
-        '--listen',
-        '127.0.0.1:0',
-        '--issuer',
-        issuer.url,
-        '--state',
-        world.state,
-      ]);
+      const api = await apiWorld({ world });
       try {
-        const answer = await httpAsk(api.url, {
-          path: '/assign',
-          body: JSON.stringify({ node: 'n1', module: 'x' }),
-          headers: {
-            'Content-Type': 'application/json',
-            Authorization: `Bearer ${await issuer.token()}`,
-          },
-        });
+        const answer = await api.ask('/assign', { node: 'n1', module: 'x' });
         assert.equal(answer.status, 503);
         assert.deepEqual(answer.body, { refused: words.trimEnd(), code: 'stores_unavailable' });
       } finally {
-        await api.stop();
+        await api.close();
       }
     } finally {
       await server.startServer();

@@ -8,55 +8,46 @@ import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { snapshot } from '../commands/support.ts';
-import { type ApiProcess, httpAsk, startApiOn } from '../helpers/api-process.ts';
-import { type Issuer, startIssuer } from '../helpers/issuer.ts';
-import { digestOf, makeWorld, POSTGRES, type World } from '../helpers/world.ts';
+import { apiWorld, type ServedApiWorld } from '../helpers/api-world.ts';
+import { digestOf, POSTGRES, type World } from '../helpers/world.ts';
 import { ageUnavailable, berthIn, operator } from './support.ts';
 
 /** Why this machine cannot run the tests below, if it cannot: each is skipped saying so. */
 const skip = ageUnavailable();
 
 describe('berth api without its identity, over HTTP', () => {
+  let served: ServedApiWorld;
   let world: World;
   let me: Awaited<ReturnType<typeof operator>>;
-  let issuer: Issuer;
-  let api: ApiProcess;
-  let token: string;
   let credentials: string;
 
   const ask = (route: string, body: Record<string, unknown>) =>
-    httpAsk(api.url, {
-      path: route,
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    });
+    served.ask(route, body, { as: 'deployer' });
 
   before(async () => {
     if (skip) return;
-    world = await makeWorld({ postgres: POSTGRES, extra: { description: 'holds no secret' } });
     me = await operator();
-    // The operator's berth makes the identity and seals the values minted to it.
-    const berth = berthIn(world.state, me.env);
-    assert.equal((await berth('assign', 'box', 'postgres')).code, 0);
-    const preview = await berth('converge', 'box');
-    const act = await berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
-    assert.equal(act.code, 0, act.stderr);
-    // Then it is gone, and the api's credential directory holds none (LoadCredential= unset).
-    await rename(me.identityFile, `${me.identityFile}.away`);
-    credentials = join(world.dir, 'credentials');
-    await mkdir(credentials);
-    issuer = await startIssuer();
-    api = await startApiOn(world.state, issuer.url, {
-      ...me.env,
-      CREDENTIALS_DIRECTORY: credentials,
+    credentials = join(me.config, 'credentials');
+    served = await apiWorld({
+      modules: { postgres: POSTGRES, extra: { description: 'holds no secret' } },
+      env: { ...me.env, CREDENTIALS_DIRECTORY: credentials },
+      async prepare(made) {
+        world = made;
+        // The operator's berth makes the identity and seals the values minted to it.
+        const berth = berthIn(world.state, me.env);
+        assert.equal((await berth('assign', 'box', 'postgres')).code, 0);
+        const preview = await berth('converge', 'box');
+        const act = await berth('converge', 'box', '--yes', '--digest', digestOf(preview.stdout));
+        assert.equal(act.code, 0, act.stderr);
+        // Then it is gone, and the api's credential directory holds none (LoadCredential= unset).
+        await rename(me.identityFile, `${me.identityFile}.away`);
+        await mkdir(credentials);
+      },
     });
-    token = await issuer.token({ sub: 'deployer' });
   });
   after(async () => {
     if (skip) return;
-    await api?.stop();
-    await issuer?.close();
-    await world?.cleanup();
+    await served?.close();
     if (me) await rm(me.config, { recursive: true, force: true });
   });
 

@@ -45,7 +45,7 @@ describe("berth view: a node's values", () => {
 
   it('lists each value with where it came from, its markup as text', async () => {
     const cookie = await view.cookie();
-    const answer = await fetch(`${view.origin}/nodes/box`, { headers: { cookie } });
+    const answer = await view.fetch('/nodes/box', { headers: { cookie } });
     assert.equal(answer.status, 200);
     const page = await answer.text();
     assert.match(page, /<h2 id="values-heading">Values<\/h2>/);

@@ -2,7 +2,8 @@ import { createMiddleware } from 'hono/factory';
 import { openAct } from '../../commands/act.ts';
 import type { ActDeps } from '../../commands/act-shapes.ts';
 import type { Command } from '../../commands/table.ts';
-import { type ApiEnv, answer } from '../answer.ts';
+import type { ApiEnv } from '../answer.ts';
+import { refusal } from '../refusal.ts';
 
 /**
  * Step 4: the stores opened for the request's node, through the same act runner the
@@ -21,11 +22,7 @@ export function openStores(
       now: face.now,
       signal: face.stopping,
     });
-    if (opened.kind !== 'ready')
-      return answer(opened.kind === 'stores' ? 503 : 400, {
-        refused: opened.refused,
-        code: opened.code,
-      });
+    if (opened.kind !== 'ready') throw refusal(opened.code, opened.refused);
     c.set('act', opened);
     await next();
   });

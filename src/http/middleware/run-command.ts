@@ -1,6 +1,8 @@
 import type { Handler } from 'hono';
+import { statusOf } from '../../codes.ts';
 import { answerOf, codeOf } from '../../commands/answer.ts';
 import { type ApiEnv, answer } from '../answer.ts';
+import { refusal } from '../refusal.ts';
 
 /**
  * Step 5: the command, opened by step 4, answered with its typed result. Its refusal is a
@@ -11,15 +13,11 @@ export function runCommand(): Handler<ApiEnv> {
   return async (c) => {
     const outcome = await c.get('act').run();
     if (outcome.storeFailed) {
-      // A node whose lock or records could not be had is named, with its code.
+      // A node whose lock or records could not be had is named, with its code; nothing said.
       const nodes = outcome.target?.nodes;
-      return answer(503, {
-        refused: outcome.error,
-        code: codeOf(outcome),
-        ...(nodes && { nodes }),
-      });
+      throw refusal(codeOf(outcome), outcome.error ?? '', { more: nodes && { nodes } });
     }
     const body = answerOf(outcome);
-    return answer(outcome.error === undefined ? 200 : 409, body);
+    return answer(outcome.error === undefined ? 200 : statusOf(codeOf(outcome)), body);
   };
 }

@@ -3,44 +3,49 @@ import { missingFields } from '../../commands/act.ts';
 import type { Command } from '../../commands/table.ts';
 import { decodeRequest } from '../../request.ts';
 import { noteAccess } from '../access-facts.ts';
-import { type ApiEnv, answer } from '../answer.ts';
-import { readBody } from '../read-body.ts';
+import type { ApiEnv } from '../answer.ts';
+import { refusal } from '../refusal.ts';
 
 /**
- * Steps 2 and 3: the body decoded as JSON into the request (valibot), then the fields
- * the command needs, each refused with a 400 in docs/api.md's words. A body over 64 KiB
- * is a 413.
+ * Steps 2 and 3: the body (no more than Hono's bodyLimit let through) decoded as JSON
+ * into the request (valibot), then the fields the command needs, each refused with a 400
+ * in docs/api.md's words.
  */
 export function validateRequest(command: Command) {
   return createMiddleware<ApiEnv>(async (c, next) => {
-    const body = await readBody(c.req.raw);
-    if (!body.ok) {
-      if ('tooLarge' in body)
-        // The rest of the body is not wanted: closing the connection spares reading it.
-        return answer(
-          413,
-          {
-            refused: 'the request body is larger than berth reads (64 KiB)',
-            code: 'body_too_large',
-          },
-          { Connection: 'close' },
-        );
-      return answer(400, {
-        refused: `this is not a request berth understands: ${body.message}`,
-        code: 'invalid_request',
-      });
-    }
-    const decoded = decodeRequest(body.text);
+    const decoded = decodeRequest(await bodyText(c.req.raw));
     if (decoded.ok && decoded.request.node !== '')
       noteAccess(c.env, { node: decoded.request.node });
     if (!decoded.ok)
-      return answer(400, {
-        refused: `this is not a request berth understands: ${decoded.message}`,
-        code: 'invalid_request',
-      });
+      throw refusal(
+        'invalid_request',
+        `this is not a request berth understands: ${decoded.message}`,
+      );
     const missing = missingFields(command, decoded.request);
-    if (missing) return answer(400, { refused: missing, code: 'fields_missing' });
+    if (missing) throw refusal('fields_missing', missing);
     c.set('request', decoded.request);
     await next();
   });
+}
+
+/** The body as UTF-8 text, strictly: a body that is not, or did not arrive whole, is refused. */
+async function bodyText(request: Request): Promise<string> {
+  let bytes: ArrayBuffer;
+  try {
+    bytes = await request.arrayBuffer();
+  } catch {
+    // The client went away, or was cut at the request deadline: no one hears the answer.
+    throw refusal(
+      'invalid_request',
+      'this is not a request berth understands: the body did not arrive whole',
+    );
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw refusal(
+      'invalid_request',
+      'this is not a request berth understands: the body is not UTF-8 text',
+    );
+  }
 }
