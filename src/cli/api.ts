@@ -7,9 +7,11 @@ import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticato
 import { listen } from '../http/serve.ts';
 import { trustingFetch } from '../http/trusting-fetch.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
+import { moduleIssuerRefusalWords, moduleIssuerWords } from '../words/module-issuer.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 import { readIssuerCas, stateCaTrust } from './issuer-cas.ts';
+import { moduleIssuer, namesModule } from './module-issuer.ts';
 
 export interface ApiFlags {
   listen: string;
@@ -33,16 +35,17 @@ const NO_AUDIENCE =
  */
 export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): Promise<number> {
   if (flags.issuer.trim() === '') throw new UsageError(NO_ISSUER);
-  const unusable = unusableIssuer(flags.issuer);
-  if (unusable) throw new UsageError(unusable);
   if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
   const issuerCas = readIssuerCas(flags.issuerCa);
   const log = (line: string) => io.err(line);
+  const issuer = namesModule(flags.issuer)
+    ? await resolvedIssuer(flags.issuer, location, io)
+    : usableIssuer(flags.issuer);
   return serveApi({
     authenticator: (stores) => {
       const stateCa = stateCaTrust(stores, log);
       return issuerAuthenticator({
-        issuer: flags.issuer,
+        issuer,
         audience: flags.audience,
         log,
         // The state's CA and --issuer-ca, besides the system's: a module berth placed
@@ -50,12 +53,35 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
         fetch: trustingFetch(async () => [...(await stateCa()), ...issuerCas]),
       });
     },
-    issuer: flags.issuer,
+    issuer,
     address: parseListen(flags.listen),
     lockWaitMs: flags.lockWaitMs,
     location,
     io,
   });
+}
+
+/** An issuer's URL as given, if berth would believe tokens from it. */
+function usableIssuer(url: string): string {
+  const unusable = unusableIssuer(url);
+  if (unusable) throw new UsageError(unusable);
+  return url;
+}
+
+/**
+ * The issuer `--issuer MODULE@NODE` names, resolved once at the start, before listening
+ * (the module need not be up: its 401 says so until it is); where it came from is said.
+ */
+async function resolvedIssuer(named: string, location: StateLocation, io: Io): Promise<string> {
+  const deps = stateDeps(location, io.env);
+  try {
+    const answer = await moduleIssuer(named, deps);
+    if ('refused' in answer) throw new UsageError(moduleIssuerRefusalWords(named, answer.refused));
+    io.err(moduleIssuerWords(named, answer));
+    return answer.url;
+  } finally {
+    await deps.stores.close().catch(() => {});
+  }
 }
 
 export interface ServeOptions {

@@ -103,7 +103,10 @@ export const LINE_COMMANDS: readonly LineCommand[] = [
     summary: 'Serve the Command API over HTTP',
     options: [
       ['--listen <address>', 'host:port to listen on', '127.0.0.1:8081'],
-      ['--issuer <url>', 'The OAuth 2.0 issuer whose tokens are accepted (required)'],
+      [
+        '--issuer <url>',
+        'The OAuth 2.0 issuer whose tokens are accepted (required): its URL, or MODULE@NODE for the issuer a module provides there',
+      ],
       ['--audience <audience>', 'The audience a token must carry', 'berth'],
       [
         '--issuer-ca <file>',

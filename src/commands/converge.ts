@@ -71,6 +71,7 @@ export const converge: CommandFunction = async (request, context) => {
       nothingToDo,
       fullDiff,
       ...(context.refresh ? { refreshed: true as const } : {}),
+      ...(basis.facts ? { facts: basis.facts } : {}),
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }

@@ -21,9 +21,14 @@ export interface GatheredReadings {
   undeclared: ReadingBlocker[];
 }
 
-/** Whether a definition's plan needs the node's facts: a template reads one, or a hook sees them all. */
+/**
+ * Whether a definition's plan needs the node's facts: a template reads one, a hook sees
+ * them all, or the issuer it provides reads one (kept with the node's newest survey, for
+ * `berth api --issuer MODULE@NODE` when the node cannot be reached).
+ */
 export function needsFacts(definition: ModuleDefinition): boolean {
   return (
+    readsOf(definition.provides?.issuer ?? '').fact.size > 0 ||
     definition.setup !== undefined ||
     definition.start !== undefined ||
     definition.stop !== undefined ||

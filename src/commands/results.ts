@@ -1,3 +1,4 @@
+import type { Facts } from '../facts.ts';
 import type { Unresolved } from '../resolve.ts';
 import type { Account } from '../state.ts';
 import type { TakePreview } from '../words/take.ts';
@@ -30,6 +31,8 @@ export type CommandResult =
         fullDiff: boolean;
         /** `--refresh`: the node's package lists were fetched anew first. */
         refreshed?: true;
+        /** The node's facts, when the plan read them: kept with the node's newest survey. */
+        facts?: Facts;
       };
     }
   /** A converge act: the steps done, in order (`stopped` at a failure or when told to). */

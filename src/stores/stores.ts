@@ -99,6 +99,11 @@ export const KeptSurveySchema = v.object({
   report: NodeReportSchema,
   said: v.string(),
   refused: v.optional(v.string()),
+  /**
+   * The node's facts as that survey told them, when its plan read them: what `berth api
+   * --issuer MODULE@NODE` reads of a node it cannot reach.
+   */
+  facts: v.optional(v.record(v.string(), v.string())),
 });
 export type KeptSurvey = v.InferOutput<typeof KeptSurveySchema>;
 
