@@ -16,6 +16,8 @@
 //                                 # view (a survey of 50 nodes, the button, against converge --json)
 //                                 # values (a preview of 8 ssh hosts reading values and
 //                                 # facts against the same written as text)
+//                                 # idp-loop (assign of the glewlwyd example to its first
+//                                 # token berth api accepts, against apt-get and its start)
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { benchColdStart } from './bench/cli.ts';
@@ -95,6 +97,9 @@ await run('packages-fleet', async () =>
 );
 await run('view', async () => (await import('./bench/view.ts')).benchView(quick ? 3 : 11));
 await run('values', async () => (await import('./bench/values.ts')).benchValues(quick ? 2 : 25));
+await run('idp-loop', async () =>
+  (await import('./bench/idp-loop.ts')).benchIdpLoop(quick ? 1 : 3),
+);
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 log(`done in ${Math.round((performance.now() - started) / 1000)} s`);

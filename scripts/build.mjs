@@ -10,28 +10,46 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
- * The sh berth ships to a machine, read from src/machines/*.sh and src/packages/*.sh by
- * shell-text.ts when run from source, is carried in the bundle as text: that module is
- * replaced by one holding the files, by their names from src/ (`machines/walk.sh`).
- * @type {import('esbuild').Plugin}
+ * Text berth ships, kept in files of their own so that their shell checks them, and
+ * carried in the bundle as text: each module that reads them from source (tsx) is
+ * replaced by one holding the files, by their names under the folders given. The sh berth
+ * ships to a machine (src/machines/*.sh and src/packages/*.sh, read by shell-text.ts as
+ * `machines/walk.sh`) and the completion scripts (src/cli/completion/, completion-text.ts).
  */
-const shellTexts = {
-  name: 'shell-texts',
+const TEXTS = [
+  {
+    module: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/,
+    dirs: { 'machines/': '../src/machines/', 'packages/': '../src/packages/' },
+    ends: '.sh',
+    read: 'shellText',
+  },
+  {
+    module: /[\\/]src[\\/]cli[\\/]completion-text\.ts$/,
+    dirs: { '': '../src/cli/completion/' },
+    ends: '',
+    read: 'completionText',
+  },
+];
+
+/** @type {import('esbuild').Plugin} */
+const shippedTexts = {
+  name: 'shipped-texts',
   setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/ }, async () => {
-      const texts = {};
-      for (const folder of ['machines', 'packages']) {
-        const dir = new URL(`../src/${folder}/`, import.meta.url);
-        for (const name of await readdir(dir))
-          if (name.endsWith('.sh'))
-            texts[`${folder}/${name}`] = await readFile(new URL(name, dir), 'utf8');
-      }
-      return {
-        contents: `const texts = ${JSON.stringify(texts)};
-export function shellText(name) { return texts[name]; }`,
-        loader: 'js',
-      };
-    });
+    for (const { module, dirs, ends, read } of TEXTS)
+      build.onLoad({ filter: module }, async () => {
+        const texts = {};
+        for (const [prefix, dir] of Object.entries(dirs)) {
+          const from = new URL(dir, import.meta.url);
+          for (const name of await readdir(from))
+            if (name.endsWith(ends))
+              texts[`${prefix}${name}`] = await readFile(new URL(name, from), 'utf8');
+        }
+        return {
+          contents: `const texts = ${JSON.stringify(texts)};
+export function ${read}(name) { return texts[name]; }`,
+          loader: 'js',
+        };
+      });
   },
 };
 
@@ -62,7 +80,7 @@ export async function buildBerth({ outdir = 'dist', plugins = [] } = {}) {
     },
     // pg requires its optional native binding only through `pg.native`, which berth never reads.
     external: ['pg-native'],
-    plugins: [shellTexts, ...plugins],
+    plugins: [shippedTexts, ...plugins],
     logLevel: 'warning',
   });
 }

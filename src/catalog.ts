@@ -2,12 +2,14 @@ import * as v from 'valibot';
 import { didYouMean } from './did-you-mean.ts';
 import { parseDuration } from './duration.ts';
 import { FACT_NAMES, isFactName } from './facts.ts';
+import { certificateName } from './keys/certificate-names.ts';
+import { isKeySecretKind, KEY_SECRET_KINDS, SECRET_KINDS, TLS_DAYS_MOST } from './keys/kinds.ts';
 import { isName } from './names.ts';
 import { ownValue } from './own-record.ts';
 import { PackagesField, RefreshAfter } from './packages/packages-field.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
-import { readsOf } from './template.ts';
+import { keysRead, PLACEHOLDER_TEST, type Reads, readsOf } from './template.ts';
 import { ValueNameSchema, ValueSpecSchema } from './values.ts';
 
 const MACHINE_PATH =
@@ -77,14 +79,53 @@ function captureGroups(source: string): number | undefined {
   }
 }
 
+const SECRET_KIND = `a secret's kind is ${SECRET_KINDS.join(', ')}`;
+
+/** A secret's kind: `random` unless named (a definition that names none digests as it did). */
+const SecretKindSchema = v.pipe(
+  v.string(),
+  v.check(
+    (kind) => (SECRET_KINDS as readonly string[]).includes(kind),
+    (issue) =>
+      `${JSON.stringify(issue.input)} is not a kind of secret berth keeps: ${SECRET_KIND}${didYouMean(String(issue.input), SECRET_KINDS)}`,
+  ),
+);
+
+/** "an ec-p256 key", "a tls secret's key": a key kind in words. */
+function keyWords(kind: string | undefined): string {
+  return kind === 'tls' ? "a tls secret's key" : `an ${kind} key`;
+}
+
+/**
+ * A name a `tls` secret's certificate is for: a DNS name or an address, or a template that
+ * renders to one on the node (`{{fact fqdn}}`), checked then.
+ */
+const CertificateNameTemplate = v.pipe(
+  v.string(),
+  v.check(
+    (text) => {
+      if (PLACEHOLDER_TEST.test(text)) return true;
+      return !('refused' in certificateName(text));
+    },
+    (issue) => {
+      const name = certificateName(String(issue.input));
+      return 'refused' in name ? name.refused : 'not a name';
+    },
+  ),
+);
+
+const TLS_DAYS_WORDS = `days is a whole number from 1 to ${TLS_DAYS_MOST}`;
+
 /**
  * Every object of a definition is strict: a field berth does not know is refused, never
  * dropped (a `mdoe` dropped would leave the file at the default mode). A secret is a file
  * of its own (`path`) or lives inside a file of the module (`in` and `match`); once
- * parsed, `path` is where it is either way, and `match` says it is inside.
+ * parsed, `path` is where it is either way, and `match` says it is inside. A secret of a
+ * key kind is a PEM private key at `path`; a `tls` secret's certificate is at `cert`.
  */
 const SecretSpec = v.pipe(
   strictJsonObject({
+    kind: v.optional(SecretKindSchema),
     path: v.optional(MachinePath),
     in: v.optional(MachinePath),
     match: v.optional(
@@ -101,7 +142,21 @@ const SecretSpec = v.pipe(
         v.minValue(8, SECRET_BYTES),
         v.maxValue(512, SECRET_BYTES),
       ),
-      32,
+    ),
+    cert: v.optional(MachinePath),
+    names: v.optional(
+      v.pipe(
+        v.array(CertificateNameTemplate),
+        v.minLength(1, 'names lists at least one DNS name or address the certificate is for'),
+      ),
+    ),
+    days: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer(TLS_DAYS_WORDS),
+        v.minValue(1, TLS_DAYS_WORDS),
+        v.maxValue(TLS_DAYS_MOST, TLS_DAYS_WORDS),
+      ),
     ),
   }),
   v.check(
@@ -118,7 +173,34 @@ const SecretSpec = v.pipe(
       (secret.owner === undefined && secret.group === undefined && secret.mode === undefined),
     'a secret inside a file has the owner, group and mode of that file: name them on the file',
   ),
-  v.transform(({ in: inside, path, ...rest }) => ({ ...rest, path: (path ?? inside) as string })),
+  v.check(
+    (secret) => secret.in === undefined || !isKeySecretKind(secret.kind),
+    'a key is a PEM file of its own: name its path, not in and match',
+  ),
+  v.check(
+    (secret) => secret.bytes === undefined || !isKeySecretKind(secret.kind),
+    (issue) =>
+      `bytes is how much randomness a random secret has; ${keyWords((issue.input as { kind?: string }).kind)} is of its own size`,
+  ),
+  v.check(
+    (secret) =>
+      secret.kind === 'tls' ||
+      (secret.cert === undefined && secret.names === undefined && secret.days === undefined),
+    'cert, names and days are those of a tls secret (a key and its certificate): name "kind": "tls"',
+  ),
+  v.check(
+    (secret) => secret.kind !== 'tls' || (secret.cert !== undefined && secret.names !== undefined),
+    'a tls secret names its cert (where its certificate is written) and names (what it is for, like ["{{fact fqdn}}"])',
+  ),
+  v.check(
+    (secret) => secret.cert === undefined || secret.cert !== secret.path,
+    "a tls secret's cert is a file apart from its key's path",
+  ),
+  v.transform(({ in: inside, path, bytes, ...rest }) => ({
+    ...rest,
+    path: (path ?? inside) as string,
+    bytes: bytes ?? 32,
+  })),
 );
 
 /** A file's text: `content` itself, or `source`, a template under the catalog directory. */
@@ -183,11 +265,27 @@ export const ModuleDefinitionSchema = strictJsonObject({
   /** The values its templates read, and its hooks see: each with its type, default and what it is. */
   values: v.optional(jsonRecord(ValueNameSchema, ValueSpecSchema), {}),
   files: v.optional(jsonRecord(MachinePath, FileSpec), {}),
+  /** What a service needs once its files are in place, before its start or reload: idempotent. */
+  setup: v.optional(v.string()),
   start: v.optional(v.string()),
   stop: v.optional(v.string()),
   reload: v.optional(v.string()),
   check: v.optional(v.string()),
   timeout: v.optional(HookTimeout),
+  /** What the module provides to berth itself: an issuer `berth api --issuer MODULE@NODE` trusts. */
+  provides: v.optional(
+    strictJsonObject({
+      issuer: v.optional(
+        v.pipe(
+          v.string(),
+          v.regex(
+            /^https?:\/\/./,
+            'provides.issuer is the URL of an OAuth 2.0 issuer, like "https://{{fact fqdn}}:4593/api/oidc"',
+          ),
+        ),
+      ),
+    }),
+  ),
 });
 
 type ParsedDefinition = v.InferOutput<typeof ModuleDefinitionSchema>;
@@ -197,26 +295,70 @@ export type ModuleDefinition = Omit<ParsedDefinition, 'files'> & {
   files: Record<string, ParsedDefinition['files'][string] & { content: string }>;
 };
 
+/** One secret of a definition, as parsed: its kind (random unless named), where it is, and for whom. */
+export type SecretDefinition = ModuleDefinition['secrets'][string];
+
 /** What a definition says across its fields, once its files' texts are known: words, or none. */
 function crossCheck(definition: ModuleDefinition): string | undefined {
+  const secrets = Object.keys(definition.secrets);
+  const kindOf = (name: string) => ownValue(definition.secrets, name)?.kind ?? 'random';
   for (const [path, file] of Object.entries(definition.files)) {
     const reads = readsOf(file.content);
-    for (const name of reads.secret)
+    for (const name of [...reads.secret, ...keysRead(reads)])
       if (!Object.hasOwn(definition.secrets, name))
-        return `${path} names a secret, {{secret ${name}}}, that the module does not declare${didYouMean(name, Object.keys(definition.secrets))}`;
-    for (const name of reads.value)
-      if (!Object.hasOwn(definition.values, name))
-        return `${path} reads a value, {{value ${name}}}, that the module does not declare under values${didYouMean(name, Object.keys(definition.values))}`;
-    for (const name of reads.fact)
-      if (!isFactName(name))
-        return `${path} reads a fact, {{fact ${name}}}, that berth does not know${didYouMean(name, FACT_NAMES)}; the facts are ${FACT_NAMES.join(', ')}`;
+        return `${path} names a secret, ${placeholderOf(reads, name)}, that the module does not declare${didYouMean(name, secrets)}`;
+    for (const name of [...reads.public, ...reads.jwk])
+      if (!isKeySecretKind(kindOf(name)))
+        return `${path} reads ${placeholderOf(reads, name)}, but ${name} is a random secret: a public key is a key secret's (kind ${KEY_SECRET_KINDS.join(', ')})`;
+    for (const name of reads.cert)
+      if (kindOf(name) !== 'tls')
+        return `${path} reads {{cert ${name}}}, but ${name} is ${kindOf(name) === 'random' ? 'a random secret' : `an ${kindOf(name)} key`}: a certificate is a tls secret's`;
+    const problem = readingProblem(definition, path, reads);
+    if (problem) return problem;
   }
   for (const [name, secret] of Object.entries(definition.secrets)) {
+    for (const text of secret.names ?? []) {
+      const problem = readingProblem(definition, `secrets.${name}.names`, readsOf(text), true);
+      if (problem) return problem;
+    }
+    if (secret.cert !== undefined && Object.hasOwn(definition.files, secret.cert))
+      return `secrets.${name}.cert ${secret.cert} is a file of the module too: berth writes the certificate there itself`;
     if (secret.match === undefined) continue;
     const file = ownValue(definition.files, secret.path);
     if (!file?.content.includes(`{{secret ${name}}}`))
       return `secrets.${name} is inside ${secret.path}, so the module needs a file ${secret.path} whose content places it with {{secret ${name}}}`;
   }
+  const issuer = definition.provides?.issuer;
+  if (issuer !== undefined)
+    return readingProblem(definition, 'provides.issuer', readsOf(issuer), true);
+  return undefined;
+}
+
+/** How a template spelled what it reads of a secret: `{{jwk signing}}`. */
+function placeholderOf(reads: Reads, name: string): string {
+  for (const kind of ['secret', 'public', 'jwk', 'cert'] as const)
+    if (reads[kind].has(name)) return `{{${kind} ${name}}}`;
+  return `{{secret ${name}}}`;
+}
+
+/**
+ * What is wrong with the values and facts a template reads, at `where`; a template that
+ * is no file's (`valuesAlone`: a certificate's names, an issuer) reads nothing else.
+ */
+function readingProblem(
+  definition: ModuleDefinition,
+  where: string,
+  reads: Reads,
+  valuesAlone = false,
+): string | undefined {
+  if (valuesAlone && (reads.ca || keysRead(reads).size + reads.secret.size > 0))
+    return `${where} reads values and facts alone ({{value NAME}}, {{fact NAME}}), never a secret, key or certificate`;
+  for (const name of reads.value)
+    if (!Object.hasOwn(definition.values, name))
+      return `${where} reads a value, {{value ${name}}}, that the module does not declare under values${didYouMean(name, Object.keys(definition.values))}`;
+  for (const name of reads.fact)
+    if (!isFactName(name))
+      return `${where} reads a fact, {{fact ${name}}}, that berth does not know${didYouMean(name, FACT_NAMES)}; the facts are ${FACT_NAMES.join(', ')}`;
   return undefined;
 }
 

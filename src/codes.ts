@@ -26,6 +26,8 @@ export const CODE_TABLE = {
   usage: REQUEST,
   fields_missing: REQUEST,
   invalid_request: REQUEST,
+  // A file given to `berth act` that is not a plan: a usage error (the command line's alone).
+  invalid_plan: REQUEST,
   unauthorized: { status: 401, exit: 1 },
   no_route: { status: 404, exit: 2 },
   body_too_large: { status: 413, exit: 2 },
@@ -35,7 +37,6 @@ export const CODE_TABLE = {
   stores_unavailable: STORES,
   store_not_empty: REFUSED,
   invalid_config: REFUSED,
-  invalid_plan: REFUSED,
   invalid_name: REFUSED,
   invalid_target: REFUSED,
   unknown_node: REFUSED,
@@ -56,6 +57,9 @@ export const CODE_TABLE = {
   secret_not_kept: REFUSED,
   vault_unopened: REFUSED,
   refresh_not_on_act: REFUSED,
+  check_failed: REFUSED,
+  rotate_unknown: REFUSED,
+  rotate_not_a_key: REFUSED,
   // The gate between a preview and its act.
   digest_needed: REFUSED,
   digest_stale: REFUSED,
@@ -100,6 +104,9 @@ export const CODE_TABLE = {
   value_wrong_type: REFUSED,
   value_undeclared: REFUSED,
   fact_unknown: REFUSED,
+  not_a_key: REFUSED,
+  certificate_refused: REFUSED,
+  certificate_name: REFUSED,
 } as const satisfies Record<string, Answering>;
 
 /** The closed list, in the table's order. */
@@ -142,6 +149,9 @@ export const BLOCKER_CODES = {
   'value-wrong-type': 'value_wrong_type',
   'value-undeclared': 'value_undeclared',
   'fact-unknown': 'fact_unknown',
+  'not-a-key': 'not_a_key',
+  'certificate-refused': 'certificate_refused',
+  'certificate-name': 'certificate_name',
 } as const satisfies Record<string, Code>;
 export type BlockerKind = keyof typeof BLOCKER_CODES;
 

@@ -33,6 +33,8 @@ export interface Basis {
   values?: Record<string, Record<string, unknown>>;
   /** The node's facts, when the plan read them (a template, or a hook's environment). */
   facts?: Record<string, unknown>;
+  /** `--rotate`: the kid of the key each secret asked rotates to, by `module/secret` ('' for none). */
+  rotating?: Record<string, string>;
 }
 
 /** What a preview covers: the command, and its module (take) or filter (converge). */
@@ -172,6 +174,15 @@ export function describeChanges(before: Basis, after: Basis): string[] {
   if (canonicalJson(before.packages ?? null) !== canonicalJson(after.packages ?? null))
     for (const change of describePackageChanges(node, before.packages, after.packages))
       said.add(change);
+  for (const [id, was, is] of changedKeys(before.rotating ?? {}, after.rotating ?? {})) {
+    const [module, secret] = id.split('/');
+    if (was === undefined) said.add(`the preview did not rotate ${secret} of ${module}`);
+    else if (is === undefined) said.add(`${secret} of ${module} is no longer asked to rotate`);
+    else
+      said.add(
+        `the key rotating for ${secret} of ${module} is ${is === '' ? 'gone' : `kid ${String(is)}`}, not kid ${String(was)}, which that preview named`,
+      );
+  }
   // A check is news by its exit alone: a preview kept by an earlier berth also kept its words.
   for (const [module, , code] of changedKeys(codes(before.checks), codes(after.checks))) {
     said.add(

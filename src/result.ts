@@ -20,10 +20,13 @@ export const STEP_KINDS = [
   'mint',
   'restore',
   'keep',
+  'rotate',
+  'renew',
   'write',
   'package',
   'unhold',
   'refresh',
+  'setup',
   'start',
   'reload',
   'stop',
@@ -41,7 +44,7 @@ const PackageMoveSchema = v.object({
 /**
  * One step of a node's plan: what it does, to which module, at which path; a `package`
  * step names the package, its exact version (`from` the one it replaces), how (`install`,
- * `upgrade`, `downgrade`) and what is installed with it.
+ * `upgrade`, `downgrade`) and what is installed with it; a `rotate` step the new key's kid.
  */
 export const StepReportSchema = v.object({
   kind: v.picklist(STEP_KINDS),
@@ -53,6 +56,8 @@ export const StepReportSchema = v.object({
   from: v.optional(v.string()),
   how: v.optional(v.picklist(['install', 'upgrade', 'downgrade', 'remove', 'purge'])),
   with: v.optional(v.array(PackageMoveSchema)),
+  /** A rotation's new key, by its kid: the key the act places (the kid is public). */
+  kid: v.optional(v.string()),
   /** Why the step is planned, when a code says it: a start whose check passed its deadline. */
   code: v.optional(v.picklist(['hook_timeout'])),
 });

@@ -1,5 +1,6 @@
 /** Secret values: how berth mints them and how it puts them into files. */
 
+import { privateKeyTexts } from './keys/pem.ts';
 import { maskLine, type NamedValue, SHORTEST_IN_PLACE } from './secret-masks.ts';
 
 /** A fresh secret: `bytes` random bytes, written as base64url text so it fits any config file. */
@@ -16,6 +17,31 @@ export function secretText(value: Uint8Array): string {
   return new TextDecoder().decode(value).replace(/\r?\n$/, '');
 }
 
+/** A line of a key's base64 this long or longer is masked on its own, wherever it stands. */
+const KEY_LINE_MASKED = 16;
+
+/**
+ * What of a kept value must never be shown: the value itself; for a key, its private key
+ * (a `tls` secret's certificate beside it is public), whole and each of its base64 lines,
+ * so that a part of it a hook prints (`head -3 key.pem`) is masked too.
+ */
+export function maskedTexts(value: Uint8Array): string[] {
+  const text = secretText(value);
+  const keys = privateKeyTexts(text);
+  if (keys.length === 0) return [text];
+  return keys.flatMap((key) => [
+    key,
+    ...key
+      .split(/\r?\n/)
+      .filter((line) => line.length >= KEY_LINE_MASKED && !line.startsWith('-----')),
+  ]);
+}
+
+/** Each text to mask of a kept or found value, by the name it is shown by. */
+export function maskedAs(name: string, value: Uint8Array): NamedValue[] {
+  return maskedTexts(value).map((text) => [name, text]);
+}
+
 /** Secret files are readable by their owner alone. */
 export const SECRET_MODE = 0o600;
 
@@ -28,17 +54,16 @@ type Shown = { text: string; label: string };
  */
 function shownSecrets(secrets: readonly KeptValue[]): Shown[] {
   return secrets
-    .map(({ module, secret, value }) => ({
-      text: secretText(value),
-      label: `[secret ${secret} of ${module}]`,
-    }))
+    .flatMap(({ module, secret, value }) =>
+      maskedTexts(value).map((text) => ({ text, label: `[secret ${secret} of ${module}]` })),
+    )
     .filter(({ text }) => text.length >= SHORTEST_IN_PLACE);
 }
 
 /** The values too short to clear where they stand, each by the name its line is hidden by. */
 function shortSecrets(secrets: readonly KeptValue[]): NamedValue[] {
   return secrets
-    .map(({ module, secret, value }): NamedValue => [`${secret} of ${module}`, secretText(value)])
+    .flatMap(({ module, secret, value }) => maskedAs(`${secret} of ${module}`, value))
     .filter(([, text]) => text.length > 0 && text.length < SHORTEST_IN_PLACE);
 }
 

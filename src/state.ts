@@ -24,6 +24,8 @@ export const HoldingsSchema = v.object({
       path: v.string(),
       found: v.boolean(),
       fingerprint: v.optional(v.string()),
+      /** A `tls` secret's certificate file, when found: its fingerprint. */
+      certificate: v.optional(v.string()),
       link: Link,
     }),
   ),
@@ -52,8 +54,11 @@ export const ManagedSchema = v.object({
   since: v.string(),
   via: v.picklist(['take', 'converge']),
   started: v.boolean(),
-  /** Hooks that failed and are owed: the next converge runs them until one succeeds. */
-  pending: v.optional(v.array(v.picklist(['reload']))),
+  /**
+   * Hooks that failed, or were begun and cut, and are owed: the next converge runs them
+   * until one succeeds (a setup owed, and then the reload or start after it).
+   */
+  pending: v.optional(v.array(v.picklist(['setup', 'reload']))),
   /**
    * A taken module's packages found installed when it was taken, by name: version. berth
    * did not install them, so status does not count them among its own.

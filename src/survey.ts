@@ -31,7 +31,11 @@ export interface ModuleSurvey {
 function pathsOf(definition: ModuleDefinition): SurveyPath[] {
   return [
     ...definition.data.map(({ path }) => ({ path })),
-    ...Object.values(definition.secrets).map((secret) => ({ path: secret.path, read: true })),
+    ...Object.values(definition.secrets).flatMap((secret) => [
+      { path: secret.path, read: true },
+      // A tls secret's certificate, beside its key.
+      ...(secret.cert === undefined ? [] : [{ path: secret.cert, read: true }]),
+    ]),
     ...Object.keys(definition.files).map((path) => ({ path, read: true })),
   ];
 }
@@ -118,14 +122,24 @@ async function holdingsOf(
       });
   }
   for (const [name, spec] of Object.entries(definition.secrets)) {
-    const link = linkAt(facts, spec.path);
+    // A link at a tls secret's certificate stands in the way as one at its key.
+    const link =
+      linkAt(facts, spec.path) ?? (spec.cert === undefined ? undefined : linkAt(facts, spec.cert));
     if (link) {
       holdings.secrets[name] = { path: spec.path, found: false, link };
       continue;
     }
     const value = secretHeld(facts, spec);
+    const certificate = spec.cert === undefined ? undefined : bytesAt(facts, spec.cert);
     holdings.secrets[name] = value?.length
-      ? { path: spec.path, found: true, fingerprint: await fingerprintWith(await key(), value) }
+      ? {
+          path: spec.path,
+          found: true,
+          fingerprint: await fingerprintWith(await key(), value),
+          ...(certificate?.length
+            ? { certificate: await fingerprintWith(await key(), certificate) }
+            : {}),
+        }
       : { path: spec.path, found: false };
   }
   for (const path of Object.keys(definition.files)) {

@@ -5,6 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import * as v from 'valibot';
+import { ValidateAnswerSchema } from '../src/cli/validate.ts';
+import { CaAnswerSchema } from '../src/commands/ca.ts';
+import { ModulesAnswerSchema } from '../src/commands/modules.ts';
+import { NodesAnswerSchema } from '../src/commands/nodes.ts';
+import { RekeyAnswerSchema } from '../src/commands/rekey-state.ts';
+import { SecretAnswerSchema } from '../src/commands/secret-value.ts';
+import { StatusAnswerSchema } from '../src/commands/status.ts';
 import { makeWorld, POSTGRES, type World } from './helpers/world.ts';
 
 /** The one object a command printed, checked to be in the envelope. */
@@ -75,6 +83,26 @@ describe('--json: one envelope for every command', () => {
     assert.equal(nodes.code, 'unknown_group');
     const modules = oneObject((await world.berth('modules', 'nosuch', '--json')).stdout);
     assert.equal(modules.code, 'unknown_module');
+  });
+
+  test("each reading's --json is a value of its answer's schema, nothing beside it", async () => {
+    const answers: [string[], v.GenericSchema][] = [
+      [['status', 'box'], StatusAnswerSchema],
+      [['status', 'nosuch'], StatusAnswerSchema],
+      [['nodes'], NodesAnswerSchema],
+      [['nodes', '@nope'], NodesAnswerSchema],
+      [['modules'], ModulesAnswerSchema],
+      [['modules', 'postgres'], ModulesAnswerSchema],
+      [['validate'], ValidateAnswerSchema],
+      [['ca'], CaAnswerSchema],
+      [['rekey'], RekeyAnswerSchema],
+      [['secret', 'box', 'postgres', 'password'], SecretAnswerSchema],
+    ];
+    for (const [words, schema] of answers) {
+      const printed = oneObject((await world.berth(...words, '--json')).stdout);
+      // valibot's objects drop what they do not name: equal only if nothing was beside it.
+      assert.deepEqual(v.parse(schema, printed), printed, words.join(' '));
+    }
   });
 
   test('copy-state to a store that cannot be reached: refused in the envelope, exit 3', async () => {

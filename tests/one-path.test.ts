@@ -14,7 +14,8 @@ import type { World } from './helpers/world.ts';
 
 /** web1 by name, as a group of web1 alone, and as a list that takes web2 away again. */
 const SAME = ['web1', '@solo', '@web,!web2'];
-const STALE = '0'.repeat(64);
+// Not all digits: the option parser reads a word of digits as a number (docs/cli.md).
+const STALE = 'f'.repeat(64);
 
 describe('one node and a target of one', () => {
   let served: ServedApiWorld;

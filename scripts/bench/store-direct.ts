@@ -2,21 +2,19 @@
 
 import { fileDeps } from '../../src/cli/deps.ts';
 import { openAct } from '../../src/commands/act.ts';
-import { commands } from '../../src/commands/table.ts';
+import { shapeOf } from '../../src/commands/table.ts';
 
 const [state = '', seconds = '2'] = process.argv.slice(2);
-const byName = new Map(commands.map((command) => [command.name, command]));
 const deps = fileDeps({ dir: state, createIfMissing: false });
 const until = performance.now() + Number(seconds) * 1000;
 const started = performance.now();
 let acts = 0;
 while (performance.now() < until) {
-  const command = byName.get(acts % 2 === 0 ? 'assign' : 'unassign');
-  if (!command) throw new Error('no assign or unassign in the command table');
+  const command = shapeOf(acts % 2 === 0 ? 'assign' : 'unassign');
   const opened = await openAct(command, { node: 'n0', module: 'extra', yes: false }, deps, {
     actor: 'bench',
     via: 'cli',
-    mint: [],
+    line: {},
   });
   if (opened.kind !== 'ready') throw new Error(opened.refused);
   const outcome = await opened.run();

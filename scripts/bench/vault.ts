@@ -5,7 +5,8 @@ import { generateX25519Identity } from 'age-encryption';
 import type { Plugin } from 'esbuild';
 import { openAct } from '../../src/commands/act.ts';
 import type { ActDeps } from '../../src/commands/act-shapes.ts';
-import { commands } from '../../src/commands/table.ts';
+import type { CommandShape } from '../../src/commands/command-shape.ts';
+import { shapeOf } from '../../src/commands/table.ts';
 import { fileConfig } from '../../src/config/file-config.ts';
 import { machinesOf } from '../../src/machines/machines-of.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
@@ -16,7 +17,7 @@ import { bypassed } from './bypassed-seal.ts';
 import { cleanEnv, fmt, log, median, ratioSpread, table, timeNode } from './stats.ts';
 
 const SECRETS = 100;
-const converge = commands.find((command) => command.name === 'converge');
+const converge = shapeOf('converge');
 
 /**
  * A converge's wall time, its CPU time (all threads), and the part of that in user space:
@@ -144,19 +145,13 @@ function inProcess(identity: string): MakeWorld {
       stores: fileStores({ dir: state, createIfMissing: false }, { seal }),
       machines: machinesOf,
     };
-    const assign = commands.find((command) => command.name === 'assign');
-    if (!assign) throw new Error('no assign command');
-    await run(assign, { node: 'box', module: 'many', yes: false }, deps);
+    await run(shapeOf('assign'), { node: 'box', module: 'many', yes: false }, deps);
     return () => timeConverge(deps);
   };
 }
 
-async function run(
-  command: (typeof commands)[number],
-  request: Parameters<typeof openAct>[1],
-  deps: ActDeps,
-) {
-  const opened = await openAct(command, request, deps, { actor: 'bench', via: 'cli', mint: [] });
+async function run(command: CommandShape, request: Parameters<typeof openAct>[1], deps: ActDeps) {
+  const opened = await openAct(command, request, deps, { actor: 'bench', via: 'cli', line: {} });
   if (opened.kind !== 'ready') throw new Error(opened.refused);
   const outcome = await opened.run();
   if (outcome.error) throw new Error(outcome.error);
@@ -164,7 +159,6 @@ async function run(
 }
 
 async function timeConverge(deps: ActDeps): Promise<Cost> {
-  if (!converge) throw new Error('no converge command');
   const started = performance.now();
   const cpu = process.cpuUsage();
   const said = await run(converge, { node: 'box', module: '', yes: false }, deps);

@@ -1,8 +1,10 @@
+import { exitOf } from '../codes.ts';
+import type { LineOptions } from '../commands/options.ts';
 import { planDigest } from '../commands/plan-records.ts';
-import { commands } from '../commands/table.ts';
+import { shapeOf } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { enveloped } from '../result.ts';
-import { EXIT, type Io } from './io.ts';
+import type { Io } from './io.ts';
 import { contentOf, type PlanFile, readPlan } from './plan-file.ts';
 import { runFromCli } from './run-command.ts';
 
@@ -16,8 +18,8 @@ import { runFromCli } from './run-command.ts';
  */
 export async function actOnPlan(
   file: string,
-  how: { parallel?: number; batch?: number },
-  options: { location: StateLocation; json: boolean; lockWaitMs: number },
+  options: LineOptions,
+  location: StateLocation,
   io: Io,
 ): Promise<number> {
   const read = await readPlan(file);
@@ -25,16 +27,15 @@ export async function actOnPlan(
     if (options.json)
       io.out(JSON.stringify(enveloped({ refused: read.refused, code: 'invalid_plan' })));
     else io.err(read.refused);
-    return EXIT.usage;
+    return exitOf('invalid_plan');
   }
   const { plan } = read;
-  const command = commands.find((known) => known.name === plan.command);
-  if (!command) throw new Error(`the plan's command ${plan.command} is not in the table`);
+  const command = shapeOf(plan.command);
   const asked = {
     digest: await planDigest(contentOf(read.read)),
     file,
     madeWith: plan.state,
-    using: options.location.dir,
+    using: location.dir,
     shown: options.json ? undefined : () => io.out(planWords(file, plan)),
   };
   return runFromCli(
@@ -45,16 +46,17 @@ export async function actOnPlan(
       yes: true,
       digest: plan.digest,
       filter: plan.command === 'converge' ? plan.filter : undefined,
-      parallel: how.parallel,
-      batch: how.batch,
+      parallel: options.parallel,
+      batch: options.batch,
     },
     {
-      location: options.location,
-      mint: plan.command === 'take' ? plan.mint : [],
-      fullDiff: false,
-      json: options.json,
-      detailedExitcode: false,
-      lockWaitMs: options.lockWaitMs,
+      location,
+      // What the plan was previewed with, beside how this act runs (`--parallel`, `--json`).
+      options: {
+        ...options,
+        mint: plan.command === 'take' ? plan.mint : [],
+        rotate: plan.command === 'converge' ? (plan.rotate ?? []) : [],
+      },
       plan: asked,
     },
     io,
@@ -66,6 +68,6 @@ function planWords(file: string, plan: PlanFile): string {
   const what =
     plan.command === 'take'
       ? `take ${plan.target} ${plan.module}`
-      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}`;
+      : `converge ${plan.target}${plan.filter === undefined ? '' : ` --filter ${plan.filter}`}${(plan.rotate ?? []).map((name) => ` --rotate ${name}`).join('')}`;
   return `acting on ${file}: ${what}, as previewed at ${plan.previewed_at}:\n${plan.preview.said}\n`;
 }

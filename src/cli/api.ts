@@ -1,4 +1,6 @@
 import { setMaxListeners } from 'node:events';
+import { NO_ISSUER } from '../commands/options.ts';
+import { routes } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { accessLog } from '../http/access-log.ts';
 import { createApp } from '../http/app.ts';
@@ -7,9 +9,11 @@ import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticato
 import { listen } from '../http/serve.ts';
 import { trustingFetch } from '../http/trusting-fetch.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
+import { moduleIssuerRefusalWords, moduleIssuerWords } from '../words/module-issuer.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 import { readIssuerCas, stateCaTrust } from './issuer-cas.ts';
+import { moduleIssuer, namesModule } from './module-issuer.ts';
 
 export interface ApiFlags {
   listen: string;
@@ -17,32 +21,27 @@ export interface ApiFlags {
   audience: string;
   /** `--issuer-ca FILE`s: CAs trusted for the issuer, besides the system's and the state's. */
   issuerCa: readonly string[];
-  /** How long a request waits for a node's lock (`--lock-timeout`). */
-  lockWaitMs: number;
+  /** How long a request waits for a node's lock (`--lock-timeout`); the stores' own wait when not given. */
+  lockWaitMs?: number;
 }
-
-export const NO_ISSUER =
-  'berth api will not run without being told whose tokens to believe: give --issuer, the URL of the OAuth 2.0 issuer';
-
-const NO_AUDIENCE =
-  '--audience names what a token must be for; it cannot be empty (leave it out for berth)';
 
 /**
  * `berth api`: serves the Command API until SIGINT or SIGTERM, then closes
  * gracefully and ends with 0. Refuses to start without an issuer it could believe.
  */
 export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): Promise<number> {
-  if (flags.issuer.trim() === '') throw new UsageError(NO_ISSUER);
-  const unusable = unusableIssuer(flags.issuer);
-  if (unusable) throw new UsageError(unusable);
-  if (flags.audience.trim() === '') throw new UsageError(NO_AUDIENCE);
+  // Not given at all; given empty or blank, the option's own reading refuses it so.
+  if (flags.issuer === '') throw new UsageError(NO_ISSUER);
   const issuerCas = readIssuerCas(flags.issuerCa);
   const log = (line: string) => io.err(line);
+  const issuer = namesModule(flags.issuer)
+    ? await resolvedIssuer(flags.issuer, location, io)
+    : usableIssuer(flags.issuer);
   return serveApi({
     authenticator: (stores) => {
       const stateCa = stateCaTrust(stores, log);
       return issuerAuthenticator({
-        issuer: flags.issuer,
+        issuer,
         audience: flags.audience,
         log,
         // The state's CA and --issuer-ca, besides the system's: a module berth placed
@@ -50,12 +49,35 @@ export async function runApi(flags: ApiFlags, location: StateLocation, io: Io): 
         fetch: trustingFetch(async () => [...(await stateCa()), ...issuerCas]),
       });
     },
-    issuer: flags.issuer,
+    issuer,
     address: parseListen(flags.listen),
     lockWaitMs: flags.lockWaitMs,
     location,
     io,
   });
+}
+
+/** An issuer's URL as given, if berth would believe tokens from it. */
+function usableIssuer(url: string): string {
+  const unusable = unusableIssuer(url);
+  if (unusable) throw new UsageError(unusable);
+  return url;
+}
+
+/**
+ * The issuer `--issuer MODULE@NODE` names, resolved once at the start, before listening
+ * (the module need not be up: its 401 says so until it is); where it came from is said.
+ */
+async function resolvedIssuer(named: string, location: StateLocation, io: Io): Promise<string> {
+  const deps = stateDeps(location, io.env);
+  try {
+    const answer = await moduleIssuer(named, deps);
+    if ('refused' in answer) throw new UsageError(moduleIssuerRefusalWords(named, answer.refused));
+    io.err(moduleIssuerWords(named, answer));
+    return answer.url;
+  } finally {
+    await deps.stores.close().catch(() => {});
+  }
 }
 
 export interface ServeOptions {
@@ -83,6 +105,7 @@ export async function serveApi(options: ServeOptions): Promise<number> {
   const { authenticator } = options;
   const app = createApp({
     ...deps,
+    routes: routes(),
     stores: unlessCut(deps.stores, cutting.signal),
     authenticator: typeof authenticator === 'function' ? authenticator(deps.stores) : authenticator,
     stopping: cutting.signal,

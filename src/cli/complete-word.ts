@@ -1,2 +1,2 @@
-/** The word a shell's completion script calls berth with at each Tab: no command a person types. */
+/** The word the completion scripts (completion/) call berth with at each Tab: no command a person types. */
 export const COMPLETE = '__complete';

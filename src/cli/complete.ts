@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { GLOBAL_OPTIONS, OPTIONS } from '../commands/options.ts';
+import { type Entry, optionNames, TABLE, type WordKind } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
 import { isName } from '../names.ts';
 import { ownValue } from '../own-record.ts';
-import { GLOBAL_OPTIONS, LINE_COMMANDS, nameOf, type WordKind } from './command-line.ts';
 import { EXIT, type Io } from './io.ts';
 import { SHELLS } from './shells.ts';
 
@@ -12,31 +13,29 @@ interface Words {
   flags: readonly string[];
 }
 
-const firstWord = (usage: string) => usage.split(' ')[0] as string;
-
 /**
- * The command line as completion sees it: each command's words and flags, from the list
- * cac is given, without cac itself, so that a Tab costs a start without the option parser.
+ * The command line as completion sees it: each command's words and flags, from the
+ * command table, without cac itself, so that a Tab costs a start without the option parser.
  */
-export const SURFACE: Record<string, Words> = Object.fromEntries([
-  ...LINE_COMMANDS.map((command) => [
-    nameOf(command),
-    { args: command.words, flags: (command.options ?? []).map(([usage]) => firstWord(usage)) },
+export const SURFACE: Record<string, Words> = Object.fromEntries(
+  (TABLE as readonly Entry[]).map((entry) => [
+    entry.name,
+    {
+      args: entry.words.map((word) => word.stands),
+      flags: optionNames(entry).map((name) => OPTIONS[name].flag),
+    },
   ]),
-  ['help', { args: ['command'], flags: [] }],
-]);
+);
 
 export const GLOBAL_FLAGS = [
-  ...GLOBAL_OPTIONS.map(([usage]) => firstWord(usage)),
+  ...GLOBAL_OPTIONS.map((name) => OPTIONS[name].flag),
   '--help',
   '--version',
 ];
 
 /** Flags followed by a value: the word after one is its value, not a command's word. */
-const TAKES_VALUE = new Set(
-  [...GLOBAL_OPTIONS, ...LINE_COMMANDS.flatMap((command) => command.options ?? [])]
-    .filter(([usage]) => usage.includes('<'))
-    .map(([usage]) => firstWord(usage)),
+const TAKES_VALUE = new Set<string>(
+  Object.values(OPTIONS).flatMap((option) => ('value' in option ? [option.flag] : [])),
 );
 
 /**
@@ -128,6 +127,8 @@ function names(
   stateFlag: string | undefined,
   env: Record<string, string | undefined>,
 ): string[] {
+  // A secret's name is the vault's, which a Tab does not open.
+  if (kind === 'secret') return [];
   if (kind === 'shell') return SHELLS;
   if (kind === 'command') return Object.keys(SURFACE);
   const dir = locateState(stateFlag, env).dir;

@@ -1,3 +1,4 @@
+import { exitOf } from '../codes.ts';
 import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { enveloped } from '../result.ts';
@@ -40,7 +41,7 @@ export async function runCopyState(
       );
     if ('refused' in outcome) {
       if (!json) io.err(outcome.refused);
-      return EXIT.refused;
+      return exitOf('store_not_empty');
     }
     if (!json) io.out(outcome.done);
     return EXIT.done;
@@ -48,6 +49,6 @@ export async function runCopyState(
     const refused = storesCannotOpen(error);
     if (json) io.out(JSON.stringify(enveloped({ refused, code: storesCode(error) })));
     else io.err(refused);
-    return EXIT.stores;
+    return exitOf(storesCode(error));
   }
 }

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { ActDeps } from '../commands/act-shapes.ts';
 import { ConfigError, type LoadConfig } from '../config/config.ts';
 import { fileConfig } from '../config/file-config.ts';
@@ -7,6 +8,7 @@ import { fileStores } from '../stores/file-store.ts';
 import { checkStoreUrl } from '../stores/store-url.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
 import { processSeal } from '../vault/process-seal.ts';
+import type { Io } from './io.ts';
 
 /**
  * What the act runner is given on this machine, by both faces: berth.json and the
@@ -24,6 +26,15 @@ export function stateDeps(
     stores: chosenStores(location, loadConfig, env, storeOptions),
     machines: machinesOnFirstUse,
   };
+}
+
+/** Who acts on the command line: the OS user. */
+export function osUser(io: Pick<Io, 'env'>): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return io.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
+  }
 }
 
 /** The deps over the state directory's own files, whatever berth.json says: for tests and benches. */

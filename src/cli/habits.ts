@@ -83,3 +83,6 @@ const HABITS: Record<string, Answer> = {
 export function habitAnswer(command: HabitCommand, typed: string): string | undefined {
   return Object.hasOwn(HABITS, typed) ? HABITS[typed]?.(command) : undefined;
 }
+
+/** The habits written with one dash (`-auto-approve`), which mri reads letter by letter. */
+export const ONE_DASH_HABITS = Object.keys(HABITS).filter((flag) => !flag.startsWith('--'));

@@ -1,24 +1,7 @@
-import { parseDuration } from '../duration.ts';
 import type { Stores } from '../stores/stores.ts';
-import { UsageError } from './io.ts';
-
-/** How long a command waits for its node's lock unless told otherwise (--lock-timeout). */
-export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
 /** After this long waiting for a lock, berth says whose it is: silence reads as a hang. */
 export const SAY_WAITING_AFTER_MS = 1_000;
-
-/** `--lock-timeout`: a duration as berth.json writes one (`10s`, `2m`), or milliseconds (`500ms`). */
-export function parseLockTimeout(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_LOCK_TIMEOUT_MS;
-  const ms = /^(\d{1,7})ms$/.exec(text);
-  const parsed = ms ? Number(ms[1]) : parseDuration(text);
-  if (parsed === undefined)
-    throw new UsageError(
-      `--lock-timeout takes a duration, like 500ms, 10s or 2m, not ${JSON.stringify(text)}`,
-    );
-  return parsed;
-}
 
 /**
  * The stores, saying on `say` (standard error) when an act has waited a second for its

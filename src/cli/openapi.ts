@@ -1,8 +1,7 @@
-import { EXIT, type Io } from './io.ts';
+import type { AnswerWords } from './answer-words.ts';
 
-/** `berth openapi`: the Command API's OpenAPI 3.1 document, made where it is asked for. */
-export async function printOpenApi(io: Io): Promise<number> {
-  const { openApiDocument } = await import('../http/openapi.ts');
-  io.out(JSON.stringify(openApiDocument(), null, 2));
-  return EXIT.done;
-}
+/** `berth openapi`: the Command API's OpenAPI 3.1 document, indented, with `--json` too. */
+export const openApiWords: AnswerWords<Record<string, unknown>> = {
+  words: (document, _asked, io) => io.out(JSON.stringify(document, null, 2)),
+  json: (document) => JSON.stringify(document, null, 2),
+};

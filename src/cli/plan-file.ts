@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
+import type { LineOptions } from '../commands/options.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { writeFileAtomic } from '../fs/atomic-file.ts';
 import type { CommandRequest } from '../request.ts';
@@ -9,7 +10,7 @@ import { describeIssues } from '../schema-issues.ts';
 /**
  * A plan file: a take or converge preview written with `--out FILE`, for review, that
  * `berth act FILE` acts on exactly. It holds what the act needs (the command, target,
- * module or filter, `--mint` names, the digest), the state it was made with, and the
+ * module or filter, `--mint` and `--rotate` names, the digest), the state it was made with, and the
  * preview's typed result as `--json` prints it, which holds no secret value. The stores
  * keep the digest of its whole content (commands/plan-records.ts), so a file edited by
  * hand is refused. `format_version` changes when a field changes meaning: 2 when the
@@ -41,7 +42,13 @@ export const PlanFileSchema = v.pipe(
       module: Named,
       mint: v.array(Named),
     }),
-    v.strictObject({ ...common, command: v.literal('converge'), filter: v.optional(Named) }),
+    v.strictObject({
+      ...common,
+      command: v.literal('converge'),
+      filter: v.optional(Named),
+      /** `--rotate` names: the act places the keys the preview named. */
+      rotate: v.optional(v.array(Named)),
+    }),
   ]),
   v.check(
     (plan) => plan.preview.digest === plan.digest,
@@ -54,7 +61,7 @@ export type PlanFile = v.InferOutput<typeof PlanFileSchema>;
 export function planOf(
   command: string,
   request: CommandRequest,
-  options: { mint: readonly string[]; location: StateLocation },
+  { options, location }: { options: LineOptions; location: StateLocation },
   preview: CommandAnswer,
   now: Date,
 ): PlanFile | undefined {
@@ -65,13 +72,20 @@ export function planOf(
     target: request.node,
     digest,
     previewed_at: now.toISOString(),
-    state: options.location.dir,
+    state: location.dir,
     preview,
   };
   if (command === 'take')
-    return { ...head, command: 'take', ...made, module: request.module, mint: [...options.mint] };
+    return {
+      ...head,
+      command: 'take',
+      ...made,
+      module: request.module,
+      mint: [...(options.mint ?? [])],
+    };
   const filter = request.filter ? { filter: request.filter } : {};
-  return { ...head, command: 'converge', ...made, ...filter };
+  const rotate = options.rotate?.length ? { rotate: [...options.rotate] } : {};
+  return { ...head, command: 'converge', ...made, ...filter, ...rotate };
 }
 
 /**

@@ -1,18 +1,18 @@
 import { setMaxListeners } from 'node:events';
-import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
-import type { Code } from '../codes.ts';
+import { type Code, exitOf } from '../codes.ts';
 import { missingFields, openAct } from '../commands/act.ts';
 import type { Face } from '../commands/act-shapes.ts';
 import { answerOf, codeOf } from '../commands/answer.ts';
-import type { CommandShape as Command } from '../commands/table.ts';
+import type { CommandShape as Command } from '../commands/command-shape.ts';
+import type { LineOptions } from '../commands/options.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import type { Outcome, RunOutcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
 import { type CommandAnswer, enveloped } from '../result.ts';
 import { saidOf, untoldOf } from '../words/said.ts';
 import { doneWords } from '../words/steps.ts';
-import { stateDeps } from './deps.ts';
+import { osUser, stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
@@ -21,15 +21,8 @@ import type { PlanFile } from './plan-file.ts';
 /** How the command line runs a command, beside its request. */
 export interface CliOptions {
   location: StateLocation;
-  mint: string[];
-  fullDiff: boolean;
-  json: boolean;
-  detailedExitcode: boolean;
-  lockWaitMs: number;
-  /** `--refresh` on a preview: the node's package lists fetched anew first. */
-  refresh?: boolean;
-  /** `--out FILE` on a preview: the plan file to write. */
-  out?: string;
+  /** The command line's options, as one typed value (`--out`, `--json`, `--mint`, …). */
+  options: LineOptions;
   /** `berth act FILE`: the plan file acted on, checked against the stores (act-plan.ts). */
   plan?: Face['actingOnPlan'];
 }
@@ -42,9 +35,10 @@ export interface CliOptions {
 export async function runFromCli(
   command: Command,
   request: CommandRequest,
-  options: CliOptions,
+  cli: CliOptions,
   io: Io,
 ): Promise<number> {
+  const { options } = cli;
   // Ctrl-C during an act stops its hook and lets it record what it did; a second one
   // ends berth at once (the stores stay whole: every write is atomic).
   const interrupted = new AbortController();
@@ -57,7 +51,7 @@ export async function runFromCli(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const run = (asked: CommandRequest) => runOnce(command, asked, options, interrupted.signal, io);
+    const run = (asked: CommandRequest) => runOnce(command, asked, cli, interrupted.signal, io);
     // --refresh with --yes is refused before anything runs: it does not preview and ask.
     const approval =
       command.options.includes('yes') &&
@@ -66,7 +60,7 @@ export async function runFromCli(
       !options.refresh
         ? await import('./approval.ts')
         : undefined;
-    if (!approval?.canAsk(options.json)) return printed(await run(request));
+    if (!approval?.canAsk(options.json ?? false)) return printed(await run(request));
 
     // At a terminal: the preview, then the question; `yes` acts on exactly that preview.
     const preview = { ...request, yes: false };
@@ -100,7 +94,7 @@ export async function runFromCli(
     else if (rest) io.out(rest);
     if (outcome.error !== undefined && !options.json) io.err(outcome.error);
     if (note) io.err(note);
-    if (outcome.error !== undefined) return EXIT.refused;
+    if (outcome.error !== undefined) return exitOf(codeOf(outcome));
     if (options.detailedExitcode && !asked.yes) return previewExit(outcome);
     return EXIT.done;
   }
@@ -118,10 +112,11 @@ type Ran =
 async function runOnce(
   command: Command,
   request: CommandRequest,
-  options: CliOptions,
+  cli: CliOptions,
   signal: AbortSignal,
   io: Io,
 ): Promise<Ran> {
+  const { options } = cli;
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string, code: Code, nodes?: CommandAnswer['nodes']) => {
     if (options.json) io.out(JSON.stringify(enveloped({ refused, code, ...(nodes && { nodes }) })));
@@ -134,9 +129,9 @@ async function runOnce(
     const missing = missingFields(command, request);
     if (missing) {
       refuseBefore(missing, 'fields_missing');
-      return { exit: EXIT.usage };
+      return { exit: exitOf('fields_missing') };
     }
-    const deps = stateDeps(options.location, io.env, { lockWaitMs: options.lockWaitMs });
+    const deps = stateDeps(cli.location, io.env, { lockWaitMs: options.lockTimeout });
     const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
     // With --out, the plan's content is made from the preview's answer, under its locks.
     let plan: PlanFile | undefined;
@@ -149,17 +144,14 @@ async function runOnce(
       {
         ...(planFiles && {
           writingPlan: (answer: CommandAnswer) => {
-            plan = planFiles.planOf(command.name, request, options, answer, new Date());
+            plan = planFiles.planOf(command.name, request, cli, answer, new Date());
             return plan && planFiles.contentOf(plan);
           },
         }),
-        ...(options.plan && { actingOnPlan: options.plan }),
+        ...(cli.plan && { actingOnPlan: cli.plan }),
         actor: osUser(io),
         via: 'cli',
-        mint: options.mint,
-        fullDiff: options.fullDiff,
-        lockWaitMs: options.lockWaitMs,
-        refresh: options.refresh,
+        line: options,
         signal,
         // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json
@@ -171,14 +163,14 @@ async function runOnce(
     );
     if (opened.kind !== 'ready') {
       refuseBefore(opened.refused, opened.code);
-      return { exit: opened.kind === 'missing' ? EXIT.usage : EXIT.stores };
+      return { exit: exitOf(opened.code) };
     }
     const outcome = await opened.run();
     progress?.end();
     if (outcome.storeFailed) {
       // A node whose lock or records could not be had is named, with its code.
       refuseBefore(outcome.error ?? '', codeOf(outcome), outcome.target?.nodes);
-      return { exit: EXIT.stores };
+      return { exit: exitOf(codeOf(outcome)) };
     }
     // What was told step by step is printed already; the rest of said is printed now.
     // A target of several shown on a terminal had its steps drawn on standard error: said
@@ -200,21 +192,12 @@ async function runOnce(
 
 /**
  * `--detailed-exitcode` on a preview, for one node and a target alike: 0 nothing to do,
- * 2 something to do and nothing blocks it, 1 a blocker stands on any node (a refusal is
- * 1 already, and the stores 3).
+ * 2 something to do and nothing blocks it, and where a blocker stands on any node the
+ * exit of the act's refusal, `blocked` (a refusal had its code's exit already).
  */
 function previewExit(outcome: Outcome): number {
   const reports = Object.values(outcome.target?.nodes ?? {});
-  if (reports.some((report) => report.blockers.length > 0)) return EXIT.refused;
+  if (reports.some((report) => report.blockers.length > 0)) return exitOf('blocked');
   if (reports.some((report) => report.steps.length > 0)) return EXIT.somethingToDo;
   return EXIT.done;
-}
-
-/** Who acts on the command line: the OS user. */
-export function osUser(io: Io): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return io.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
-  }
 }

@@ -13,8 +13,9 @@ export type UsageRefusal =
       /** The flags the command (or berth) has, for a likely meaning. */
       known: readonly string[];
     }
-  | { kind: 'needs-value'; option: string }
-  | { kind: 'extra-word'; command: string; takes: readonly string[]; word: string };
+  | { kind: 'extra-word'; command: string; takes: readonly string[]; word: string }
+  /** A word mri read as a number (one after a flag: `--yes 007`), which a name never is. */
+  | { kind: 'number-word'; command: string; number: number };
 
 /** A refusal in berth's words: the command, the word, a likely meaning or berth's way. */
 export function usageWords(refusal: UsageRefusal): string {
@@ -33,13 +34,13 @@ export function usageWords(refusal: UsageRefusal): string {
       const help = command ? `see berth help ${command.name}` : 'see berth help';
       return withHint(`${where} has no option ${option}`, didYouMean(option, refusal.known), help);
     }
-    case 'needs-value':
-      return `${refusal.option} needs a value`;
     case 'extra-word': {
       const takes = refusal.takes.length
         ? `takes ${refusal.takes.map((word) => `[${word}]`).join(' ')}`
         : 'takes no word';
       return `berth ${refusal.command} ${takes}; ${JSON.stringify(refusal.word)} is one word too many`;
     }
+    case 'number-word':
+      return `berth ${refusal.command}: the option parser read a word after a flag as the number ${refusal.number}, as it reads 007, 1e3 or 0x10 there; give names before the options, or after --`;
   }
 }

@@ -1,42 +1,70 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import * as v from 'valibot';
 import type { Catalog, ModuleDefinition } from '../catalog.ts';
+import { RefusedSchema, refusedFor } from '../commands/reading-answer.ts';
 import { ConfigError } from '../config/config.ts';
 import { fileCatalog } from '../config/file-catalog.ts';
 import { fileConfig } from '../config/file-config.ts';
-import type { StateLocation } from '../config/state-dir.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { isName } from '../names.ts';
 import { type Entries, moduleResolver } from '../resolve.ts';
-import { enveloped } from '../result.ts';
+import { FORMAT_VERSION } from '../result.ts';
 import { defaultSettings, type Settings } from '../settings.ts';
-import { EXIT, type Io } from './io.ts';
-import { readingFailed } from './reading-failed.ts';
+import { exitOfAnswer } from './io.ts';
+import type { Program } from './program.ts';
 import { valuesProblems } from './validate-values.ts';
 
 /** A problem `berth validate` found: the file it is in, and what is wrong there, in words. */
-export interface Problem {
-  file: string;
-  problem: string;
-}
+export const ProblemSchema = v.object({ file: v.string(), problem: v.string() });
+export type Problem = v.InferOutput<typeof ProblemSchema>;
+
+/** Whether berth.json and the catalog are valid, and every problem; `invalid_config` when not. */
+export const ValidateAnswerSchema = v.union([
+  RefusedSchema,
+  v.object({
+    format_version: v.literal(FORMAT_VERSION),
+    valid: v.boolean(),
+    code: v.optional(v.literal('invalid_config')),
+    problems: v.array(ProblemSchema),
+    /** How many modules the catalog holds, and where it is. */
+    modules: v.number(),
+    catalog: v.string(),
+  }),
+]);
+export type ValidateAnswer = v.InferOutput<typeof ValidateAnswerSchema>;
 
 /**
  * `berth validate`: reads berth.json, every catalog definition and every template they
  * name, and lists every problem, so a broken definition is found before an act meets it.
- * Exit 0 when there is none, 1 when there is any.
+ * It reads the state directory's files as they are, so it is a program of this edge.
  */
-export async function runValidate(location: StateLocation, json: boolean, io: Io) {
+export const runValidate: Program = async ({ location, options, io }) => {
+  const answer = await validateAnswer(location().dir);
+  if (options.json) io.out(JSON.stringify(answer));
+  else if ('refused' in answer) io.err(answer.refused);
+  else if (answer.valid)
+    io.out(
+      `berth.json and the ${answer.modules} module${answer.modules === 1 ? '' : 's'} of ${answer.catalog} are valid`,
+    );
+  else io.out(answer.problems.map((item) => `${item.file}: ${item.problem}`).join('\n'));
+  return exitOfAnswer(answer.code);
+};
+
+async function validateAnswer(stateDir: string): Promise<ValidateAnswer> {
   try {
-    const { problems, modules, catalogDir } = await validate(location.dir);
-    if (json) io.out(JSON.stringify(enveloped({ valid: problems.length === 0, problems })));
-    else if (problems.length === 0)
-      io.out(
-        `berth.json and the ${modules} module${modules === 1 ? '' : 's'} of ${catalogDir} are valid`,
-      );
-    else io.out(problems.map((item) => `${item.file}: ${item.problem}`).join('\n'));
-    return problems.length === 0 ? EXIT.done : EXIT.refused;
+    const { problems, modules, catalogDir } = await validate(stateDir);
+    const valid = problems.length === 0;
+    return {
+      format_version: FORMAT_VERSION,
+      valid,
+      ...(valid ? {} : { code: 'invalid_config' as const }),
+      problems,
+      modules,
+      catalog: catalogDir,
+    };
   } catch (error) {
-    return readingFailed(error, io);
+    return refusedFor(error);
   }
 }
 

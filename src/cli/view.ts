@@ -8,9 +8,8 @@ import { parseListenAddress } from '../view/listen-address.ts';
 import { followStore } from '../view/live.ts';
 import { VIEW_SERVED } from '../view/served.ts';
 import { viewSource } from '../view/source.ts';
-import { stateDeps } from './deps.ts';
+import { osUser, stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
-import { osUser } from './run-command.ts';
 
 /** How often a followed page reads the store's locks and journal. */
 const LIVE_EVERY_MS = 500;
@@ -19,7 +18,8 @@ export interface ViewFlags {
   listen: string;
   /** `--state DIR` as given, for the command a node's page shows to copy. */
   state?: string;
-  lockWaitMs: number;
+  /** `--lock-timeout`; the stores' own wait when not given. */
+  lockWaitMs?: number;
 }
 
 /**
@@ -40,7 +40,7 @@ export async function runView(flags: ViewFlags, location: StateLocation, io: Io)
   const deps = stateDeps(location, io.env, { lockWaitMs: flags.lockWaitMs });
   const source = viewSource(deps, {
     actor: osUser(io),
-    lockWaitMs: flags.lockWaitMs,
+    line: { lockTimeout: flags.lockWaitMs },
     signal: stop.signal,
   });
   const live = followStore(

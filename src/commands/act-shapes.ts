@@ -19,15 +19,7 @@ export interface ActDeps {
 /** What both faces give the runner of themselves: who is asking, and how it is shown. */
 export type Face = Pick<
   CommandContext,
-  | 'actor'
-  | 'via'
-  | 'mint'
-  | 'fullDiff'
-  | 'progress'
-  | 'output'
-  | 'signal'
-  | 'lockWaitMs'
-  | 'refresh'
+  'actor' | 'via' | 'line' | 'progress' | 'output' | 'signal'
 > & {
   now?: () => Date;
   /** Told how each node of a target of several is getting on: the command line shows it. */

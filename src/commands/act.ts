@@ -6,9 +6,9 @@ import type { Settings } from '../settings.ts';
 import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { resolveTarget } from '../targets.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
+import type { CommandShape as Command } from './command-shape.ts';
 import { refusedUnplaced } from './node-act.ts';
 import { Runner } from './runner.ts';
-import type { CommandShape as Command } from './table.ts';
 
 /** The refusal for a request without the fields its command needs, or undefined. */
 export function missingFields(command: Command, request: CommandRequest): string | undefined {
@@ -53,7 +53,7 @@ export async function openAct(
     return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
   // A refresh is a preview's first step: on an act it would change what was approved.
-  if (face.refresh && request.yes)
+  if (face.line.refresh && request.yes)
     return refusedUnplaced(command, request, deps, face, {
       error: `--refresh refreshes the package lists before a preview: preview with it (berth ${command.name} ${request.node} --refresh), then act on that preview's digest`,
       code: 'refresh_not_on_act',

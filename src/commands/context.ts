@@ -1,10 +1,12 @@
 import type { Catalog } from '../catalog.ts';
 import type { Code } from '../codes.ts';
+import type { StateCaAccess } from '../keys/state-ca.ts';
 import type { Machine } from '../machines/machine.ts';
 import type { Outcome } from '../outcome.ts';
 import type { CommandRequest } from '../request.ts';
 import type { Settings } from '../settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
+import type { LineOptions } from './options.ts';
 import type { Told } from './steps/told.ts';
 
 /** What every command function is given besides the request: one node, opened for the act. */
@@ -21,17 +23,20 @@ export interface CommandContext {
   actor: string;
   via: 'cli' | 'api';
   now: () => Date;
-  /** Secrets the caller allows a take to mint over found data: `--mint`, command line only. */
-  mint: readonly string[];
   /**
-   * How long an act waits for a lock it needs on the node (its package manager's), as for
-   * the node's own lock: `--lock-timeout`; 10 s when not given.
+   * The state's CA, made at its first need: what signs a `tls` secret's certificate, and
+   * what `{{ca}}` places.
    */
-  lockWaitMs?: number;
-  /** A converge preview fetches the node's package lists anew first: `--refresh`. */
-  refresh?: boolean;
-  /** Previews show each file's whole diff, not its settings first and about 40 lines: `--full-diff`. */
-  fullDiff?: boolean;
+  ca?: StateCaAccess;
+  /**
+   * The command line's options (options.ts), as one typed value; none over the API. A
+   * command reads those it has: `mint` (secrets a take may mint over found data),
+   * `rotate` (key secrets a converge rotates, by name), `lockTimeout` (how long an act waits for a lock it needs on the node, its package
+   * manager's, as for the node's own; 10 s when not given), `refresh` (a converge preview
+   * fetches the node's package lists anew first), `fullDiff` (previews show each file's
+   * whole diff, not its settings first and about 40 lines).
+   */
+  line: LineOptions;
   /**
    * Told each step as the engine does it, so that a command line shows a long converge
    * step by step; `said` still holds every step, in the same order.

@@ -1,12 +1,15 @@
-import { type ModuleDefinition, SECRET_PLACEHOLDER } from '../catalog.ts';
+import { type ModuleDefinition, SECRET_PLACEHOLDER, type SecretDefinition } from '../catalog.ts';
+import { isKeySecretKind, type KeySecretKind } from '../keys/kinds.ts';
 import { ownValue } from '../own-record.ts';
 import { inputsFor } from '../readings.ts';
 import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
 import type { NamedValue } from '../secret-masks.ts';
-import { secretText } from '../secrets.ts';
+import { maskedAs, secretText } from '../secrets.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
 import { type ModuleSurvey, secretHeld } from '../survey.ts';
+import { keysRead, type PublicHalf, readsOf } from '../template.ts';
 import type { GatheredReadings, ReadingBlocker } from './gather-readings.ts';
+import { type KeyBlocker, type KeyPlaced, type KeysGathered, keySecretPlan } from './key-plan.ts';
 import {
   beforePackages,
   isRemoval,
@@ -31,7 +34,8 @@ export type Blocker =
   | { because: 'link'; module: string; path: string; words: string }
   | NoSuchAccount
   | PackageBlocker
-  | ReadingBlocker;
+  | ReadingBlocker
+  | KeyBlocker;
 
 /** What a machine holds of a module berth does not manage, for the blocker's words. */
 export type Held =
@@ -72,7 +76,20 @@ export interface ConvergeInput {
   listsRefreshed?: boolean;
   /** The modules' values and the node's facts, and what stands in the way of them. */
   read?: GatheredReadings;
+  /** The key secrets read (kept and held), the rotations asked, each `tls` secret's names. */
+  keys?: KeysGathered;
+  /** The state's CA's certificate, when a template of a module in scope places it (`{{ca}}`). */
+  ca?: string;
 }
+
+/** No key read: a plan of modules without key secrets. */
+const NO_KEYS: KeysGathered = {
+  kept: new Map(),
+  held: new Map(),
+  rotate: new Set(),
+  rotating: new Map(),
+  names: new Map(),
+};
 
 /** A hook step's deadline: the definition's `timeout` when it names one (else the machine's). */
 function deadlineOf(definition: ModuleDefinition): { timeout?: number } {
@@ -84,9 +101,10 @@ export const SEALED = Object.freeze({ sealed: true as const });
 
 /**
  * The modules whose plan reads kept values, of those surveyed: a managed one with files
- * (rendered with the values, which a diff hides) or with a secret on the machine (compared
- * with the vault's). Every other plan reads only whether a value is kept, so a preview that
- * restores or mints opens none.
+ * (rendered with the values, which a diff hides), with a secret on the machine (compared
+ * with the vault's), or with a key secret (read for its certificate's life and its kid).
+ * Every other plan reads only whether a value is kept, so a preview that restores or mints
+ * a random secret opens none.
  */
 export function modulesReadingValues(
   record: NodeRecord,
@@ -100,7 +118,8 @@ export function modulesReadingValues(
     const held = Object.values(definition.secrets).some(
       (spec) => secretHeld(survey.facts, spec)?.length,
     );
-    if (held || Object.keys(definition.files).length > 0) reading.add(module);
+    const keys = Object.values(definition.secrets).some((spec) => isKeySecretKind(spec.kind));
+    if (held || keys || Object.keys(definition.files).length > 0) reading.add(module);
   }
   return reading;
 }
@@ -114,13 +133,13 @@ export function secretsShown(input: Pick<ConvergeInput, 'vault' | 'surveys' | 'e
   const shown: NamedValue[] = [];
   for (const [key, value] of input.vault)
     if (value instanceof Uint8Array && value.length > 0)
-      shown.push([key.slice(key.indexOf('/') + 1), secretText(value)]);
+      shown.push(...maskedAs(key.slice(key.indexOf('/') + 1), value));
   for (const [module, survey] of input.surveys) {
     const entry = input.entries.get(module);
     if (!entry || !('definition' in entry)) continue;
     for (const [secret, spec] of Object.entries(entry.definition.secrets)) {
       const held = secretHeld(survey.facts, spec);
-      if (held?.length) shown.push([secret, secretText(held)]);
+      if (held?.length) shown.push(...maskedAs(secret, held));
     }
   }
   return shown;
@@ -137,6 +156,27 @@ export function showsDiff(plan: ConvergePlan): boolean {
 function openedValue(kept: Uint8Array | typeof SEALED, module: string, secret: string) {
   if (kept instanceof Uint8Array) return kept;
   throw new Error(`berth planned ${module} with ${secret} left sealed, but the plan reads it`);
+}
+
+/** Where a module's templates find a key secret: known now, or not until the act mints it. */
+function placeKey(
+  secret: string,
+  placed: KeyPlaced | undefined,
+  into: {
+    values: Record<string, string>;
+    halves: Record<string, PublicHalf>;
+    certs: Record<string, string>;
+    toMint: Set<string>;
+  },
+): void {
+  if (!placed) return;
+  if ('minted' in placed) {
+    into.toMint.add(secret);
+    return;
+  }
+  into.values[secret] = placed.known.pem;
+  into.halves[secret] = placed.known.half;
+  if (placed.known.certificate !== undefined) into.certs[secret] = placed.known.certificate;
 }
 
 /** The modules a converge looks at: assigned or managed, and within the filter. */
@@ -311,11 +351,22 @@ function installSteps(
   const packages = packageSteps(module, definition, survey.packages, true, lists);
   const owners = new Owners(module, survey, packagesPending(packages));
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }, ...packages.steps];
+  const blockers: Blocker[] = [];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     if (spec.match !== undefined) {
       // Inside a file: the vault's value, or a fresh one, is placed by the file's write.
       if (!input.vault.has(`${module}/${secret}`)) steps.push(mintInside(module, secret, spec));
+      continue;
+    }
+    if (isKeyed(spec)) {
+      const kept = input.vault.has(`${module}/${secret}`);
+      const planned = keySecretPlan(input.keys ?? NO_KEYS, module, secret, spec, owners, {
+        held: false,
+        kept,
+      });
+      steps.push(...planned.steps);
+      blockers.push(...planned.blockers);
       continue;
     }
     const attributes = owners.secretFile(spec.path, spec);
@@ -334,10 +385,32 @@ function installSteps(
       why: { because: 'install' },
     });
   }
+  if (definition.setup) steps.push(setupStep(module, definition, definition.setup));
   if (definition.start)
     steps.push({ do: 'start', module, script: definition.start, ...deadlineOf(definition) });
   lookUpAfterInstall(packages.steps, owners);
-  return { steps, blockers: [...packages.blockers, ...owners.blockers] };
+  return { steps, blockers: [...packages.blockers, ...owners.blockers, ...blockers] };
+}
+
+/** A secret of a key kind: a key pair, or a `tls` secret's key and certificate. */
+function isKeyed(spec: SecretDefinition): spec is SecretDefinition & { kind: KeySecretKind } {
+  return isKeySecretKind(spec.kind);
+}
+
+/** The module's setup, once its files are in place; `pending`: owed by an act that did not see it succeed. */
+function setupStep(
+  module: string,
+  definition: ModuleDefinition,
+  script: string,
+  pending = false,
+): Step {
+  return {
+    do: 'setup',
+    module,
+    script,
+    ...(pending ? { pending } : {}),
+    ...deadlineOf(definition),
+  };
 }
 
 function updateSteps(
@@ -374,10 +447,35 @@ function updateSteps(
       if (drift.length > 0) steps.push({ ...owners.directory(data), drift });
     }
   }
+  // What the module's templates read of its key secrets: their public halves and certificates.
+  const halves: Record<string, PublicHalf> = {};
+  const certs: Record<string, string> = {};
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     const held = secretHeld(survey.facts, spec);
     const sealed = input.vault.get(`${module}/${secret}`);
     const kept = () => openedValue(sealed ?? SEALED, module, secret);
+    if (isKeyed(spec)) {
+      const planned = keySecretPlan(input.keys ?? NO_KEYS, module, secret, spec, owners, {
+        held: Boolean(held?.length),
+        kept: sealed !== undefined,
+      });
+      steps.push(...planned.steps);
+      blockers.push(...planned.blockers);
+      placeKey(secret, planned.placed, { values, halves, certs, toMint });
+      if (planned.steps.length > 0 || planned.blockers.length > 0 || !held?.length) continue;
+      // The vault's key, in place: rewritten as it is, to mend its owner.
+      const drift = owners.secretDrift(spec.path, spec);
+      if (drift.length > 0)
+        steps.push({
+          do: 'restore',
+          module,
+          secret,
+          path: spec.path,
+          ...owners.secretFile(spec.path, spec),
+          drift,
+        });
+      continue;
+    }
     if (sealed && hasFiles) values[secret] = secretText(kept());
     if (spec.match !== undefined) {
       // Inside a file: its owner and mode are the file's, and the file's write places it.
@@ -423,7 +521,8 @@ function updateSteps(
   const hidden = secretsShown(input);
   for (const [path, file] of Object.entries(definition.files)) {
     const attributes = owners.moduleFile(path, file);
-    const names = [...file.content.matchAll(SECRET_PLACEHOLDER)].map((match) => match[1] as string);
+    const reads = readsOf(file.content);
+    const names = [...reads.secret, ...keysRead(reads)];
     if (names.some((name) => toMint.has(name))) {
       steps.push({
         do: 'write',
@@ -440,7 +539,12 @@ function updateSteps(
       survey.facts.get(path),
       file.content,
       { values, hidden },
-      inputsFor(input.read?.readings, module),
+      {
+        ...inputsFor(input.read?.readings, module),
+        keys: halves,
+        certs,
+        ...(input.ca === undefined ? {} : { ca: input.ca }),
+      },
     );
     desired.set(path, compared.wanted);
     const drift = owners.moduleFileDrift(path, file);
@@ -453,11 +557,21 @@ function updateSteps(
   const check = input.checks?.get(module);
   const failing = started && check !== undefined && check.code !== 0;
   const rewrote = steps.some(
-    (step) => step.do === 'write' || step.do === 'restore' || (step.do === 'mint' && !step.inside),
+    (step) =>
+      step.do === 'write' ||
+      step.do === 'restore' ||
+      step.do === 'rotate' ||
+      step.do === 'renew' ||
+      (step.do === 'mint' && !step.inside),
   );
+  // A setup begun and not seen to succeed is owed, and with it what follows it: its
+  // module's files were changed by that act, and are not live yet.
+  const setupOwed = managed.pending?.includes('setup') === true;
+  if (definition.setup && (rewrote || setupOwed))
+    steps.push(setupStep(module, definition, definition.setup, setupOwed && !rewrote));
   if (failing && definition.start)
     steps.push({ do: 'start', module, script: definition.start, check, ...deadlineOf(definition) });
-  else if (started && rewrote)
+  else if (started && (rewrote || (setupOwed && definition.setup)))
     steps.push({ do: 'reload', module, script: definition.reload, ...deadlineOf(definition) });
   else if (started && managed.pending?.includes('reload') && definition.reload)
     // A reload that failed is owed until one succeeds: the change it was for is not live.

@@ -24,6 +24,7 @@ import {
   SEALED,
   showsDiff,
 } from './converge-plan.ts';
+import { caPlaced, gatherKeys, rotationsAsked } from './gather-keys.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
@@ -43,12 +44,14 @@ export const converge: CommandFunction = async (request, context) => {
   const refusal = filter === undefined ? undefined : checkName('module', filter);
   if (refusal) return refuse('invalid_name', refusal);
   // An act with --refresh never reaches here: it is refused before its target (act.ts).
-  if (context.refresh) {
+  if (context.line.refresh) {
     const refused = await refreshLists(node, context);
     if (refused) return refused;
   }
 
-  const { plan, basis, held, readings } = await gatherAndPlan(node, filter, context, request.yes);
+  const gathered = await gatherAndPlan(node, filter, context, request.yes);
+  if (gathered.refused) return refuse(gathered.refused.code, gathered.refused.error);
+  const { plan, basis, held, readings } = gathered;
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -62,13 +65,14 @@ export const converge: CommandFunction = async (request, context) => {
     blockers: plan.blockers.map((blocker) => blockerReport(blocker, node)),
   };
   if (gated.to === 'preview') {
-    const fullDiff = context.fullDiff ?? false;
+    const fullDiff = context.line.fullDiff ?? false;
     const preview = {
       plan,
       digest: gated.digest,
       nothingToDo,
       fullDiff,
-      ...(context.refresh ? { refreshed: true as const } : {}),
+      ...(context.line.refresh ? { refreshed: true as const } : {}),
+      ...(basis.facts ? { facts: basis.facts } : {}),
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
@@ -147,6 +151,8 @@ async function gatherAndPlan(
   // Opened only when a file or secret is fingerprinted: modules of packages or data need none.
   const key = once(() => store.vault.fingerprintKey());
   const surveyed = modulesToSurvey(record, entries, filter);
+  const rotate = rotationsAsked(context.line.rotate ?? [], surveyed, node);
+  if (!(rotate instanceof Set)) return { refused: rotate } as const;
   // Every module in scope with a definition: a released one's stop sees its values and facts too.
   const defined = new Map<string, ModuleDefinition>();
   for (const module of inScope) {
@@ -165,6 +171,11 @@ async function gatherAndPlan(
   const reading = acting ? undefined : modulesReadingValues(record, surveyed, surveys);
   for (const item of reading?.size === 0 ? [] : await store.vault.all(reading))
     vault.set(`${item.module}/${item.secret}`, item.value);
+  const keys = await gatherKeys(surveyed, surveys, vault, read.readings, rotate, {
+    acting,
+    context,
+  });
+  const ca = await caPlaced(surveyed, context);
   const checks = await runChecks(node, record, surveyed, context, read.readings);
   const input = {
     node,
@@ -175,10 +186,12 @@ async function gatherAndPlan(
     vault,
     checks,
     read,
+    keys,
+    ca,
     ...(context.settings.refresh_after === undefined
       ? {}
       : { refreshAfter: context.settings.refresh_after }),
-    ...(context.refresh ? { listsRefreshed: true } : {}),
+    ...(context.line.refresh ? { listsRefreshed: true } : {}),
   };
   let { plan, desired } = planConverge(input);
   // A diff shown may hold any value of the node, of any module: every one is opened to
@@ -223,6 +236,11 @@ async function gatherAndPlan(
   const values = [...read.readings.values].filter(([, given]) => Object.keys(given).length > 0);
   if (values.length > 0) basis.values = Object.fromEntries(values);
   if (facts) basis.facts = read.readings.facts;
+  // The key each rotation places, by its kid: an act whose key is not the one previewed is refused.
+  if (keys.rotate.size > 0)
+    basis.rotating = Object.fromEntries(
+      [...keys.rotate].map((id) => [id, keys.rotating.get(id)?.kid ?? '']),
+    );
   // Whether berth's hold on service starts is there, when the survey looked.
   const lists = [...surveys.values()].find((survey) => survey.packages)?.packages;
   const held = lists?.manager === 'apt' ? lists.startsHeld !== undefined : undefined;

@@ -21,15 +21,37 @@ export interface GatheredReadings {
   undeclared: ReadingBlocker[];
 }
 
-/** Whether a definition's plan needs the node's facts: a template reads one, or a hook sees them all. */
+/**
+ * Whether a definition's plan needs the node's facts: a template reads one, a hook sees
+ * them all, or the issuer it provides reads one (kept with the node's newest survey, for
+ * `berth api --issuer MODULE@NODE` when the node cannot be reached).
+ */
 export function needsFacts(definition: ModuleDefinition): boolean {
   return (
+    readsOf(definition.provides?.issuer ?? '').fact.size > 0 ||
+    definition.setup !== undefined ||
     definition.start !== undefined ||
     definition.stop !== undefined ||
     definition.reload !== undefined ||
     definition.check !== undefined ||
-    Object.values(definition.files).some((file) => readsOf(file.content).fact.size > 0)
+    templatesOf(definition).some(([, text]) => readsOf(text).fact.size > 0)
   );
+}
+
+/**
+ * Every template of a definition a plan renders for a node, by where it stands: its files'
+ * texts, and its `tls` secrets' names (`secrets.tls.names`).
+ */
+export function templatesOf(definition: ModuleDefinition): [where: string, text: string][] {
+  return [
+    ...Object.entries(definition.files).map(([path, file]): [string, string] => [
+      path,
+      file.content,
+    ]),
+    ...Object.entries(definition.secrets).flatMap(([name, secret]) =>
+      (secret.names ?? []).map((text): [string, string] => [`secrets.${name}.names`, text]),
+    ),
+  ];
 }
 
 /**
@@ -56,10 +78,13 @@ export async function gatherReadings(
     const read = moduleValues(module, definition.values, given);
     values.set(module, read.values);
     const unknown: ReadingBlocker[] = [];
-    for (const [path, file] of Object.entries(definition.files))
-      for (const fact of readsOf(file.content).fact)
-        if (isFactName(fact) && facts[fact] === undefined)
+    const said = new Set<string>();
+    for (const [path, text] of templatesOf(definition))
+      for (const fact of readsOf(text).fact)
+        if (isFactName(fact) && facts[fact] === undefined && !said.has(`${path} ${fact}`)) {
+          said.add(`${path} ${fact}`);
           unknown.push({ because: 'fact-unknown', module, path, fact });
+        }
     if (read.problems.length + unknown.length > 0)
       blockers.set(module, [...read.problems, ...unknown]);
   }

@@ -4,7 +4,7 @@ import type { KeptSurvey } from '../stores/stores.ts';
 import { saidOf } from '../words/said.ts';
 import type { Face } from './act-shapes.ts';
 import { nodeReport } from './answer.ts';
-import type { CommandShape as Command } from './table.ts';
+import type { CommandShape as Command } from './command-shape.ts';
 
 /**
  * A node's part of a converge preview as the stores keep it for whoever reads the fleet
@@ -19,9 +19,11 @@ export function keptSurvey(
   at: Date,
 ): KeptSurvey {
   const { result, error } = end.outcome;
+  const preview =
+    result?.command === 'converge' && 'preview' in result ? result.preview : undefined;
   const whole =
-    result?.command === 'converge' && 'preview' in result
-      ? { ...result, preview: { ...result.preview, fullDiff: true } }
+    result?.command === 'converge' && preview
+      ? { ...result, preview: { ...preview, fullDiff: true } }
       : result;
   return {
     node: end.node,
@@ -31,5 +33,6 @@ export function keptSurvey(
     report: nodeReport(command, request, end),
     said: saidOf({ result: whole }),
     ...(error === undefined ? {} : { refused: error }),
+    ...(preview?.facts ? { facts: { ...preview.facts } } : {}),
   };
 }

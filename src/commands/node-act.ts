@@ -1,6 +1,7 @@
 import type { Code } from '../codes.ts';
 import type { Config } from '../config/config.ts';
 import { declaredFor, withDeclared } from '../declared.ts';
+import { stateCaAccess } from '../keys/state-ca.ts';
 import { MachineError } from '../machines/machine.ts';
 import { surveyAgain } from '../machines/survey-again.ts';
 import type { Outcome, RunOutcome } from '../outcome.ts';
@@ -15,8 +16,8 @@ import {
 import { VaultError } from '../vault/seal.ts';
 import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
+import type { CommandShape as Command } from './command-shape.ts';
 import type { CommandContext } from './context.ts';
-import type { CommandShape as Command } from './table.ts';
 
 /**
  * One node's act, its lock held from opening to `close`: `run` carries the command out on
@@ -65,10 +66,8 @@ export async function lockNode(
     actor: face.actor,
     via: face.via,
     now,
-    mint: face.mint,
-    fullDiff: face.fullDiff,
-    lockWaitMs: face.lockWaitMs,
-    refresh: face.refresh,
+    line: face.line,
+    ca: stateCaAccess(deps.stores, { actor: face.actor, via: face.via }, now),
     progress: face.progress,
     output: face.output,
     signal: face.signal,

@@ -15,7 +15,7 @@ export async function refreshLists(
   node: string,
   context: CommandContext,
 ): Promise<Outcome | undefined> {
-  const waitMs = context.lockWaitMs ?? REFRESH_LOCK_WAIT_MS;
+  const waitMs = context.line.lockTimeout ?? REFRESH_LOCK_WAIT_MS;
   let error: string | undefined;
   try {
     const refreshed = await context.machine.refreshPackages({ waitMs });

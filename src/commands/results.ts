@@ -1,8 +1,10 @@
+import type { Facts } from '../facts.ts';
 import type { Unresolved } from '../resolve.ts';
+import type { BlockerReport } from '../result.ts';
 import type { Account } from '../state.ts';
-import type { TakePreview } from '../words/take.ts';
 import type { ConvergePlan } from './converge-plan.ts';
 import type { Told } from './steps/told.ts';
+import type { TakePlan } from './take-plan.ts';
 
 /**
  * What a command did, as a value and in no words: the command line and the API render
@@ -30,6 +32,8 @@ export type CommandResult =
         fullDiff: boolean;
         /** `--refresh`: the node's package lists were fetched anew first. */
         refreshed?: true;
+        /** The node's facts, when the plan read them: kept with the node's newest survey. */
+        facts?: Facts;
       };
     }
   /** A converge act: the steps done, in order (`stopped` at a failure or when told to). */
@@ -49,3 +53,14 @@ export type CommandResult =
       module: string;
       act: { told: Told[]; stopped: boolean; blocksConverge?: Unresolved };
     };
+
+/** A take preview, as a value: its plan, the account's age against the flip, its blockers. */
+export interface TakePreview {
+  plan: TakePlan;
+  age: number;
+  flip: number;
+  nothingHeld: boolean;
+  digest: string;
+  blockers: BlockerReport[];
+  fullDiff: boolean;
+}

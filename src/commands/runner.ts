@@ -6,13 +6,13 @@ import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
 import { answerOf, nodeReport } from './answer.ts';
+import type { CommandShape as Command } from './command-shape.ts';
 import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
 import { inParallel } from './in-parallel.ts';
 import { keptSurvey } from './kept-survey.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
 import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
-import type { CommandShape as Command } from './table.ts';
 
 /** Nodes surveyed at once for a target's preview: surveys wait on machines, not on berth. */
 const SURVEYS_AT_ONCE = 32;
@@ -453,7 +453,7 @@ export class Runner {
       request: this.request,
       ends,
       ...(options.digest === undefined ? {} : { digest: options.digest }),
-      fullDiff: this.face.fullDiff ?? false,
+      fullDiff: this.face.line.fullDiff ?? false,
       ...(options.refused ? { refused: true } : {}),
     };
     return { ...targetRefusal(ends), target, several };

@@ -1,8 +1,9 @@
 import type { Ownership } from '../catalog.ts';
+import type { KeyKind, KeySecretKind } from '../keys/kinds.ts';
 import type { ReadingBlocker } from './gather-readings.ts';
 import type { PackageBlocker } from './package-plan.ts';
 import type { NoSuchAccount } from './steps/owners.ts';
-import type { Attributes, CheckOutcome, WriteReason } from './steps/step.ts';
+import type { Attributes, CertificateFile, CheckOutcome, WriteReason } from './steps/step.ts';
 
 /** What refuses a take's act, as a value: the preview and the refusal say it in words. */
 export type TakeRefusal =
@@ -13,6 +14,10 @@ export type TakeRefusal =
       because: 'mint-not-a-secret' | 'mint-found' | 'mint-kept' | 'mint-over-data';
       secret: string;
     }
+  /** A key secret's file that holds no key of its kind. */
+  | { because: 'not-a-key'; secret: string; path: string; kind: KeySecretKind; words: string }
+  /** A `tls` secret's key found without a certificate for it. */
+  | { because: 'certificate-refused'; secret: string; path: string; words: string }
   /** A secret file berth writes names an owner or group the machine does not know. */
   | NoSuchAccount
   /** A value or fact the module reads cannot be had: what differs could not be said. */
@@ -33,6 +38,12 @@ export interface TakePlan {
     match?: string;
     /** What a secret file berth writes is written with (not for one found or inside a file). */
     attributes?: Attributes;
+    /** A key secret: its kind; found, the key's own kind and kid; a `tls` secret's certificate. */
+    key?: {
+      kind: KeySecretKind;
+      found?: { keyKind: KeyKind; kid: string };
+      certificate?: CertificateFile;
+    };
   } & Ownership)[];
   /** The secrets `--mint` names: the preview shows what the act with the same options does. */
   mint: string[];

@@ -1,27 +1,32 @@
-import { accountNames, type ModuleDefinition, type Ownership } from '../catalog.ts';
+import { accountNames, type ModuleDefinition, type SecretDefinition } from '../catalog.ts';
 import { BLOCKER_CODES } from '../codes.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../digest.ts';
 import { describeAgeBeyond, describeDuration } from '../duration.ts';
 import type { MachineFacts } from '../facts.ts';
+import type { KeyRead, KeyRefused } from '../keys/key-secret.ts';
+import { isKeySecretKind, TLS_DAYS } from '../keys/kinds.ts';
 import { checkName } from '../names.ts';
+import { once } from '../once.ts';
 import type { Outcome } from '../outcome.ts';
 import { ownValue } from '../own-record.ts';
 import type { PackageFacts } from '../packages/packages.ts';
 import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { type Basis, definitionDigests } from '../preview.ts';
-import { inputsFor, type Readings } from '../readings.ts';
+import { inputsFor, type Readings, renderFor } from '../readings.ts';
 import { doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
 import type { NamedValue } from '../secret-masks.ts';
-import { type KeptValue, secretText } from '../secrets.ts';
+import { type KeptValue, maskedAs, secretText } from '../secrets.ts';
 import { flipMs } from '../settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../state.ts';
-import { type ModuleSurvey, secretHeld } from '../survey.ts';
-import type { TemplateInputs } from '../template.ts';
+import { bytesAt, type ModuleSurvey, secretHeld } from '../survey.ts';
+import type { PublicHalf, TemplateInputs } from '../template.ts';
 import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
+import { caPlaced } from './gather-keys.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
+import { halfOf } from './key-plan.ts';
 import { packageSteps } from './package-plan.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
@@ -88,24 +93,92 @@ function filesThatDiffer(
   kept: ReadonlyMap<string, Uint8Array>,
   vault: readonly KeptValue[],
   read: TemplateInputs,
+  keys: TakeKeys,
 ): NonNullable<TakePlan['files']> {
   const values: Record<string, string> = {};
+  const halves: Record<string, PublicHalf> = {};
+  const certs: Record<string, string> = {};
   // Every value the vault holds for the node, of any module, and the module's found ones.
-  const hidden: NamedValue[] = vault.map(({ secret, value }) => [secret, secretText(value)]);
+  const hidden: NamedValue[] = vault.flatMap(({ secret, value }) => maskedAs(secret, value));
   for (const [name, spec] of Object.entries(definition.secrets)) {
     const held = secretHeld(surveyed.facts, spec);
     const value = held?.length ? held : kept.get(name);
-    if (value) values[name] = secretText(value);
-    if (held?.length) hidden.push([name, secretText(held)]);
+    if (held?.length) hidden.push(...maskedAs(name, held));
+    if (!isKeySecretKind(spec.kind)) {
+      if (value) values[name] = secretText(value);
+      continue;
+    }
+    // A key as the take keeps it: found, else the vault's.
+    const key = [keys.found.get(name), keys.kept.get(name)].find(
+      (item): item is KeyRead => item !== undefined && !('refused' in item),
+    );
+    if (!key) continue;
+    values[name] = key.pem;
+    halves[name] = halfOf(key);
+    if (key.certificate) certs[name] = key.certificate.pem;
   }
+  const inputs: TemplateInputs = {
+    ...read,
+    keys: halves,
+    certs,
+    ...(keys.ca === undefined ? {} : { ca: keys.ca }),
+  };
   const differ: NonNullable<TakePlan['files']> = [];
   for (const [path, file] of Object.entries(definition.files)) {
     const fact = surveyed.facts.get(path);
     if (fact?.kind === 'link') continue; // A refusal of its own: never shown, never read.
-    const { why } = compareFile(node, path, fact, file.content, { values, hidden }, read);
+    const { why } = compareFile(node, path, fact, file.content, { values, hidden }, inputs);
     if (why) differ.push({ path, why });
   }
   return differ;
+}
+
+/** What reads keys, loaded only for a module with a key secret (jose, PKI.js). */
+const loadKeyReading = once(() => import('../keys/key-secret.ts'));
+
+/**
+ * A take's key secrets, read: each found on the machine (with its certificate), each the
+ * vault keeps, each `tls` secret's names as the node renders them; and the state's CA,
+ * when a file of the module places it.
+ */
+interface TakeKeys {
+  found: ReadonlyMap<string, KeyRead | KeyRefused>;
+  kept: ReadonlyMap<string, KeyRead | KeyRefused>;
+  names: ReadonlyMap<string, string[]>;
+  ca?: string;
+}
+
+async function takeKeys(
+  module: string,
+  definition: ModuleDefinition,
+  surveyed: TakeSurvey,
+  kept: ReadonlyMap<string, Uint8Array>,
+  readings: Readings,
+  context: CommandContext,
+): Promise<TakeKeys> {
+  const found = new Map<string, KeyRead | KeyRefused>();
+  const keptRead = new Map<string, KeyRead | KeyRefused>();
+  const names = new Map<string, string[]>();
+  const now = context.now();
+  for (const [name, spec] of Object.entries(definition.secrets)) {
+    if (!isKeySecretKind(spec.kind)) continue;
+    const { foundKeyValue, readKeySecret } = await loadKeyReading();
+    if (spec.names)
+      names.set(
+        name,
+        spec.names.map((text) => renderFor(text, readings, module)),
+      );
+    const held = secretHeld(surveyed.facts, spec);
+    if (held?.length) {
+      const certificate = spec.cert === undefined ? undefined : bytesAt(surveyed.facts, spec.cert);
+      const value = foundKeyValue(held, certificate?.length ? certificate : undefined);
+      found.set(name, await readKeySecret(value, spec.kind, now));
+    }
+    const value = kept.get(name);
+    if (value) keptRead.set(name, await readKeySecret(value, spec.kind, now));
+  }
+  const ca = await caPlaced(new Map([[module, definition]]), context);
+  return { found, kept: keptRead, names, ...(ca === undefined ? {} : { ca }) };
 }
 
 /**
@@ -123,7 +196,9 @@ async function surveyForTake(
   context: CommandContext,
 ): Promise<TakeSurvey> {
   const paths = new Set([
-    ...Object.values(definition.secrets).map((spec) => spec.path),
+    ...Object.values(definition.secrets).flatMap((spec) =>
+      spec.cert === undefined ? [spec.path] : [spec.path, spec.cert],
+    ),
     ...Object.keys(definition.files),
   ]);
   const withFacts = needsFacts(definition);
@@ -187,7 +262,16 @@ export const take: CommandFunction = async (request, context) => {
     new Map([[module, entry.definition]]),
     surveyed.told,
   );
-  const plan = planTake(module, holdings, entry.definition.secrets, kept, context.mint, surveyed);
+  const keys = await takeKeys(module, entry.definition, surveyed, kept, read.readings, context);
+  const plan = planTake(
+    module,
+    holdings,
+    entry.definition.secrets,
+    kept,
+    context.line.mint ?? [],
+    surveyed,
+    keys,
+  );
   plan.refusals.push(...(read.blockers.get(module) ?? []), ...read.undeclared);
   Object.assign(plan, packagesFound(module, entry.definition, surveyed.packages));
   // Every value of the node, opened: to clear a check's output and mask a diff.
@@ -213,6 +297,7 @@ export const take: CommandFunction = async (request, context) => {
       kept,
       vault,
       inputsFor(read.readings, module),
+      keys,
     );
   const basis: Basis = {
     node,
@@ -250,7 +335,7 @@ export const take: CommandFunction = async (request, context) => {
   };
 
   if (gated.to === 'preview') {
-    const fullDiff = context.fullDiff ?? false;
+    const fullDiff = context.line.fullDiff ?? false;
     const { digest, blockers } = report;
     const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
     return { result: { command: 'take', node, module, preview }, report };
@@ -322,6 +407,10 @@ function describeRefusal(refusal: TakeRefusal, node: string, module: string): st
     case 'value-undeclared':
     case 'fact-unknown':
       return describeBlocker(refusal, node);
+    case 'not-a-key':
+      return describeBlocker({ ...refusal, module }, node);
+    case 'certificate-refused':
+      return describeBlocker({ ...refusal, module }, node);
   }
 }
 
@@ -344,15 +433,16 @@ function refusalReport(refusal: TakeRefusal, node: string, module: string): Bloc
 function takeSteps(
   module: string,
   plan: TakePlan,
-  fingerprints: ReadonlyMap<string, string | undefined> = new Map(),
+  fingerprints: ReadonlyMap<string, { key?: string; certificate?: string }> = new Map(),
   started = false,
 ): Step[] {
   const keeps: Step[] = [];
   const writes: Step[] = [];
   for (const secret of plan.secrets) {
-    const { name, path } = secret;
+    const { name, path, key } = secret;
+    const certificate = key?.certificate;
     if (secret.origin === 'found') {
-      const fingerprint = fingerprints.get(name);
+      const { key: fingerprint, certificate: certified } = fingerprints.get(name) ?? {};
       keeps.push({
         do: 'keep',
         module,
@@ -360,6 +450,15 @@ function takeSteps(
         path,
         ...(secret.match === undefined ? {} : { match: secret.match }),
         ...(fingerprint === undefined ? {} : { fingerprint }),
+        ...(key ? { kind: key.kind } : {}),
+        ...(certificate
+          ? {
+              certificate: {
+                path: certificate.path,
+                ...(certified === undefined ? {} : { fingerprint: certified }),
+              },
+            }
+          : {}),
       });
       continue;
     }
@@ -369,8 +468,23 @@ function takeSteps(
     };
     writes.push(
       secret.origin === 'vault'
-        ? { do: 'restore', module, secret: name, path, ...attributes }
-        : { do: 'mint', module, secret: name, path, bytes: secret.bytes, ...attributes },
+        ? {
+            do: 'restore',
+            module,
+            secret: name,
+            path,
+            ...attributes,
+            ...(certificate ? { certificate } : {}),
+          }
+        : {
+            do: 'mint',
+            module,
+            secret: name,
+            path,
+            bytes: secret.bytes,
+            ...attributes,
+            ...(key ? { key: { kind: key.kind, ...(certificate ? { certificate } : {}) } } : {}),
+          },
     );
   }
   const packages = packagesRecorded(plan);
@@ -382,6 +496,44 @@ function takeSteps(
 }
 
 /**
+ * A key secret as a take keeps it: found (read as a key of its kind, with a `tls`
+ * secret's certificate for it, else a refusal), restored from the vault, or minted.
+ */
+function keyOfTake(
+  name: string,
+  spec: SecretDefinition,
+  origin: Origin,
+  owners: Owners,
+  keys: TakeKeys,
+  refusals: TakeRefusal[],
+): TakePlan['secrets'][number]['key'] {
+  const { kind } = spec;
+  if (!isKeySecretKind(kind)) return undefined;
+  const certificate =
+    kind === 'tls' && spec.cert !== undefined
+      ? {
+          path: spec.cert,
+          names: keys.names.get(name) ?? [],
+          days: spec.days ?? TLS_DAYS,
+          attributes: owners.file(spec.cert, { owner: spec.owner, group: spec.group }, '0644'),
+        }
+      : undefined;
+  const withCertificate = certificate ? { certificate } : {};
+  const found = origin === 'found' ? keys.found.get(name) : undefined;
+  if (!found) return { kind, ...withCertificate };
+  if ('refused' in found) {
+    const { words } = found.refused;
+    refusals.push(
+      found.refused.kid !== undefined
+        ? { because: 'certificate-refused', secret: name, path: spec.path, words }
+        : { because: 'not-a-key', secret: name, path: spec.path, kind, words },
+    );
+    return { kind };
+  }
+  return { kind, found: { keyKind: found.keyKind, kid: found.kid }, ...withCertificate };
+}
+
+/**
  * Each secret's origin: found on the machine; kept in the vault (managed here before,
  * then wiped by hand: restored, never minted over the vault's only copy); or to be
  * minted, which over found data only `--mint NAME` allows.
@@ -389,18 +541,26 @@ function takeSteps(
 function planTake(
   module: string,
   holdings: Holdings,
-  specs: Record<string, { bytes: number; match?: string } & Ownership>,
+  specs: Record<string, SecretDefinition>,
   kept: ReadonlyMap<string, Uint8Array>,
   mint: readonly string[],
   surveyed: TakeSurvey,
+  keys: TakeKeys,
 ): TakePlan {
   // A secret file berth writes gets the owner its definition names, by the one owner
   // lookup of every plan: a name the machine does not know refuses the take.
   const owners = new Owners(module, surveyed);
+  // A path berth will not follow refuses the take as a whole: nothing is read through it.
+  const refusals: TakeRefusal[] = linksIn(holdings).map(({ path, words }) => ({
+    because: 'link',
+    path,
+    words,
+  }));
   const secrets = Object.entries(holdings.secrets).map(([name, secret]) => {
     const spec = ownValue(specs, name);
     const origin: Origin = secret.found ? 'found' : kept.has(name) ? 'vault' : 'mint';
     const written = origin !== 'found' && spec?.match === undefined;
+    const key = spec && keyOfTake(name, spec, origin, owners, keys, refusals);
     return {
       name,
       path: secret.path,
@@ -408,17 +568,12 @@ function planTake(
       bytes: spec?.bytes ?? 32,
       ...(spec?.match === undefined ? {} : { match: spec.match }),
       ...(written && spec ? { attributes: owners.secretFile(secret.path, spec) } : {}),
+      ...(key ? { key } : {}),
       owner: spec?.owner,
       group: spec?.group,
       mode: spec?.mode,
     };
   });
-  // A path berth will not follow refuses the take as a whole: nothing is read through it.
-  const refusals: TakeRefusal[] = linksIn(holdings).map(({ path, words }) => ({
-    because: 'link',
-    path,
-    words,
-  }));
   for (const name of mint) {
     const secret = secrets.find((item) => item.name === name);
     if (!secret) refusals.push({ because: 'mint-not-a-secret', secret: name });
@@ -447,7 +602,7 @@ async function actOnTake(
   const nothingHeld = holdsNothing(holdings);
   const key = await context.store.vault.fingerprintKey();
   // The account may be minutes old: what is read into the vault must be what it saw.
-  const fingerprints = new Map<string, string | undefined>();
+  const fingerprints = new Map<string, { key?: string; certificate?: string }>();
   for (const secret of plan.secrets) {
     const fact = surveyed.facts.get(secret.path);
     const unreadable =
@@ -465,12 +620,19 @@ async function actOnTake(
       );
     const value = secretHeld(surveyed.facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
-    if (now !== ownValue(holdings.secrets, secret.name)?.fingerprint)
+    // A tls secret's certificate, found beside its key, is what the account saw too.
+    const certificatePath = secret.key?.certificate?.path;
+    const certificate =
+      certificatePath === undefined ? undefined : bytesAt(surveyed.facts, certificatePath);
+    const certified =
+      value?.length && certificate?.length ? await fingerprintWith(key, certificate) : undefined;
+    const seen = ownValue(holdings.secrets, secret.name);
+    if (now !== seen?.fingerprint || certified !== seen?.certificate)
       return refuse(
         'account_stale',
         `secret ${secret.name} of ${module} changed on ${node} since the account was taken; adopt ${node} again`,
       );
-    fingerprints.set(secret.name, now);
+    fingerprints.set(secret.name, { key: now, certificate: certified });
   }
 
   // What held something was installed by hand and runs; what held nothing is not

@@ -10,6 +10,7 @@
  * bytes that are not HTTP, and closes gracefully within 5 s on a signal. Here the host
  * (Deno, or the edge platform) decides those.
  */
+import { routes } from '../commands/table.ts';
 import { type AppOptions, createApp } from '../http/app.ts';
 
 /** What this file uses of Deno's namespace, so that it type-checks without Deno's types too. */
@@ -29,7 +30,7 @@ declare const Deno: {
   ): DenoServer;
 };
 
-export interface DenoServeOptions extends AppOptions {
+export interface DenoServeOptions extends Omit<AppOptions, 'routes'> {
   /** 0 picks a free port; the default is 8081, as `berth api`'s. */
   port?: number;
   /** The default is 127.0.0.1: berth answers only this machine unless told otherwise. */
@@ -43,7 +44,7 @@ export interface DenoServeOptions extends AppOptions {
 /** Serves the Command API with `Deno.serve` until `signal` aborts. */
 export function serveOnDeno(options: DenoServeOptions): DenoServer {
   const { port = 8081, hostname = '127.0.0.1', signal, onListen, ...app } = options;
-  const api = createApp({ ...app, stopping: app.stopping ?? signal });
+  const api = createApp({ ...app, routes: routes(), stopping: app.stopping ?? signal });
   return Deno.serve({ port, hostname, signal, onListen: onListen ?? (() => {}) }, (request) =>
     api.fetch(request),
   );

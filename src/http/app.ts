@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
 import { statusOf } from '../codes.ts';
 import type { ActDeps } from '../commands/act-shapes.ts';
-import { commands } from '../commands/table.ts';
+import type { Route } from '../commands/command-shape.ts';
 import { type ApiEnv, answer } from './answer.ts';
 import type { Authenticator } from './authenticator.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -18,6 +18,8 @@ import { refusal } from './refusal.ts';
 export const BODY_LIMIT = 64 * 1024;
 
 export interface AppOptions extends ActDeps {
+  /** The routes it answers: the command table's (`routes()` of commands/table.ts). */
+  routes: readonly Route[];
   authenticator: Authenticator;
   now?: () => Date;
   /** Aborts when acts still running must stop: `listen()`'s close deadline. */
@@ -25,7 +27,7 @@ export interface AppOptions extends ActDeps {
 }
 
 /**
- * The Command API: five POST routes made from the command table, each the processing
+ * The Command API: a POST route for each route it is given, from the command table, each the processing
  * order of docs/api.md as Hono middleware (authenticate, validate, open the stores, run
  * the command), and Hono's not-found, without authentication, for anything else.
  * Standards only: it serves Web Requests with Web Responses.
@@ -43,7 +45,7 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
       });
     },
   });
-  for (const command of commands)
+  for (const command of options.routes)
     app.post(
       command.route,
       authenticate(options.authenticator),
@@ -52,8 +54,9 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
       openStores(command, options, options),
       runCommand(),
     );
+  const noRouteFor = noRoute(options.routes);
   app.notFound((c) =>
-    refusal('no_route', noRoute(c.req.method, targetOf(c.req.raw))).getResponse(),
+    refusal('no_route', noRouteFor(c.req.method, targetOf(c.req.raw))).getResponse(),
   );
   // Every refusal is thrown as an HTTPException (refusal.ts) and answered here, as is
   // anything berth did not foresee.

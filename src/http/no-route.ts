@@ -1,8 +1,8 @@
-import { commands } from '../commands/table.ts';
+import type { Route } from '../commands/command-shape.ts';
 
-const ROUTES = commands.map((command) => `POST ${command.route}`).join(', ');
-
-/** The 404 words: the method and path asked for, and the five routes berth answers. */
-export function noRoute(method: string, path: string): string {
-  return `no route for ${method} ${path}; berth answers ${ROUTES}`;
+/** The 404 words: the method and path asked for, and the routes berth answers. */
+export function noRoute(routes: readonly Pick<Route, 'route'>[]) {
+  const listed = routes.map((route) => `POST ${route.route}`).join(', ');
+  return (method: string, path: string) =>
+    `no route for ${method} ${path}; berth answers ${listed}`;
 }

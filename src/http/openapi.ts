@@ -1,6 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import { commands } from '../commands/table.ts';
+import type { Route } from '../commands/command-shape.ts';
 import { CommandRequestSchema, RefusalSchema } from '../request.ts';
 import { CommandAnswerSchema } from '../result.ts';
 
@@ -24,12 +24,12 @@ function answerOf(description: string, schema: string, headers?: Json): Json {
  * the command table, as the API's own check does; the statuses and their words are
  * docs/api.md's. Made when asked for (`berth openapi`), never by `berth api`.
  */
-export function openApiDocument(version = '0.1.0'): Json {
+export function openApiDocument(routes: readonly Route[], version = '0.1.0'): Json {
   const { $schema: _, ...request } = schemaOf(CommandRequestSchema);
   const { $schema: __, ...commandAnswer } = schemaOf(CommandAnswerSchema);
   const { $schema: ___, ...refusal } = schemaOf(RefusalSchema);
   const paths: Json = {};
-  for (const command of commands) {
+  for (const command of routes) {
     const needs = [...command.needs];
     paths[command.route] = {
       post: {
@@ -88,13 +88,13 @@ export function openApiDocument(version = '0.1.0'): Json {
       },
     };
   }
-  const routes = commands.map((command) => `POST ${command.route}`).join(', ');
+  const listed = routes.map((command) => `POST ${command.route}`).join(', ');
   return {
     openapi: '3.1.0',
     info: {
       title: 'berth Command API',
       version,
-      description: `Every route calls what the command line calls. Anything but ${routes} is answered 404, unauthenticated: "no route for <METHOD> <path>; berth answers ${routes}". Every answer is application/json.`,
+      description: `Every route calls what the command line calls. Anything but ${listed} is answered 404, unauthenticated: "no route for <METHOD> <path>; berth answers ${listed}". Every answer is application/json.`,
     },
     paths,
     components: {

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { type Code, statusOf } from '../codes.ts';
+import { routes } from '../commands/table.ts';
 import type { AccessLog } from './access-log.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';
@@ -51,7 +52,7 @@ const API: Served = {
     type: 'application/json',
     body: JSON.stringify({ refused, code }),
   }),
-  noRoute,
+  noRoute: noRoute(routes()),
 };
 
 export interface Listening {

@@ -26,3 +26,14 @@ export type KeySecretKind = (typeof KEY_SECRET_KINDS)[number];
 
 /** A `tls` secret's certificate lives this many days when its definition says not. */
 export const TLS_DAYS = 90;
+
+/** The longest a `tls` secret's certificate may live, as its definition's `days`. */
+export const TLS_DAYS_MOST = 3650;
+
+/** Every kind of secret a definition names: `random` (minted bytes, the default), or a key. */
+export const SECRET_KINDS = ['random', ...KEY_SECRET_KINDS] as const;
+export type SecretKind = (typeof SECRET_KINDS)[number];
+
+export function isKeySecretKind(text: string | undefined): text is KeySecretKind {
+  return text !== undefined && (KEY_SECRET_KINDS as readonly string[]).includes(text);
+}

@@ -36,3 +36,13 @@ function decodeBase64(body: string): Uint8Array<ArrayBuffer> {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return new Uint8Array();
   return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 }
+
+/**
+ * Each private key of the text as it stands there, BEGIN line to END line: what must never
+ * be shown of a kept key (its certificate beside it is public).
+ */
+export function privateKeyTexts(text: string): string[] {
+  return [...text.matchAll(BLOCK)]
+    .filter(([, label = '']) => label.endsWith('PRIVATE KEY'))
+    .map(([block]) => block);
+}

@@ -46,6 +46,27 @@ export async function stateCa(
   return { ca, made: true };
 }
 
+/** The state's CA as a command reaches it: made at its first need, once a process. */
+export interface StateCaAccess {
+  /** The state's CA, made now if the state has none (and journaled so). */
+  need(): Promise<KeptCa>;
+}
+
+/** The stores' CA for a command run by `who`, made when first needed. */
+export function stateCaAccess(
+  stores: Pick<Stores, 'readCa' | 'keepCa' | 'journalUnplaced'>,
+  who: Needing,
+  now: () => Date,
+): StateCaAccess {
+  let had: KeptCa | undefined;
+  return {
+    async need() {
+      had ??= (await stateCa(stores, who, now())).ca;
+      return had;
+    },
+  };
+}
+
 /** The CA with its key opened, to sign a `tls` secret: this needs berth's identity. */
 export async function signingCa(ca: KeptCa): Promise<CertifiedKey> {
   return { certificate: ca.certificate, key: new TextDecoder().decode(await ca.key()) };

@@ -146,7 +146,7 @@ ${asks.facts ? 'H\n' : ''}${packages && packages.length > 0 ? packageManager.sur
 }
 
 /** The facts' function (facts.sh): H. */
-const FACTS = shellText('facts.sh');
+const FACTS = shellText('machines/facts.sh');
 
 /** A name is asked for only as a name can be spelled: it is quoted besides. */
 const ACCOUNT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;

@@ -173,6 +173,20 @@ export function fileVault(
       for (const { module, secret, entry } of kept)
         opened.set(`${module}/${secret}`, entry.value.slice());
     },
+    async drop(...names) {
+      const vault = await load();
+      const gone = names.map(({ module, secret }) => `${module}/${secret}`);
+      if (!gone.some((name) => Object.hasOwn(vault.secrets, name))) return;
+      const secrets = { ...vault.secrets };
+      for (const name of gone) {
+        delete secrets[name];
+        opened.delete(name);
+      }
+      const next: VaultFile = { sealed: 'age', key: vault.key, secrets };
+      await save(JSON.stringify(next));
+      file = next;
+      saved = true;
+    },
     async reseal() {
       const vault = await load();
       const names = Object.keys(vault.secrets);

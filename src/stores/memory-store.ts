@@ -159,6 +159,13 @@ export function memoryStores(options: MemoryStoreOptions = {}): Stores {
               opened.set(name, entry.value.slice());
             });
           },
+          async drop(...names) {
+            check();
+            for (const { module, secret } of names) {
+              data.secrets.delete(`${module}/${secret}`);
+              opened.delete(`${module}/${secret}`);
+            }
+          },
           kept: async () =>
             [...data.secrets.keys()].map((name) => {
               const [module = '', secret = ''] = name.split('/');

@@ -463,6 +463,16 @@ function nodeStore({
         );
         for (const row of rows) opened.set(`${row.module}/${row.secret}`, row.entry.value.slice());
       },
+      async drop(...names) {
+        if (names.length === 0) return;
+        await run(
+          `the vault of node ${node} cannot be written`,
+          `DELETE FROM berth_secrets t USING unnest($2::text[], $3::text[]) AS s (module, secret)
+             WHERE t.node = $1 AND t.module = s.module AND t.secret = s.secret`,
+          [node, names.map((name) => name.module), names.map((name) => name.secret)],
+        );
+        for (const { module, secret } of names) opened.delete(`${module}/${secret}`);
+      },
       async kept() {
         return (
           await run<{ module: string; secret: string }>(

@@ -99,6 +99,11 @@ export const KeptSurveySchema = v.object({
   report: NodeReportSchema,
   said: v.string(),
   refused: v.optional(v.string()),
+  /**
+   * The node's facts as that survey told them, when its plan read them: what `berth api
+   * --issuer MODULE@NODE` reads of a node it cannot reach.
+   */
+  facts: v.optional(v.record(v.string(), v.string())),
 });
 export type KeptSurvey = v.InferOutput<typeof KeptSurveySchema>;
 
@@ -133,6 +138,11 @@ export interface NodeVault {
    * vault once.
    */
   put(...kept: readonly KeptSecret[]): Promise<void>;
+  /**
+   * Forgets kept values, in one write: only a value berth kept beside one in use (a key
+   * rotating, once it is placed) is ever dropped; a name not kept is nothing to do.
+   */
+  drop(...names: readonly { module: string; secret: string }[]): Promise<void>;
   /** Every secret kept for the node, none of them opened: what a plan that reads no value needs. */
   kept(): Promise<{ module: string; secret: string }[]>;
   /**

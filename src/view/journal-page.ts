@@ -54,7 +54,12 @@ ${shown.map(
 <td><time datetime="${entry.at}">${timeOf(new Date(entry.at))}</time></td>
 <td>${entry.actor} <small>(${entry.via})</small></td>
 <td>${entry.act}</td>
-<td><a href="/journal?node=${encodeURIComponent(entry.node)}">${entry.node}</a></td>
+<td>${
+    // An act of the state itself (its CA) is of no node.
+    entry.node
+      ? html`<a href="/journal?node=${encodeURIComponent(entry.node)}">${entry.node}</a>`
+      : html`<span class="none">the state</span>`
+  }</td>
 <td>${entry.module ?? ''}</td>
 <td class="outcome ${entry.outcome}"><span class="mark">${entry.outcome}</span>${
     entry.error ? html`<p>${entry.error}</p>` : ''

@@ -4,7 +4,7 @@ import { openAct } from '../commands/act.ts';
 import type { ActDeps, Face } from '../commands/act-shapes.ts';
 import { answerOf } from '../commands/answer.ts';
 import { inParallel } from '../commands/in-parallel.ts';
-import { commands } from '../commands/table.ts';
+import { shapeOf } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
 import { declaredFor, toRun } from '../declared.ts';
 import type { Settings } from '../settings.ts';
@@ -72,9 +72,7 @@ export interface ViewSource {
 /** Node records read at once for the matrix: each is a small file or row. */
 const READS_AT_ONCE = 32;
 
-const converge = commands.find(
-  (command) => command.name === 'converge',
-) as (typeof commands)[number];
+const converge = shapeOf('converge');
 
 /**
  * The view's reads of the stores and berth.json, and its surveys over the act runner, as
@@ -83,7 +81,7 @@ const converge = commands.find(
  */
 export function viewSource(
   deps: ActDeps,
-  face: Pick<Face, 'actor' | 'lockWaitMs' | 'signal'>,
+  face: Pick<Face, 'actor' | 'line' | 'signal'>,
   now: () => Date = () => new Date(),
 ): ViewSource {
   let surveying: Surveying | undefined;
@@ -178,7 +176,6 @@ export function viewSource(
     const opened = await openAct(converge, request, deps, {
       ...face,
       via: 'cli',
-      mint: [],
       now,
     });
     if (opened.kind !== 'ready') return { refused: opened.refused, code: opened.code, status: 503 };

@@ -64,6 +64,14 @@ export function describeBlocker(blocker: Blocker, node: string): string {
       return undeclaredWords(node, blocker.value, blocker.given, blocker.meant);
     case 'fact-unknown':
       return `${blocker.path} of ${blocker.module} reads {{fact ${blocker.fact}}}, which ${node} did not tell: ${FACT_UNTOLD[blocker.fact]}`;
+    case 'not-a-key':
+      return blocker.kept
+        ? `berth's vault keeps ${blocker.secret} of ${blocker.module} as no ${blocker.kind === 'tls' ? 'tls' : blocker.kind} key (${blocker.words}): a secret's kind does not change under its value; give the key another name`
+        : `${blocker.path} on ${node} is not ${blocker.kind === 'tls' ? 'a key berth keeps' : `an ${blocker.kind} key`}, which ${blocker.module} names it as secret ${blocker.secret}: ${blocker.words}; berth will not keep or overwrite it: move it aside, or name its kind`;
+    case 'certificate-refused':
+      return `the tls secret ${blocker.secret} of ${blocker.module} has its key at ${blocker.path} on ${node}, but ${blocker.words}: berth keeps a key with the certificate for it; move the key aside for berth to mint one, or put its certificate where the definition says`;
+    case 'certificate-name':
+      return `the tls secret ${blocker.secret} of ${blocker.module} is for a name ${node} renders as no name a certificate holds: ${blocker.words}`;
   }
 }
 

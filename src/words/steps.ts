@@ -1,4 +1,11 @@
-import type { Attributes, CheckOutcome, Drift, Step } from '../commands/steps/step.ts';
+import type {
+  Attributes,
+  CertificateFile,
+  CheckOutcome,
+  Drift,
+  KeyOf,
+  Step,
+} from '../commands/steps/step.ts';
 import type { Told, Voice } from '../commands/steps/told.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
@@ -21,26 +28,39 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
   switch (step.do) {
     case 'mkdir':
       return step.drift ? `mended ${step.path}` : `created ${step.path}`;
-    case 'mint':
+    case 'mint': {
+      const where = `${step.path}${certificateTo(step.key?.certificate)}`;
       if (voice === 'take')
         return step.inside
           ? `secret ${step.secret}: minted by berth; the next converge places it in ${step.path}`
-          : `secret ${step.secret}: minted by berth and written to ${step.path}`;
+          : `secret ${step.secret}: minted by berth and written to ${where}`;
       return step.inside
         ? `minted ${step.secret} into the vault, for ${step.path}`
-        : `minted ${step.secret} into the vault and wrote it to ${step.path}`;
-    case 'restore':
+        : `minted ${step.secret}${keyWords(step.key)} into the vault and wrote it to ${where}`;
+    }
+    case 'restore': {
+      const where = `${step.path}${certificateTo(step.certificate)}`;
       if (voice === 'take')
         return step.inside
           ? `secret ${step.secret}: kept in the vault; the next converge places it in ${step.path}`
-          : `secret ${step.secret}: restored from the vault to ${step.path}`;
+          : `secret ${step.secret}: restored from the vault to ${where}`;
       return step.drift
         ? `rewrote ${step.secret} to ${step.path}, mending its owner and mode`
-        : `restored ${step.secret} from the vault to ${step.path}`;
-    case 'keep':
+        : `restored ${step.secret} from the vault to ${where}`;
+    }
+    case 'keep': {
+      const beside =
+        step.certificate === undefined
+          ? ''
+          : `, with its certificate from ${step.certificate.path}`;
       return voice === 'take'
-        ? `secret ${step.secret}: read into the vault from ${step.path}`
-        : `read ${step.secret} into the vault from ${step.path}`;
+        ? `secret ${step.secret}: read into the vault from ${step.path}${beside}`
+        : `read ${step.secret} into the vault from ${step.path}${beside}`;
+    }
+    case 'rotate':
+      return `rotated ${step.secret} of ${module}: wrote the key of kid ${step.kid} to ${step.path}${certificateTo(step.certificate)}`;
+    case 'renew':
+      return `renewed ${step.secret} of ${module}: a new key and certificate from the state's CA, written to ${step.path} and ${step.certificate.path}`;
     case 'write':
       return `wrote ${step.path}`;
     case 'package':
@@ -53,6 +73,7 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
       if (step.script === undefined)
         return `no reload for ${module}: the change is live at its next start`;
       return `ran reload of ${module}`;
+    case 'setup':
     case 'start':
     case 'stop':
       return `ran ${step.do} of ${module}`;
@@ -91,13 +112,31 @@ export function previewWords(
     case 'mint':
       return step.inside
         ? `mint ${step.secret} into the vault, to be placed in ${step.path}`
-        : `mint ${step.secret} into the vault and write it to ${step.path}${describeTaken(step, ' (', ')')}`;
+        : `mint ${step.secret}${keyWords(step.key)} into the vault and write it to ${step.path}${describeTaken(step, ' (', ')')}${certificateTo(step.key?.certificate)}`;
     case 'restore':
       return step.drift
         ? `rewrite ${step.secret} from the vault to ${step.path} (${describeAttributes(step)}): ${describeDrift(step.drift)}`
-        : `restore ${step.secret} from the vault to ${step.path}${describeTaken(step, ' (', ')')}`;
+        : `restore ${step.secret} from the vault to ${step.path}${describeTaken(step, ' (', ')')}${certificateTo(step.certificate)}`;
     case 'keep':
-      return `read ${step.secret} into the vault from ${step.path}${step.match === undefined ? '' : ' (inside it)'}`;
+      return `read ${step.secret} into the vault from ${step.path}${step.match === undefined ? '' : ' (inside it)'}${step.certificate === undefined ? '' : `, with its certificate from ${step.certificate.path}`}`;
+    case 'rotate': {
+      const was = step.was === undefined ? '' : `, in place of kid ${step.was}`;
+      const what = step.certificate
+        ? `a new ${step.keyKind} key and its certificate from the state's CA for ${namesWords(step.certificate)}`
+        : `a new ${step.keyKind} key`;
+      return `rotate ${step.secret}: ${what}, kid ${step.kid}${was}; kept rotating in the vault since this preview, the act writes it to ${step.path}${describeTaken(step, ' (', ')')}${certificateTo(step.certificate)}`;
+    }
+    case 'renew': {
+      const why =
+        step.why.because === 'due'
+          ? `it ends at ${step.why.until}, in the last third of its life`
+          : `it is for ${step.why.was.join(', ') || 'no name'}, not ${step.certificate.names.join(', ')}`;
+      return `renew ${step.secret}'s certificate: ${why}; a new key and certificate from the state's CA for ${namesWords(step.certificate)}, written to ${step.path} and ${step.certificate.path}`;
+    }
+    case 'setup':
+      return step.pending
+        ? `run setup, which did not finish before and is owed: ${step.script}`
+        : `run setup: ${step.script}`;
     case 'write': {
       const why =
         step.why.because === 'missing'
@@ -143,6 +182,26 @@ export function previewWords(
         ? `stop managing it; its data, secrets, files and packages (${step.packages.join(', ')}) stay on ${node}`
         : `stop managing it; its data, secrets and files stay on ${node}`;
   }
+}
+
+/** ", an ec-p256 key", ", a key and a certificate from the state's CA for …": what a mint makes. */
+function keyWords(key: KeyOf | undefined): string {
+  if (!key) return '';
+  if (!key.certificate) return ` (a new ${key.kind} key)`;
+  return ` (a new key and its certificate from the state's CA for ${namesWords(key.certificate)})`;
+}
+
+/** "idp1.lan and 10.0.0.5, for 90 days". */
+function namesWords(certificate: CertificateFile): string {
+  const { names, days } = certificate;
+  const last = names.at(-1) ?? '';
+  const list = names.length <= 1 ? last : `${names.slice(0, -1).join(', ')} and ${last}`;
+  return `${list}, for ${days} day${days === 1 ? '' : 's'}`;
+}
+
+/** ", and its certificate to /etc/x/tls.pem", when a step places one. */
+function certificateTo(certificate: CertificateFile | undefined): string {
+  return certificate === undefined ? '' : `, and its certificate to ${certificate.path}`;
 }
 
 /**

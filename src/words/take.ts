@@ -1,20 +1,28 @@
+import type { TakePreview } from '../commands/results.ts';
 import { foundAsWanted, type TakePlan } from '../commands/take-plan.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
 import { describeAge, describeDuration } from '../duration.ts';
-import type { BlockerReport } from '../result.ts';
 import { packageBlockerWords } from './packages.ts';
 import { describeCheck, describeTaken, readingWords } from './steps.ts';
 
-/** A take preview, as a value: its plan, the account's age against the flip, its blockers' words. */
-export interface TakePreview {
-  plan: TakePlan;
-  age: number;
-  flip: number;
-  nothingHeld: boolean;
-  digest: string;
-  blockers: BlockerReport[];
-  fullDiff: boolean;
+/**
+ * ", an ec-p256 key, kid …, with its certificate at …": a key secret as the take keeps it
+ * (the kid of one found), or mints it.
+ */
+function keyWords(key: TakePlan['secrets'][number]['key'], origin: string): string {
+  if (!key) return '';
+  const what = key.found
+    ? `an ${key.found.keyKind} key, kid ${key.found.kid}`
+    : origin === 'mint'
+      ? key.certificate
+        ? "a new key and its certificate from the state's CA"
+        : `a new ${key.kind} key`
+      : `a ${key.kind === 'tls' ? 'tls key' : `${key.kind} key`}`;
+  const certificate = key.certificate
+    ? `, with its certificate ${origin === 'found' ? 'found' : 'written'} at ${key.certificate.path}`
+    : '';
+  return `: ${what}${certificate}`;
 }
 
 /** What a survey saw at a data path: found, empty (there, but not found), or not found. */
@@ -42,7 +50,7 @@ export function describeTakePreview(
           ? `kept in the vault: restored to ${secret.path}`
           : `to be minted by berth, at ${secret.path}`;
     const taken = secret.attributes ? describeTaken(secret.attributes, ' (', ')') : '';
-    lines.push(`secret ${secret.name}: ${origin}${taken}`);
+    lines.push(`secret ${secret.name}: ${origin}${taken}${keyWords(secret.key, secret.origin)}`);
   }
   if (plan.check)
     lines.push(

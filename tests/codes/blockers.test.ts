@@ -5,6 +5,7 @@
  */
 
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { lchown, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -25,7 +26,20 @@ const GROUPS = {
   datum: ['d1', 'd2'],
   packaged: ['p1', 'p2'],
   valued: ['v1', 'v2'],
+  unkeyed: ['u1', 'u2'],
+  uncertified: ['c1', 'c2'],
+  misnamed: ['n1', 'n2'],
 };
+
+/** Private keys as OpenSSL writes them: PKCS #8 PEM. */
+const RSA_2048 = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+  format: 'pem',
+  type: 'pkcs8',
+}) as string;
+const EC_P256 = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({
+  format: 'pem',
+  type: 'pkcs8',
+}) as string;
 
 const KEYED = {
   description: 'a module with a secret',
@@ -57,6 +71,33 @@ describe('blockers, each by its code', () => {
           secrets: { key: { path: '/etc/datum/key' } },
         },
         pkg: { description: 'a package', packages: [{ name: 'hello' }] },
+        unkeyed: {
+          description: 'an ec-p256 key',
+          secrets: { signing: { kind: 'ec-p256', path: '/etc/unkeyed/signing.key' } },
+        },
+        uncertified: {
+          description: 'a tls secret',
+          secrets: {
+            tls: {
+              kind: 'tls',
+              path: '/etc/uncertified/tls.key',
+              cert: '/etc/uncertified/tls.pem',
+              names: ['localhost'],
+            },
+          },
+        },
+        misnamed: {
+          description: 'a tls secret for the name a value gives',
+          values: { host: { type: 'string' } },
+          secrets: {
+            tls: {
+              kind: 'tls',
+              path: '/etc/misnamed/tls.key',
+              cert: '/etc/misnamed/tls.pem',
+              names: ['{{value host}}'],
+            },
+          },
+        },
         // Its nodes are trees with no /etc/os-release: no codename to tell.
         valued: {
           description: 'values and a fact',
@@ -67,7 +108,13 @@ describe('blockers, each by its code', () => {
         },
       },
       nodes: Object.values(GROUPS).flat(),
-      settings: { groups: GROUPS, values: { '@valued': { count: 'many', stray: 1 } } },
+      settings: {
+        groups: GROUPS,
+        values: {
+          '@valued': { count: 'many', stray: 1 },
+          '@misnamed': { host: 'not a name!' },
+        },
+      },
     });
   });
   after(() => faces?.close());
@@ -109,6 +156,12 @@ describe('blockers, each by its code', () => {
   const plant = async (root: string, path: string) => {
     await mkdir(join(root, path, '..'), { recursive: true });
     await writeFile(join(root, path), 'by hand\n');
+  };
+
+  /** A file of this text on a machine, with its directories. */
+  const plantText = async (root: string, path: string, text: string) => {
+    await mkdir(join(root, path, '..'), { recursive: true });
+    await writeFile(join(root, path), text);
   };
 
   const onEach = async (group: keyof typeof GROUPS, made: (root: string) => Promise<unknown>) => {
@@ -160,6 +213,26 @@ describe('blockers, each by its code', () => {
     await converged('@differing');
     await onEach('differing', (root) => writeFile(join(root, 'etc/keyed/key'), 'by hand\n'));
     await blockedEverywhere('converge', 'differing', {}, 'secret_differs');
+  });
+
+  it('not_a_key, certificate_refused: a hand-made key a take cannot keep', async () => {
+    // An RSA key of 2048 bits where an ec-p256 key is named; a tls key with no certificate.
+    await onEach('unkeyed', (root) => plantText(root, 'etc/unkeyed/signing.key', RSA_2048));
+    await onEach('uncertified', (root) => plantText(root, 'etc/uncertified/tls.key', EC_P256));
+    assert.equal((await faces.world.berth('adopt', '@unkeyed')).code, 0);
+    assert.equal((await faces.world.berth('adopt', '@uncertified')).code, 0);
+    await blockedEverywhere('take', 'unkeyed', { module: 'unkeyed' }, 'not_a_key');
+    await blockedEverywhere(
+      'take',
+      'uncertified',
+      { module: 'uncertified' },
+      'certificate_refused',
+    );
+  });
+
+  it('certificate_name: a tls secret for a name a value makes no name', async () => {
+    assert.equal((await faces.world.berth('assign', '@misnamed', 'misnamed')).code, 0);
+    await blockedEverywhere('converge', 'misnamed', {}, 'certificate_name');
   });
 
   it('mint_over_data: a take that would mint a secret where data was found', async () => {

@@ -24,6 +24,7 @@ const GROUPS = {
   needed: ['n1', 'n2'],
   adopted: ['a1', 'a2'],
   kept: ['k1', 'k2'],
+  rotating: ['t1', 't2'],
 };
 
 describe("a command's own refusals", () => {
@@ -43,6 +44,13 @@ describe("a command's own refusals", () => {
         locked: {
           description: 'a secret in a directory',
           secrets: { key: { path: '/etc/locked/key' } },
+        },
+        signer: {
+          description: 'a key, and a random secret',
+          secrets: {
+            signing: { kind: 'ec-p256', path: '/etc/signer/signing.key' },
+            token: { path: '/etc/signer/token' },
+          },
         },
       },
       nodes: Object.values(GROUPS).flat(),
@@ -173,6 +181,22 @@ describe("a command's own refusals", () => {
     assert.equal(line.status, 1);
     codes.refused('cli group', line, 'refresh_not_on_act');
     assert.match(line.body.refused ?? '', /\(berth converge @fresh --refresh\)/);
+  });
+
+  it('rotate_unknown, rotate_not_a_key: --rotate of what is no key of the node, on the command line', async () => {
+    assert.equal((await faces.world.berth('assign', '@rotating', 'signer')).code, 0);
+    for (const [scope, node, nodes] of [
+      ['node', 't1', ['t1']],
+      ['group', '@rotating', ['t1', 't2']],
+    ] as const) {
+      const unknown = await faces.line('converge', { node }, '--rotate', 'signin');
+      assert.equal(unknown.status, 1);
+      codes.refused(`cli ${scope}`, unknown, 'rotate_unknown', [...nodes]);
+      assert.match(unknown.body.refused ?? '', /did you mean signing\?/);
+      const random = await faces.line('converge', { node }, '--rotate', 'token');
+      assert.equal(random.status, 1);
+      codes.refused(`cli ${scope}`, random, 'rotate_not_a_key', [...nodes]);
+    }
   });
 
   it('secret_not_kept and vault_unopened: a value the vault does not keep, or cannot open', async () => {

@@ -88,6 +88,7 @@ const planFile = (): Row => {
 const NO_ROUTE = (what: string) =>
   `${what} is the command line's alone: no route of the API does it`;
 const NO_MINT = "the API's request has no mint: `--mint` is the command line's";
+const NO_ROTATE = "the API's request has no rotate: `--rotate` is the command line's";
 
 export const WHERE: Record<Code, Row> = {
   usage: {
@@ -140,6 +141,14 @@ export const WHERE: Record<Code, Row> = {
   secret_not_kept: lineOnly('commands', NO_ROUTE('berth secret')),
   vault_unopened: everywhere('commands'),
   refresh_not_on_act: lineOnly('commands', "the API's request has no refresh"),
+  check_failed: {
+    'cli node': { in: 'tests/commands/hooks.test.ts' },
+    'cli group': { in: 'tests/commands/hooks.test.ts' },
+    'api node': { never: NO_ROUTE('berth status --check') },
+    'api group': { never: NO_ROUTE('berth status --check') },
+  },
+  rotate_unknown: lineOnly('commands', NO_ROTATE),
+  rotate_not_a_key: lineOnly('commands', NO_ROTATE),
   digest_needed: everywhere('gate'),
   digest_stale: everywhere('gate'),
   plan_edited: planFile(),
@@ -157,8 +166,8 @@ export const WHERE: Record<Code, Row> = {
   refresh_failed: lineOnly('acts', "the API's request has no refresh"),
   failed: everywhere('acts'),
   internal_error: {
-    'cli node': { never: 'the command line says an unexpected failure in its words, exit 1' },
-    'cli group': { never: 'the command line says an unexpected failure in its words, exit 1' },
+    'cli node': { in: 'tests/commands/unforeseen.test.ts' },
+    'cli group': { in: 'tests/commands/unforeseen.test.ts' },
     'api node': { in: 'tests/core/api.test.ts' },
     'api group': { never: 'an unexpected failure in the app is one answer, whatever the target' },
   },
@@ -190,6 +199,9 @@ export const WHERE: Record<Code, Row> = {
   value_wrong_type: everywhere('blockers'),
   value_undeclared: everywhere('blockers'),
   fact_unknown: everywhere('blockers'),
+  not_a_key: everywhere('blockers'),
+  certificate_refused: everywhere('blockers'),
+  certificate_name: everywhere('blockers'),
 };
 
 /** What `suite` claims to produce: `code on cell`, as faces.ts records it. */

@@ -167,6 +167,24 @@ describe('berth completion in bash, zsh and fish', () => {
         assert.deepEqual((await complete(line)).sort(), expected, line);
     });
 
+  // What a user sources is read by the shell without an error; the bash one is linted
+  // by shellcheck besides (.ci/run).
+  for (const shell of ['bash', 'zsh', 'fish'])
+    it(`the ${shell} script is one ${shell} reads without error (${shell} -n)`, {
+      skip: needs(shell, shell),
+    }, async () => {
+      const printed = await world.berth('completion', shell);
+      assert.equal(printed.code, 0, printed.stderr);
+      const file = join(world.dir, `printed.${shell}`);
+      await writeFile(file, printed.stdout);
+      const checked = await new Promise<{ code: number | null; stderr: string }>((done) =>
+        execFile(shell, ['-n', file], { env }, (error, _stdout, stderr) =>
+          done({ code: error ? (error.code as number) : 0, stderr }),
+        ),
+      );
+      assert.deepEqual(checked, { code: 0, stderr: '' }, shell);
+    });
+
   it('berth completion of a shell it has no script for: did you mean, exit 2', async () => {
     const refused = await world.berth('completion', 'bsh');
     assert.equal(refused.code, 2);

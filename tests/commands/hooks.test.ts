@@ -120,7 +120,7 @@ describe('reload and check', () => {
     const logJson = (await world.berth('log', '--json')).stdout.trimEnd().split('\n');
     assert.equal(JSON.parse(logJson.at(-1) as string).outcome, 'failed');
 
-    const refused = await world.berth('converge', 'box', '--yes', '--digest', '0'.repeat(64));
+    const refused = await world.berth('converge', 'box', '--yes', '--digest', 'f'.repeat(64));
     assert.equal(refused.code, 1);
     assert.equal(((await world.journal()).at(-1) as Record<string, unknown>).outcome, 'refused');
     const logged = (await world.berth('log')).stdout.trimEnd().split('\n').at(-1) as string;
@@ -185,6 +185,11 @@ describe('reload and check', () => {
     assert.deepEqual(JSON.parse(json.stdout).nodes[0].checks, {
       svc: { code: 3, last: 'not running at all' },
     });
+    // A script reads why it exits 1 from the code, for a node and for a target alike.
+    assert.equal(JSON.parse(json.stdout).code, 'check_failed');
+    const group = await world.berth('status', '@all', '--check', '--json');
+    assert.equal(group.code, 1);
+    assert.equal(JSON.parse(group.stdout).code, 'check_failed');
     const without = await world.berth('status', 'box');
     assert.doesNotMatch(without.stdout, /check svc/);
     await world.writeSettings({ nodes: { box: { root: join(world.root, 'gone') } } });

@@ -31,7 +31,7 @@ describe('typed results, said at the edge', () => {
       actor: 'tester',
       via: 'cli',
       now: () => new Date('2026-11-25T18:00:00.000Z'),
-      mint: [],
+      line: {},
     };
   });
   const request = { node: 'box', module: 'redis', yes: false };

@@ -45,7 +45,7 @@ describe('the step engine', () => {
       actor: 'tester',
       via: 'cli',
       now: () => new Date('2026-11-25T15:00:00.000Z'),
-      mint: [],
+      line: {},
     };
   });
 

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
 import { type CatalogEntry, parseDefinition } from '../../src/catalog.ts';
+import { routes } from '../../src/commands/table.ts';
 import type { Config } from '../../src/config/config.ts';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
@@ -76,6 +77,7 @@ function core(options: Partial<AppOptions> = {}): Core {
   };
   const config = memoryConfig();
   const app = createApp({
+    routes: routes(),
     authenticator,
     loadConfig: async () => config,
     stores,

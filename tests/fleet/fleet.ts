@@ -2,7 +2,8 @@
  * A fleet of real ssh hosts on this one machine, for the tests of berth's ssh nodes.
  *
  * Each host is a set of namespaces of its own, held by one "anchor" process (a shell
- * that is pid 1 of the host's pid namespace and waits on a pipe from this process):
+ * that is pid 1 of the host's pid namespace, reaps the daemons orphaned to it as an init
+ * does, and waits on a pipe from this process):
  *
  * - network: a veth pair from the root namespace, one /30 per host out of a random
  *   10.x.y.0/24 chosen per fleet; the root side holds .4i+1, the host .4i+2 (on its
@@ -461,7 +462,15 @@ function anchorScript(state: HostState, options: FleetOptions): string {
     );
   }
   if (options.aptRepository !== undefined) lines.push(...aptSources(options.aptRepository));
-  lines.push('echo ready', 'read -r _ || true');
+  lines.push(
+    'echo ready',
+    // As an init does, pid 1 reaps the daemons orphaned to it (a daemon's init script waits
+    // for its pid to be gone, not a zombie): `wait` takes every child that ends while the
+    // read in the background waits on the pipe, which a background list may read only so.
+    'exec 3<&0',
+    '(read -r _ <&3 || true) &',
+    'wait $! || true',
+  );
   return lines.join('\n');
 }
 

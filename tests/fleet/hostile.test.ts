@@ -25,7 +25,8 @@ const APP = {
       content: 'key = {{secret key}}\n',
     },
   },
-  start: 'env > /srv/hostile/hook-env',
+  setup: 'env > /srv/hostile/setup-env',
+  start: 'env > /srv/hostile/start-env',
 };
 
 /** As the examples were: secrets in the user's directory with a mode and no owner. */
@@ -39,6 +40,33 @@ const PLANTED = {
 
 const WORDS = 'berth does not follow links that another user could have placed';
 const MARKER = 'berth-hostile-marker';
+
+/** Fails unless a hook's `env` holds nothing of berth's or the login's environment. */
+function cleanEnv(env: string) {
+  assert.ok(!env.includes('berth-hostile-pgpassword'), env);
+  const names = env
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('=')[0]);
+  const allowed = [
+    'PATH',
+    'LANG',
+    'HOME',
+    'BERTH_NODE',
+    'BERTH_MODULE',
+    'BERTH_ROOT',
+    // The node's facts, which every hook sees (the module declares no value).
+    ...FACT_NAMES.map((fact) => `BERTH_FACT_${fact.toUpperCase()}`),
+    'PWD',
+    'SHLVL',
+    '_',
+  ];
+  assert.deepEqual(
+    names.filter((name) => !allowed.includes(name as string)),
+    [],
+    env,
+  );
+}
 
 /** Why this machine cannot run the tests below, if it cannot: each is skipped saying so. */
 const skip = fleetUnavailable();
@@ -105,33 +133,11 @@ describe('links a service user places, over ssh', () => {
         assert.equal(act.code, 0, act.stderr);
       });
 
-      it('starts its hook with a clean environment: nothing of berth or the login', {
+      it('starts its hooks, setup as start, with a clean environment: nothing of berth or the login', {
         skip,
       }, async () => {
-        const env = await on(node, 'cat /srv/hostile/hook-env');
-        assert.ok(!env.includes('berth-hostile-pgpassword'), env);
-        const names = env
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => line.split('=')[0]);
-        const allowed = [
-          'PATH',
-          'LANG',
-          'HOME',
-          'BERTH_NODE',
-          'BERTH_MODULE',
-          'BERTH_ROOT',
-          // The node's facts, which every hook sees (the module declares no value).
-          ...FACT_NAMES.map((fact) => `BERTH_FACT_${fact.toUpperCase()}`),
-          'PWD',
-          'SHLVL',
-          '_',
-        ];
-        assert.deepEqual(
-          names.filter((name) => !allowed.includes(name as string)),
-          [],
-          env,
-        );
+        for (const hook of ['setup', 'start'])
+          cleanEnv(await on(node, `cat /srv/hostile/${hook}-env`));
       });
 
       it('a file made a link to a root-only file: the preview shows none of it; nothing is chowned', {

@@ -5,6 +5,7 @@
  */
 import type { Agent } from 'node:http';
 import { fileDeps } from '../../src/cli/deps.ts';
+import { routes } from '../../src/commands/table.ts';
 import { locateState } from '../../src/config/state-dir.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
@@ -126,7 +127,7 @@ export async function apiWorld(
       log: options.inProcess.log,
     });
     const appOver = (state: string) =>
-      createApp({ authenticator, ...fileDeps(locateState(state)) });
+      createApp({ routes: routes(), authenticator, ...fileDeps(locateState(state)) });
     const app = appOver(world.state);
     return {
       world,

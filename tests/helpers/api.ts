@@ -1,4 +1,5 @@
 import { fileDeps } from '../../src/cli/deps.ts';
+import { routes } from '../../src/commands/table.ts';
 import { locateState } from '../../src/config/state-dir.ts';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
 import type { Answer } from '../core/api-suite.ts';
@@ -13,6 +14,7 @@ export type App = ReturnType<typeof createApp>;
 /** The app over a real state directory, as `berth api` builds it, but acting as alice. */
 export function appOver(state: string, options: Partial<AppOptions> = {}): App {
   return createApp({
+    routes: routes(),
     authenticator: acceptAs('alice'),
     ...fileDeps(locateState(state)),
     ...options,

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileDeps } from '../../src/cli/deps.ts';
+import { routes } from '../../src/commands/table.ts';
 import { createApp } from '../../src/http/app.ts';
 import { listen } from '../../src/http/serve.ts';
 import { SAFETY_MS } from './safety.ts';
@@ -122,6 +123,7 @@ export function post(port: number, path: string, json: string, extra = '') {
  */
 export async function inProcessServer(state: string) {
   const app = createApp({
+    routes: routes(),
     authenticator: acceptAs('tester'),
     ...fileDeps({ dir: state, createIfMissing: false }),
   });

@@ -285,6 +285,38 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       }
     });
 
+    it('drops the values named, in one write, and none other; a name not kept is nothing to do', {
+      skip,
+    }, async () => {
+      const opened = await stores.openNode('vlt-drop', 'converge');
+      const kept = (secret: string) => ({
+        module: 'm',
+        secret,
+        entry: { value: new Uint8Array([1, 2]), origin: secret, at: secret },
+      });
+      await opened.vault.put(kept('key'), kept('key (rotating)'), kept('other'));
+      await opened.vault.drop(
+        { module: 'm', secret: 'key (rotating)' },
+        { module: 'm', secret: 'nope' },
+      );
+      await opened.vault.drop();
+      assert.equal(await opened.vault.get('m', 'key (rotating)'), undefined);
+      await opened.close();
+      const again = await subject.reopen();
+      try {
+        const node = await again.openNode('vlt-drop', 'converge');
+        assert.deepEqual((await node.vault.kept()).map((item) => item.secret).sort(), [
+          'key',
+          'other',
+        ]);
+        assert.equal(await node.vault.get('m', 'key (rotating)'), undefined);
+        assert.deepEqual([...((await node.vault.get('m', 'key'))?.value ?? [])], [1, 2]);
+        await node.close();
+      } finally {
+        await again.close();
+      }
+    });
+
     it('names what it keeps without opening it, and opens the modules asked for alone', {
       skip,
     }, async () => {

@@ -3,6 +3,7 @@
 // against the baselines', not a token's signature check against their string comparison.
 import { fileDeps } from '../../../src/cli/deps.ts';
 import { processIo } from '../../../src/cli/io.ts';
+import { routes } from '../../../src/commands/table.ts';
 import { accessLog } from '../../../src/http/access-log.ts';
 import { createApp } from '../../../src/http/app.ts';
 import type { Authenticator } from '../../../src/http/authenticator.ts';
@@ -17,6 +18,7 @@ const acceptBench: Authenticator = {
       : { ok: false, refused: 'not the bench', challenge: 'Bearer realm="berth"' },
 };
 const app = createApp({
+  routes: routes(),
   authenticator: acceptBench,
   ...fileDeps({ dir: state, createIfMissing: false }),
 });

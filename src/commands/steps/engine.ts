@@ -1,8 +1,14 @@
+import type { ModuleDefinition } from '../../catalog.ts';
 import { fingerprintWith } from '../../digest.ts';
+import type { KeyRead } from '../../keys/key-secret.ts';
+import { isKeySecretKind } from '../../keys/kinds.ts';
+import { keyValueBytes, keyValueOf, rotatingName } from '../../keys/secret-value.ts';
+import { signingCa } from '../../keys/state-ca.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
+import { once } from '../../once.ts';
 import { ownValue } from '../../own-record.ts';
 import { waitSeconds } from '../../packages/packages.ts';
-import { type Readings, renderFor } from '../../readings.ts';
+import { inputsFor, type Readings } from '../../readings.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
 import {
   type Managed,
@@ -14,11 +20,13 @@ import {
 } from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
+import { type PublicHalf, readsOf, renderTemplate } from '../../template.ts';
 import { packageBlockerWords } from '../../words/packages.ts';
 import type { CommandContext } from '../context.ts';
 import { isRemoval, packageSteps } from '../package-plan.ts';
 import { HookFailed, runHook, stopReason } from './hook.ts';
 import {
+  type CertificateFile,
   changesFiles,
   type FileStep,
   type LaterOwners,
@@ -55,6 +63,10 @@ const PACKAGE_LOCK_WAIT_MS = 10_000;
 /** A step's own failure, in words (a store's failure is not one: it ends the act as such). */
 class StepFailed extends Error {}
 
+/** What makes and reads keys, loaded when a step first mints, places or reads one (jose, PKI.js). */
+const loadMint = once(() => import('../../keys/mint.ts'));
+const loadKeyReading = once(() => import('../../keys/key-secret.ts'));
+
 /**
  * Carries out the steps of any plan, module by module, in order; the first failing step
  * stops it, and what was done is told. Each step is recorded as it is done, so a later
@@ -79,6 +91,9 @@ export async function carryOut(
   // The owners looked up after the packages that make them were installed, by name.
   const later: LaterIds = { users: new Map(), groups: new Map() };
   for (const { module, steps } of plan) {
+    // A setup is owed from the module's first change on: an act cut after it wrote the
+    // module's files, and before its setup succeeded, leaves it to the next converge.
+    let setupOwed = !steps.some((step) => step.do === 'setup');
     for (const turn of turnsOf(steps)) {
       if (context.signal?.aborted)
         return {
@@ -86,6 +101,13 @@ export async function carryOut(
           failure: { module, how: 'stopped', why: stopReason(context.signal), code: 'interrupted' },
         };
       try {
+        if (
+          !setupOwed &&
+          (turn.kind === 'files' || (turn.kind === 'one' && turn.step.do === 'setup'))
+        ) {
+          await owe(context, module, 'setup', true);
+          setupOwed = true;
+        }
         if (turn.kind === 'files')
           await doChanges(turn.steps, node, context, tell, later, readings);
         else if (turn.kind === 'packages') await doPackages(turn.steps, node, context, tell, later);
@@ -130,7 +152,7 @@ function failureCode(turn: Turn, error: unknown): StepFailure['code'] {
 }
 
 /** The steps that run a module's own hook. */
-const HOOKS: ReadonlySet<Step['do']> = new Set(['start', 'reload', 'stop', 'release']);
+const HOOKS: ReadonlySet<Step['do']> = new Set(['setup', 'start', 'reload', 'stop', 'release']);
 
 function turnsOf(steps: readonly Step[]): Turn[] {
   const turns: Turn[] = [];
@@ -161,25 +183,52 @@ async function doKeeps(
   tell: (done: Omit<Told, 'voice'>) => void,
 ): Promise<void> {
   const { store, machine } = context;
-  const facts = await machine.survey(steps.map((step) => ({ path: step.path, read: true })));
-  const key = steps.some((step) => step.fingerprint)
+  const facts = await machine.survey(
+    steps.flatMap((step) => [
+      { path: step.path, read: true },
+      ...(step.certificate ? [{ path: step.certificate.path, read: true }] : []),
+    ]),
+  );
+  const bytesOf = (path: string) => {
+    const fact = facts.get(path);
+    return fact?.kind === 'file' ? fact.bytes : undefined;
+  };
+  const key = steps.some((step) => step.fingerprint || step.certificate?.fingerprint)
     ? await store.vault.fingerprintKey()
     : undefined;
   const at = context.now().toISOString();
   const toKeep: KeptSecret[] = [];
   for (const step of steps) {
-    const fact = facts.get(step.path);
-    const bytes = fact?.kind === 'file' ? fact.bytes : undefined;
+    const bytes = bytesOf(step.path);
     const value = bytes && step.match !== undefined ? secretInside(bytes, step.match) : bytes;
     if (!value?.length) throw new StepFailed(`${step.secret} is gone from ${step.path} on ${node}`);
-    if (key && step.fingerprint && (await fingerprintWith(key, value)) !== step.fingerprint)
+    const certificate = step.certificate && bytesOf(step.certificate.path);
+    const changed = async (fingerprint: string | undefined, bytes: Uint8Array | undefined) =>
+      key !== undefined &&
+      fingerprint !== undefined &&
+      (bytes === undefined || (await fingerprintWith(key, bytes)) !== fingerprint);
+    if (
+      (await changed(step.fingerprint, value)) ||
+      (await changed(step.certificate?.fingerprint, certificate))
+    )
       throw new StepFailed(
         `secret ${step.secret} of ${step.module} changed on ${node} since the account was taken; adopt ${node} again`,
       );
+    let kept = value;
+    if (step.kind !== undefined) {
+      const { foundKeyValue, readKeySecret } = await loadKeyReading();
+      kept = foundKeyValue(value, certificate);
+      const read = await readKeySecret(kept, step.kind, context.now());
+      if ('refused' in read)
+        throw new StepFailed(
+          `${step.path} on ${node} is no longer an ${step.kind} key berth keeps: ${read.refused.words}`,
+        );
+    }
+    const from = step.certificate ? ` and ${step.certificate.path}` : '';
     toKeep.push({
       module: step.module,
       secret: step.secret,
-      entry: { value, origin: `found on ${node} at ${step.path}`, at },
+      entry: { value: kept, origin: `found on ${node} at ${step.path}${from}`, at },
     });
   }
   await store.vault.put(...toKeep);
@@ -206,7 +255,7 @@ async function doPackages(
   tell: (done: Omit<Told, 'voice'>) => void,
   later: LaterIds,
 ): Promise<void> {
-  const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
+  const waitMs = context.line.lockTimeout ?? PACKAGE_LOCK_WAIT_MS;
   const { store } = context;
   const steps = planned.some((step) => step.afterRefresh)
     ? await plannedOnRefreshedLists(planned, node, context)
@@ -291,12 +340,13 @@ async function plannedOnRefreshedLists(
 }
 
 /**
- * Steps that change files, as one batch: the secrets it mints put into the vault first,
- * in one write (so that a file carrying one is rendered with it), then each step made
- * ready, then all made on the machine at once. Each step done is told; the
- * first that was not throws. A batch that stops leaves the secrets minted for its later
- * files in the vault, as a mint whose write failed does: the next act restores them
- * rather than minting anew.
+ * Steps that change files, as one batch: the secrets it mints (random bytes, keys, a
+ * `tls` secret's key and certificate from the state's CA), renews, or rotates to (the key
+ * its preview named, kept rotating in the vault since) put into the vault first, in one
+ * write, so that a file carrying one is rendered with it; then each step made ready, then
+ * all made on the machine at once. Each step done is told; the first that was not throws.
+ * A batch that stops leaves the secrets minted for its later files in the vault, as a mint
+ * whose write failed does: the next act restores them rather than minting anew.
  */
 async function doChanges(
   planned: readonly FileStep[],
@@ -311,53 +361,115 @@ async function doChanges(
   const minted = new Map<FileStep, Uint8Array>();
   const toKeep: KeptSecret[] = [];
   for (const step of steps) {
-    if (step.do !== 'mint') continue;
-    const value = mintSecret(step.bytes);
-    minted.set(step, value);
+    const made = await newValueOf(step, node, context);
+    if (!made) continue;
+    minted.set(step, made.value);
     toKeep.push({
       module: step.module,
-      secret: step.secret,
-      entry: { value, origin: 'minted by berth', at },
+      secret: (step as { secret: string }).secret,
+      entry: { value: made.value, origin: made.origin, at },
     });
   }
   if (toKeep.length > 0) await context.store.vault.put(...toKeep);
   // Made ready at once (a restored value is opened off the main thread), taken in order.
   const changes = await Promise.allSettled(
-    steps.map((step) => changeOf(step, context, minted, readings)),
+    steps.map((step) => changesOf(step, context, minted, readings)),
   );
-  const ready: { step: FileStep; change?: Change }[] = [];
+  const ready: { step: FileStep; changes: Change[] }[] = [];
   let unready: unknown;
   for (const [index, step] of steps.entries()) {
-    const change = changes[index] as PromiseSettledResult<Change | undefined>;
+    const change = changes[index] as PromiseSettledResult<Change[]>;
     if (change.status === 'fulfilled') {
-      ready.push({ step, change: change.value });
+      ready.push({ step, changes: change.value });
       continue;
     }
     if (change.reason instanceof StoreError) throw change.reason;
     unready = change.reason;
     break;
   }
-  const applied = await context.machine.apply(
-    ready.flatMap(({ change }) => (change ? [change] : [])),
-  );
+  const applied = await context.machine.apply(ready.flatMap(({ changes }) => changes));
   let made = 0;
-  for (const { step, change } of ready) {
-    if (change) {
-      if (made === applied.done) throw applied.failure;
-      made++;
+  const placed: FileStep[] = [];
+  let failure: unknown;
+  for (const { step, changes } of ready) {
+    if (made + changes.length > applied.done) {
+      failure = applied.failure;
+      break;
     }
-    tell({ step });
+    made += changes.length;
+    placed.push(step);
   }
+  // A rotation placed: the key it placed is the one in use, no longer rotating.
+  const rotated = placed.flatMap((step) =>
+    step.do === 'rotate' ? [{ module: step.module, secret: rotatingName(step.secret) }] : [],
+  );
+  if (rotated.length > 0) await context.store.vault.drop(...rotated);
+  for (const step of placed) tell({ step });
+  if (failure !== undefined) throw failure;
   if (unready !== undefined) throw unready;
 }
 
-/** The change a file step makes on the machine; none for a secret the vault alone keeps. */
-async function changeOf(
+/**
+ * The value a step puts into the vault before its files are written: a secret minted (a
+ * key of its kind, a `tls` secret's key with a certificate the state's CA signs), renewed,
+ * or rotated to, which must be the very key the preview named.
+ */
+async function newValueOf(
+  step: FileStep,
+  node: string,
+  context: CommandContext,
+): Promise<{ value: Uint8Array; origin: string } | undefined> {
+  if (step.do === 'mint') {
+    if (!step.key) return { value: mintSecret(step.bytes), origin: 'minted by berth' };
+    const key = await mintKey(step.key.kind, step.key.certificate, context);
+    return { value: key, origin: 'minted by berth' };
+  }
+  if (step.do === 'renew') {
+    const key = await mintKey('tls', step.certificate, context);
+    return { value: key, origin: 'renewed by berth' };
+  }
+  if (step.do !== 'rotate') return undefined;
+  const rotating = await context.store.vault.get(step.module, rotatingName(step.secret));
+  const { readKeySecret } = await loadKeyReading();
+  const read = rotating && (await readKeySecret(rotating.value, step.kind, context.now()));
+  if (!read || 'refused' in read || read.kid !== step.kid)
+    throw new StepFailed(
+      `the key rotating for ${step.secret} of ${step.module} on ${node} is no longer the one previewed (kid ${step.kid}): preview again`,
+    );
+  return {
+    value: (rotating as { value: Uint8Array }).value,
+    origin: `rotated by berth (kid ${step.kid})`,
+  };
+}
+
+/** A new key of a kind, as the vault keeps it: for `tls`, with its certificate from the state's CA. */
+async function mintKey(
+  kind: Parameters<Awaited<ReturnType<typeof loadMint>>['mintKeySecret']>[0],
+  certificate: CertificateFile | undefined,
+  context: CommandContext,
+): Promise<Uint8Array> {
+  const { mintKeySecret } = await loadMint();
+  if (!certificate) return keyValueBytes((await mintKeySecret(kind)).pem);
+  if (!context.ca) throw new StepFailed("berth has no state's CA to sign a certificate with here");
+  const minted = await mintKeySecret(kind, {
+    ca: await signingCa(await context.ca.need()),
+    names: certificate.names,
+    days: certificate.days,
+    now: context.now(),
+  });
+  return keyValueBytes(minted.pem, minted.certificate);
+}
+
+/**
+ * The changes a file step makes on the machine: none for a secret the vault alone keeps;
+ * a key secret's PEM at its path, and a `tls` secret's certificate at its own.
+ */
+async function changesOf(
   step: FileStep,
   context: CommandContext,
   minted: ReadonlyMap<FileStep, Uint8Array>,
   readings: Readings | undefined,
-): Promise<Change | undefined> {
+): Promise<Change[]> {
   const { store, catalog } = context;
   const { module } = step;
   switch (step.do) {
@@ -367,33 +479,109 @@ async function changeOf(
         ...(step.uid === undefined ? {} : { uid: step.uid }),
         ...(step.gid === undefined ? {} : { gid: step.gid }),
       };
-      return { kind: 'directory', path: step.path, options };
+      return [{ kind: 'directory', path: step.path, options }];
     }
     case 'mint': {
-      if (step.inside) return undefined;
+      if (step.inside) return [];
       const value = minted.get(step) as Uint8Array;
-      return { kind: 'file', path: step.path, data: value, options: writeOptions(step) };
+      if (!step.key)
+        return [{ kind: 'file', path: step.path, data: value, options: writeOptions(step) }];
+      return keyFiles(step, value, step.key.certificate);
     }
+    case 'renew':
+    case 'rotate':
+      return keyFiles(step, minted.get(step) as Uint8Array, step.certificate);
     case 'restore': {
-      if (step.inside) return undefined;
+      if (step.inside) return [];
       const kept = await store.vault.get(module, step.secret);
       if (!kept) throw new StepFailed(`the vault no longer holds ${step.secret}`);
-      return { kind: 'file', path: step.path, data: kept.value, options: writeOptions(step) };
+      const entry = await catalog.entry(module);
+      const spec =
+        'definition' in entry ? ownValue(entry.definition.secrets, step.secret) : undefined;
+      if (!isKeySecretKind(spec?.kind))
+        return [{ kind: 'file', path: step.path, data: kept.value, options: writeOptions(step) }];
+      return keyFiles(step, kept.value, step.certificate);
     }
     case 'write': {
       const entry = await catalog.entry(module);
       if (!('definition' in entry)) throw new StepFailed(`the definition of ${module} is gone`);
       const file = ownValue(entry.definition.files, step.path);
       if (!file) throw new StepFailed(`the definition of ${module} no longer has ${step.path}`);
-      const values: Record<string, string> = {};
-      for (const secret of Object.keys(entry.definition.secrets)) {
-        const kept = await store.vault.get(module, secret);
-        if (kept) values[secret] = secretText(kept.value);
-      }
-      const data = new TextEncoder().encode(renderFor(file.content, readings, module, values));
-      return { kind: 'file', path: step.path, data, options: writeOptions(step) };
+      const inputs = await secretInputs(entry.definition, module, file.content, context);
+      const data = new TextEncoder().encode(
+        renderTemplate(file.content, { ...inputsFor(readings, module), ...inputs }),
+      );
+      return [{ kind: 'file', path: step.path, data, options: writeOptions(step) }];
     }
   }
+}
+
+/** A key secret's files: its private key at its path; a `tls` secret's certificate at its own. */
+function keyFiles(
+  step: FileStep & { path: string; mode: string },
+  value: Uint8Array,
+  certificate: CertificateFile | undefined,
+): Change[] {
+  const { key, certificate: pem } = keyValueOf(value);
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const changes: Change[] = [
+    { kind: 'file', path: step.path, data: encode(key), options: writeOptions(step) },
+  ];
+  if (certificate && pem !== undefined)
+    changes.push({
+      kind: 'file',
+      path: certificate.path,
+      data: encode(pem),
+      options: writeOptions(withLater(certificate.attributes, step)),
+    });
+  return changes;
+}
+
+/** A certificate's attributes, with the ids its key's step was given for owners made later. */
+function withLater(
+  attributes: CertificateFile['attributes'],
+  step: { uid?: number; gid?: number; later?: LaterOwners },
+): CertificateFile['attributes'] {
+  const later = step.later ?? {};
+  return {
+    ...attributes,
+    ...(later.user !== undefined && step.uid !== undefined ? { uid: step.uid } : {}),
+    ...(later.group !== undefined && step.gid !== undefined ? { gid: step.gid } : {}),
+  };
+}
+
+/**
+ * What a module's file is rendered with of its secrets, as the vault keeps them now: each
+ * one's text (a key's private PEM), each key's public half and certificate, and the
+ * state's CA when the file places it.
+ */
+async function secretInputs(
+  definition: ModuleDefinition,
+  module: string,
+  content: string,
+  context: CommandContext,
+) {
+  const { store } = context;
+  const values: Record<string, string> = {};
+  const keys: Record<string, PublicHalf> = {};
+  const certs: Record<string, string> = {};
+  for (const [secret, spec] of Object.entries(definition.secrets)) {
+    const kept = await store.vault.get(module, secret);
+    if (!kept) continue;
+    if (!isKeySecretKind(spec.kind)) {
+      values[secret] = secretText(kept.value);
+      continue;
+    }
+    const { readKeySecret } = await loadKeyReading();
+    const read: KeyRead | { refused: unknown } = await readKeySecret(kept.value, spec.kind);
+    if ('refused' in read) throw new StepFailed(`the vault's ${secret} is no ${spec.kind} key`);
+    values[secret] = read.pem;
+    keys[secret] = { publicPem: read.publicPem, jwk: JSON.stringify(read.jwk) };
+    if (read.certificate) certs[secret] = read.certificate.pem;
+  }
+  if (!readsOf(content).ca) return { secrets: values, keys, certs };
+  if (!context.ca) throw new StepFailed("berth has no state's CA to place here");
+  return { secrets: values, keys, certs, ca: (await context.ca.need()).certificate };
 }
 
 /** A step that changes nothing on the machine's files: the record, or a hook. */
@@ -430,10 +618,17 @@ async function doStep(
         step.via === 'take',
       );
       return tell({ step });
+    case 'setup': {
+      // Owed since the module's first change (or from an act before): owed no more once it succeeds.
+      await record((managed) => owing(managed, 'setup', true));
+      const hook = await runHook(node, module, 'setup', step, context, readings);
+      await record((managed) => owing(managed, 'setup', false));
+      return tell({ step, hook });
+    }
     case 'reload': {
       if (step.script === undefined) return tell({ step });
       // Owed until it succeeds: a reload that fails (or is cut) is planned again.
-      await record((managed) => owing(managed, true));
+      await record((managed) => owing(managed, 'reload', true));
       const hook = await runHook(
         node,
         module,
@@ -442,19 +637,19 @@ async function doStep(
         context,
         readings,
       );
-      await record((managed) => owing(managed, false));
+      await record((managed) => owing(managed, 'reload', false));
       return tell({ step, hook });
     }
     case 'start': {
       const hook = await runHook(node, module, 'start', step, context, readings);
       // Started, it runs what is on disk: a reload owed is owed no more.
-      await record((managed) => ({ ...owing(managed, false), started: true }));
+      await record((managed) => ({ ...owing(managed, 'reload', false), started: true }));
       return tell({ step, hook });
     }
     case 'stop':
       return tell({ step, hook: await runHook(node, module, 'stop', step, context, readings) });
     case 'refresh': {
-      const waitMs = context.lockWaitMs ?? PACKAGE_LOCK_WAIT_MS;
+      const waitMs = context.line.lockTimeout ?? PACKAGE_LOCK_WAIT_MS;
       const refreshed = await context.machine.refreshPackages({ waitMs });
       if (!refreshed.ok)
         throw new StepFailed(
@@ -479,10 +674,24 @@ async function doStep(
   }
 }
 
-/** A module's record with a reload owed, or not. */
-function owing(managed: Managed, reload: boolean): Managed {
-  const { pending: _, ...rest } = managed;
-  return reload ? { ...rest, pending: ['reload'] } : rest;
+/** A module's record with a hook owed, or not; the other owed hooks as they were. */
+function owing(managed: Managed, hook: Owed, owed: boolean): Managed {
+  const { pending = [], ...rest } = managed;
+  const others = pending.filter((item) => item !== hook);
+  const next = owed ? [...others, hook].sort() : others;
+  return next.length > 0 ? { ...rest, pending: next } : rest;
+}
+
+type Owed = NonNullable<Managed['pending']>[number];
+
+/** Records that a module's hook is owed, from now until it succeeds. */
+async function owe(context: CommandContext, module: string, hook: Owed, owed: boolean) {
+  const { store } = context;
+  const now = await store.record();
+  const managed = ownValue(now.managed, module);
+  // A module not managed yet is recorded by its own steps, before its files change.
+  if (!managed) return;
+  await store.saveRecord(withManaged(now, module, owing(managed, hook, owed)));
 }
 
 /**

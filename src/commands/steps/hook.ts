@@ -22,7 +22,7 @@ export class HookFailed extends Error {
 }
 
 /**
- * Runs a module's start, stop or reload, streaming its output (whole lines, cleared of
+ * Runs a module's setup, start, stop or reload, streaming its output (whole lines, cleared of
  * secrets) to `context.output`, stopped with all it started once `timeout` (the
  * definition's, else HOOK_DEADLINE_MS) passes; a failure, its deadline or a stop by berth
  * throws HookFailed, in words whose output was cleared of secrets before it was cut. The

@@ -6,6 +6,7 @@ export function stepReport(step: Step): StepReport {
   const report: StepReport = { kind: step.do, module: step.module };
   if ('path' in step) report.path = step.path;
   if ('secret' in step) report.secret = step.secret;
+  if (step.do === 'rotate') report.kid = step.kid;
   // A start planned because its check never answered: the deadline's code beside it.
   if (step.do === 'start' && step.check?.timedOut !== undefined) report.code = 'hook_timeout';
   if (step.do === 'package') {

@@ -1,3 +1,4 @@
+import type { KeyKind, KeySecretKind } from '../../keys/kinds.ts';
 import type { PackageMove } from '../../packages/packages.ts';
 
 /**
@@ -48,6 +49,31 @@ export interface CheckOutcome {
 /** A check as a digest covers it: its exit status, not its words (see `checkCovered`). */
 export type CoveredCheck = Pick<CheckOutcome, 'code'>;
 
+/**
+ * A `tls` secret's certificate: the file it is written to (public: 0644 unless the file
+ * is there with another mode), and what it is for. Its names are the definition's,
+ * rendered with the node's values and facts.
+ */
+export interface CertificateFile {
+  path: string;
+  names: string[];
+  days: number;
+  attributes: Attributes;
+}
+
+/** A key secret a step mints or places: its kind, and a `tls` secret's certificate. */
+export interface KeyOf {
+  kind: KeySecretKind;
+  certificate?: CertificateFile;
+}
+
+/** Why a `tls` secret's certificate is renewed. */
+export type RenewReason =
+  /** In the last third of its life (or past it): it ends at `until`. */
+  | { because: 'due'; until: string }
+  /** It is not for the names the definition gives now. */
+  | { because: 'names'; was: string[] };
+
 /** One thing an act does to a machine or to berth's own records. */
 export type Step =
   | {
@@ -70,6 +96,8 @@ export type Step =
       bytes: number;
       /** A secret inside a file: minted into the vault only; the file's write places it. */
       inside?: true;
+      /** A key of this kind rather than random bytes (and a `tls` secret's certificate). */
+      key?: KeyOf;
     } & Attributes)
   | ({
       do: 'restore';
@@ -79,6 +107,8 @@ export type Step =
       drift?: Drift[];
       /** A secret inside a file: kept in the vault, placed by the file's next write. */
       inside?: true;
+      /** A `tls` secret: its certificate restored too. */
+      certificate?: CertificateFile;
     } & Attributes)
   | {
       do: 'keep';
@@ -88,7 +118,35 @@ export type Step =
       match?: string;
       /** The fingerprint a plan saw: a value that no longer has it is not kept. */
       fingerprint?: string;
+      /** A key of this kind, found: read back as one, or the step fails. */
+      kind?: KeySecretKind;
+      /** A `tls` secret's certificate, kept with its key, and the fingerprint a plan saw of it. */
+      certificate?: { path: string; fingerprint?: string };
     }
+  /**
+   * A key replaced by the one its preview minted and named (`kid`), kept sealed in the
+   * vault as rotating until this act: never one minted now. `was`: the kid it replaces.
+   */
+  | ({
+      do: 'rotate';
+      module: string;
+      secret: string;
+      path: string;
+      kind: KeySecretKind;
+      keyKind: KeyKind;
+      kid: string;
+      was?: string;
+      certificate?: CertificateFile;
+    } & Attributes)
+  /** A `tls` secret's key and certificate made anew, signed by the state's CA. */
+  | ({
+      do: 'renew';
+      module: string;
+      secret: string;
+      path: string;
+      why: RenewReason;
+      certificate: CertificateFile;
+    } & Attributes)
   | ({ do: 'write'; module: string; path: string; why: WriteReason } & Attributes)
   /**
    * A package installed at exactly `version` (upgraded or downgraded from `from`), with
@@ -131,6 +189,11 @@ export type Step =
    * may be, a module's (`by`) or berth.json's.
    */
   | { do: 'refresh'; module: string; age?: number; limit: string; by?: string }
+  /**
+   * The module's setup, after its files and before its start or reload; `pending`: owed
+   * by an act that began it, or was cut before it, and did not see it succeed.
+   */
+  | { do: 'setup'; module: string; script: string; pending?: true; timeout?: number }
   /** `timeout`: the definition's, in milliseconds, when it names one. */
   | { do: 'start'; module: string; script: string; check?: CheckOutcome; timeout?: number }
   /** After writes to a module berth runs; without `script`, there is none to run. */
@@ -161,11 +224,23 @@ export type WriteReason =
   | { because: 'drift'; drift: Drift[] }
   | { because: 'carries-minted-secret' };
 
-/** A step that changes the machine's files: a directory, a secret minted or restored, a file. */
-export type FileStep = Step & { do: 'mkdir' | 'mint' | 'restore' | 'write' };
+/**
+ * A step that changes the machine's files: a directory, a secret minted, restored, rotated
+ * or renewed, a file.
+ */
+export type FileStep = Step & { do: 'mkdir' | 'mint' | 'restore' | 'rotate' | 'renew' | 'write' };
+
+const FILE_STEPS: ReadonlySet<Step['do']> = new Set([
+  'mkdir',
+  'mint',
+  'restore',
+  'rotate',
+  'renew',
+  'write',
+]);
 
 export function changesFiles(step: Step): step is FileStep {
-  return step.do === 'mkdir' || step.do === 'mint' || step.do === 'restore' || step.do === 'write';
+  return FILE_STEPS.has(step.do);
 }
 
 /** A module's steps, in the order the act takes them. */

@@ -15,7 +15,7 @@ export interface Told {
 
 /** A hook's words once it ran: its own, and its last lines, cleared of secrets. */
 export interface HookDone {
-  hook: 'start' | 'stop' | 'reload';
+  hook: 'setup' | 'start' | 'stop' | 'reload';
   module: string;
   /** The hook's last lines (at most hook.ts's HOOK_LINES_KEPT): said, so the journal, keeps them. */
   tail: string[];

@@ -1,7 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import { openAct } from '../../commands/act.ts';
 import type { ActDeps } from '../../commands/act-shapes.ts';
-import type { Command } from '../../commands/table.ts';
+import type { CommandShape as Command } from '../../commands/command-shape.ts';
 import type { ApiEnv } from '../answer.ts';
 import { refusal } from '../refusal.ts';
 
@@ -18,7 +18,7 @@ export function openStores(
     const opened = await openAct(command, c.get('request'), deps, {
       actor: c.get('actor'),
       via: 'api',
-      mint: [],
+      line: {},
       now: face.now,
       signal: face.stopping,
     });

@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
 import { missingFields } from '../../commands/act.ts';
-import type { Command } from '../../commands/table.ts';
+import type { CommandShape as Command } from '../../commands/command-shape.ts';
 import { decodeRequest } from '../../request.ts';
 import { noteAccess } from '../access-facts.ts';
 import type { ApiEnv } from '../answer.ts';

@@ -1,0 +1,48 @@
+import * as v from 'valibot';
+import { FORMAT_VERSION } from '../result.ts';
+import { secretText } from '../secrets.ts';
+import { openAct } from './act.ts';
+import { codeOf } from './answer.ts';
+import type { AnswerFunction, CommandShape } from './command-shape.ts';
+import { RefusedSchema, refused } from './reading-answer.ts';
+import { readSecret } from './secret.ts';
+
+/** A kept value, as text (a file's last newline not doubled). */
+export const SecretAnswerSchema = v.union([
+  RefusedSchema,
+  v.object({ format_version: v.literal(FORMAT_VERSION), value: v.string() }),
+]);
+export type SecretAnswer = v.InferOutput<typeof SecretAnswerSchema>;
+
+/**
+ * `berth secret <node> <module> <name>`: the kept value, read through the runner under
+ * the node's lock; the act is journaled as who read what, never the value.
+ */
+export const secretValue: AnswerFunction<SecretAnswer> = async ({ words }, deps) => {
+  const [node, module, name, ...more] = words;
+  if (node === undefined || module === undefined || name === undefined || more.length > 0)
+    return refused('berth secret takes a node, a module and a secret name', 'usage');
+  let value: Uint8Array | undefined;
+  const command: CommandShape = {
+    name: 'secret',
+    needs: ['node', 'module'],
+    options: [],
+    run: readSecret(name, (kept) => {
+      value = kept;
+    }),
+  };
+  try {
+    const request = { node, module, yes: false };
+    const opened = await openAct(command, request, deps, {
+      actor: deps.actor,
+      via: 'cli',
+      line: {},
+    });
+    if (opened.kind !== 'ready') return refused(opened.refused, opened.code);
+    const outcome = await opened.run();
+    if (outcome.error !== undefined) return refused(outcome.error, codeOf(outcome));
+    return { format_version: FORMAT_VERSION, value: secretText(value ?? new Uint8Array()) };
+  } finally {
+    await deps.stores.close();
+  }
+};
