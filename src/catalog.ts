@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { didYouMean } from './did-you-mean.ts';
 import { parseDuration } from './duration.ts';
-import { FACT_NAMES, isFactName } from './facts.ts';
+import { FACT_NAMES, isFactName, MACHINE_FACTS } from './facts.ts';
 import { certificateName } from './keys/certificate-names.ts';
 import { isKeySecretKind, KEY_SECRET_KINDS, SECRET_KINDS, TLS_DAYS_MOST } from './keys/kinds.ts';
 import { isName } from './names.ts';
@@ -190,7 +190,7 @@ const SecretSpec = v.pipe(
   ),
   v.check(
     (secret) => secret.kind !== 'tls' || (secret.cert !== undefined && secret.names !== undefined),
-    'a tls secret names its cert (where its certificate is written) and names (what it is for, like ["{{fact fqdn}}"])',
+    'a tls secret names its cert (where its certificate is written) and names (what it is for, like ["{{fact host}}"])',
   ),
   v.check(
     (secret) => secret.cert === undefined || secret.cert !== secret.path,
@@ -318,8 +318,14 @@ function crossCheck(definition: ModuleDefinition): string | undefined {
   }
   for (const [name, secret] of Object.entries(definition.secrets)) {
     for (const text of secret.names ?? []) {
-      const problem = readingProblem(definition, `secrets.${name}.names`, readsOf(text), true);
+      const reads = readsOf(text);
+      const problem = readingProblem(definition, `secrets.${name}.names`, reads, true);
       if (problem) return problem;
+      // The state's CA vouches for a name to everyone who trusts it (berth api among them):
+      // a name a node tells of itself would let any node have another's name certified.
+      const told = MACHINE_FACTS.find((fact) => reads.fact.has(fact));
+      if (told)
+        return `secrets.${name}.names reads {{fact ${told}}}, which the node tells of itself: the state's CA certifies only names berth.json gives, so that no node can have another's name certified; name it with {{fact host}} (where berth reaches the node), {{fact node}} or a {{value NAME}}`;
     }
     if (secret.cert !== undefined && Object.hasOwn(definition.files, secret.cert))
       return `secrets.${name}.cert ${secret.cert} is a file of the module too: berth writes the certificate there itself`;

@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { buildAptRepository } from '../../tests/fleet/apt-repository.ts';
 import {
   exitMasters,
-  FLEET_DOMAIN,
   type Fleet,
   type FleetHost,
   fleetUnavailable,
@@ -79,7 +78,8 @@ export async function benchIdpLoop(rounds: number): Promise<string> {
   ].join('\n');
 }
 
-const fqdn = (host: FleetHost) => `${host.name}.${FLEET_DOMAIN}`;
+/** The name berth.json reaches the host by: its `host` fact, its certificate's name. */
+const nameOf = (host: FleetHost) => host.name;
 
 function curl(args: string[], input: string): string {
   return execFileSync('curl', ['-fsS', ...args], { input, encoding: 'utf8', timeout: 30_000 });
@@ -90,9 +90,9 @@ function token(host: FleetHost, ca: string, secret: string): string {
   const answer = curl(
     [
       ...['--cacert', ca, '--capath', '/nonexistent', '-K', '-'],
-      ...['--resolve', `${fqdn(host)}:${PORT}:${host.address}`],
+      ...['--resolve', `${nameOf(host)}:${PORT}:${host.address}`],
       ...['-d', 'grant_type=client_credentials', '-d', 'scope=berth'],
-      `https://${fqdn(host)}:${PORT}/api/oidc/token`,
+      `https://${nameOf(host)}:${PORT}/api/oidc/token`,
     ],
     `user = "berth-deployer:${secret}"\n`,
   );
@@ -130,7 +130,10 @@ async function berthLoop(
   };
   // berth api resolves the host's name as an operator's DNS would: its own /etc/hosts.
   const hosts = join(dir, 'hosts');
-  await writeFile(hosts, `${readFileSync('/etc/hosts', 'utf8')}\n${host.address}\t${fqdn(host)}\n`);
+  await writeFile(
+    hosts,
+    `${readFileSync('/etc/hosts', 'utf8')}\n${host.address}\t${nameOf(host)}\n`,
+  );
   let api: ApiProcess | undefined;
   try {
     api = await startApi(
@@ -140,7 +143,7 @@ async function berthLoop(
         '--listen',
         '127.0.0.1:0',
         '--issuer',
-        `https://${fqdn(host)}:${PORT}/api/oidc`,
+        `https://${nameOf(host)}:${PORT}/api/oidc`,
       ],
       env,
       [
@@ -187,7 +190,7 @@ async function floorLoop(dir: string, fleet: Fleet, host: FleetHost): Promise<nu
   openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'tls.key');
   openssl(
     ...['req', '-x509', '-new', '-key', 'tls.key', '-sha256', '-days', '30'],
-    ...['-subj', `/CN=${fqdn(host)}`, '-addext', `subjectAltName=DNS:${fqdn(host)}`],
+    ...['-subj', `/CN=${nameOf(host)}`, '-addext', `subjectAltName=DNS:${nameOf(host)}`],
     ...['-out', 'tls.pem'],
   );
   openssl(
@@ -202,7 +205,7 @@ async function floorLoop(dir: string, fleet: Fleet, host: FleetHost): Promise<nu
   const secret = 'floor-deployer-secret-0123456789';
   const render = async (name: string) =>
     (await readFile(join(EXAMPLES, 'glewlwyd', name), 'utf8'))
-      .replaceAll('{{fact fqdn}}', fqdn(host))
+      .replaceAll('{{fact host}}', nameOf(host))
       .replaceAll('{{value port}}', String(PORT));
   const files: [string, string, string][] = [
     ['glewlwyd.conf', await render('glewlwyd.conf'), '644'],

@@ -56,7 +56,10 @@ export function createApp(options: AppOptions): HonoBase<ApiEnv> {
     );
   const noRouteFor = noRoute(options.routes);
   app.notFound((c) =>
-    refusal('no_route', noRouteFor(c.req.method, targetOf(c.req.raw))).getResponse(),
+    answer(statusOf('no_route'), {
+      refused: noRouteFor(c.req.method, targetOf(c.req.raw)),
+      code: 'no_route',
+    }),
   );
   // Every refusal is thrown as an HTTPException (refusal.ts) and answered here, as is
   // anything berth did not foresee.

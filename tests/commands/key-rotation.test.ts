@@ -16,7 +16,7 @@ import { calculateJwkThumbprint, type JWK } from 'jose';
 import { fileDeps } from '../../src/cli/deps.ts';
 import { openAct } from '../../src/commands/act.ts';
 import { answerOf } from '../../src/commands/answer.ts';
-import { commands } from '../../src/commands/table.ts';
+import { shapeOf } from '../../src/commands/table.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 import { stateFiles } from './support.ts';
@@ -206,10 +206,10 @@ describe('a tls certificate renewed in the last third of its life, the clock giv
   /** A converge of box at `now`, through the runner the command line uses: its words and exit. */
   async function convergeAt(now: Date, digest?: string) {
     const opened = await openAct(
-      commands.find((command) => command.name === 'converge') as (typeof commands)[number],
+      shapeOf('converge'),
       { node: 'box', module: '', yes: digest !== undefined, digest },
       fileDeps({ dir: world.state, createIfMissing: false }),
-      { actor: 'tester', via: 'cli', mint: [], now: () => now },
+      { actor: 'tester', via: 'cli', line: {}, now: () => now },
     );
     if (opened.kind !== 'ready') throw new Error(opened.refused);
     return answerOf(await opened.run());

@@ -27,7 +27,10 @@ const skip = needs('openssl', 'openssl');
 /** Every kind of key, its templates, and a setup that prints the key (to be masked). */
 const IDP = {
   description: 'an identity provider',
-  values: { port: { type: 'integer', default: 4593 } },
+  values: {
+    port: { type: 'integer', default: 4593 },
+    name: { type: 'string', default: 'idp.example.test' },
+  },
   secrets: {
     signing: { kind: 'ec-p256', path: '/etc/idp/signing.key' },
     edge: { kind: 'ed25519', path: '/etc/idp/edge.key' },
@@ -36,7 +39,7 @@ const IDP = {
       kind: 'tls',
       path: '/etc/idp/tls.key',
       cert: '/etc/idp/tls.pem',
-      names: ['{{fact fqdn}}', '127.0.0.1'],
+      names: ['{{value name}}', '127.0.0.1'],
       days: 30,
     },
     client: { path: '/etc/idp/client.secret' },

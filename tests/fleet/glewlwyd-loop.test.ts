@@ -8,9 +8,11 @@
  * its key, nothing changed. Skipped, saying why, where the fleet cannot run or glewlwyd
  * cannot be fetched.
  *
- * The hosts' names (alpha.fleet.test) are in their own /etc/hosts only: berth api runs in
- * a mount namespace of its own whose /etc/hosts names alpha too, as an operator's DNS
- * would; the test's curl is told the address with --resolve.
+ * berth.json reaches each host by its name (`ssh: 'alpha'`, through the fleet's ssh
+ * config), which is its `host` fact and so its certificate's name: the state's CA certifies
+ * no name a node tells of itself. The hosts' names are in their own /etc/hosts only: berth
+ * api runs in a mount namespace of its own whose /etc/hosts names alpha too, as an
+ * operator's DNS would; the test's curl is told the address with --resolve.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -23,7 +25,7 @@ import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, FLEET_DOMAIN, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const PACKAGES = ['glewlwyd', 'dbconfig-sqlite3', 'curl', 'jq', 'rnbyc', 'openssl'];
@@ -64,8 +66,9 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
   let api: ApiProcess | undefined;
   let launcher: string[];
   let ca: string;
-  const fqdn = (host: string) => `${host}.${FLEET_DOMAIN}`;
-  const issuer = `https://${fqdn('alpha')}:${PORT}/api/oidc`;
+  /** The name berth.json reaches a host by (`ssh: 'alpha'`): its `host` fact, its certificate's name. */
+  const nameOf = (host: string) => host;
+  const issuer = `https://${nameOf('alpha')}:${PORT}/api/oidc`;
   const env = () => ({ XDG_RUNTIME_DIR: runtime, SSH_AUTH_SOCK: undefined });
   const berth = (...args: string[]): Promise<Run> =>
     runBerth(['--state', world.state, ...args], env());
@@ -93,7 +96,7 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
     curl(
       [
         ...['-sS', '--cacert', ca, '--capath', '/nonexistent'],
-        ...['--resolve', `${fqdn(host)}:${PORT}:${fleet.host(host).address}`],
+        ...['--resolve', `${nameOf(host)}:${PORT}:${fleet.host(host).address}`],
         ...args,
       ],
       input,
@@ -104,7 +107,7 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
       host,
       [
         ...['-f', '-K', '-', '-d', 'grant_type=client_credentials', '-d', `scope=${scope}`],
-        `https://${fqdn(host)}:${PORT}/api/oidc/token`,
+        `https://${nameOf(host)}:${PORT}/api/oidc/token`,
       ],
       `user = "${client}:${secret}"\n`,
     );
@@ -153,7 +156,7 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
     const hosts = join(runtime, 'hosts');
     await writeFile(
       hosts,
-      `${readFileSync('/etc/hosts', 'utf8')}\n${fleet.host('alpha').address}\t${fqdn('alpha')}\n`,
+      `${readFileSync('/etc/hosts', 'utf8')}\n${fleet.host('alpha').address}\t${nameOf('alpha')}\n`,
     );
     launcher = [
       ...['unshare', '--mount', '--propagation', 'private', 'sh', '-c'],
@@ -203,7 +206,7 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
     // Only the state's CA is trusted (no system store): the certificate is its own.
     const discovery = await toIdp('alpha', [
       '-f',
-      `https://${fqdn('alpha')}:${PORT}/api/oidc/.well-known/openid-configuration`,
+      `https://${nameOf('alpha')}:${PORT}/api/oidc/.well-known/openid-configuration`,
     ]);
     assert.equal(discovery.code, 0, discovery.stderr);
     assert.equal(JSON.parse(discovery.stdout).issuer, issuer);
@@ -230,7 +233,7 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
     // Another client of the same issuer, for another audience, as its admin would add one.
     await on(
       'alpha',
-      `set -e; J=$(mktemp); B=https://${fqdn('alpha')}:${PORT}/api
+      `set -e; J=$(mktemp); B=https://${nameOf('alpha')}:${PORT}/api
 c() { curl -fsS --cacert ${D}/tls.pem -b "$J" -c "$J" -H 'Content-Type: application/json' -o /dev/null "$@"; }
 jq -n --rawfile p ${D}/admin.password '{username: "admin", password: ($p | rtrimstr("\\n"))}' | c -X POST --data-binary @- "$B/auth/"
 c -X POST --data-binary '{"name":"other","display_name":"other","description":"another API","password_required":false,"scheme":{}}' "$B/scope/"
@@ -253,7 +256,7 @@ rm -f "$J"`,
     );
     const render = async (name: string) =>
       (await readFile(join(EXAMPLES, 'glewlwyd', name), 'utf8'))
-        .replaceAll('{{fact fqdn}}', fqdn('charlie'))
+        .replaceAll('{{fact host}}', nameOf('charlie'))
         .replaceAll('{{value port}}', String(PORT));
     await on('charlie', `mkdir -p ${D}`);
     for (const [name, mode] of [
@@ -273,8 +276,8 @@ rm -f "$J"`,
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out /root/ca.key 2>/dev/null
 openssl req -x509 -new -key /root/ca.key -sha256 -days 3650 -subj "/CN=hand CA" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign -out /root/ca.pem
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out tls.key 2>/dev/null
-openssl req -new -key tls.key -subj "/CN=${fqdn('charlie')}" -out /root/tls.csr
-printf 'subjectAltName=DNS:${fqdn('charlie')}\\nbasicConstraints=critical,CA:FALSE\\n' > /root/tls.ext
+openssl req -new -key tls.key -subj "/CN=${nameOf('charlie')}" -out /root/tls.csr
+printf 'subjectAltName=DNS:${nameOf('charlie')}\\nbasicConstraints=critical,CA:FALSE\\n' > /root/tls.ext
 openssl x509 -req -in /root/tls.csr -CA /root/ca.pem -CAkey /root/ca.key -CAcreateserial -days 365 -sha256 -extfile /root/tls.ext -out tls.pem 2>/dev/null
 chmod 644 tls.pem; chown glewlwyd tls.key; chmod 400 tls.key
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out signing.key 2>/dev/null
@@ -292,7 +295,7 @@ sh setup.sh >/dev/null && sh ctl.sh start`,
     const published = JSON.parse(
       await on(
         'charlie',
-        `curl -fsS --cacert ${D}/tls.pem https://${fqdn('charlie')}:${PORT}/api/oidc/jwks`,
+        `curl -fsS --cacert ${D}/tls.pem https://${nameOf('charlie')}:${PORT}/api/oidc/jwks`,
       ),
     );
     assert.equal(published.keys.length, 1);

@@ -9,7 +9,7 @@
 set -eu
 D=/etc/glewlwyd/berth
 PID=/run/glewlwyd-berth.pid
-BASE='https://{{fact fqdn}}:{{value port}}'
+BASE='https://{{fact host}}:{{value port}}'
 # tls.pem is the very certificate the daemon serves: curl (OpenSSL, partial chains allowed)
 # trusts it alone, so no other process that took the port first is ever sent a password.
 get() { curl -fsS --cacert "$D/tls.pem" -o /dev/null "$@"; }

@@ -11,7 +11,7 @@
 # A secret never goes in a command's arguments, which every user of the node can read.
 set -eu
 D=/etc/glewlwyd/berth
-BASE='https://{{fact fqdn}}:{{value port}}'
+BASE='https://{{fact host}}:{{value port}}'
 API="$BASE/api"
 ISS="$BASE/api/oidc"
 CLIENT=berth-deployer
