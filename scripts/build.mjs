@@ -12,19 +12,20 @@ import { build } from 'esbuild';
 /**
  * Text berth ships, kept in files of their own so that their shell checks them, and
  * carried in the bundle as text: each module that reads them from source (tsx) is
- * replaced by one holding the files. The ssh machine's sh (src/machines/*.sh, read by
- * shell-text.ts) and the completion scripts (src/cli/completion/, completion-text.ts).
+ * replaced by one holding the files, by their names under the folders given. The sh berth
+ * ships to a machine (src/machines/*.sh and src/packages/*.sh, read by shell-text.ts as
+ * `machines/walk.sh`) and the completion scripts (src/cli/completion/, completion-text.ts).
  */
 const TEXTS = [
   {
     module: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/,
-    dir: '../src/machines/',
+    dirs: { 'machines/': '../src/machines/', 'packages/': '../src/packages/' },
     ends: '.sh',
     read: 'shellText',
   },
   {
     module: /[\\/]src[\\/]cli[\\/]completion-text\.ts$/,
-    dir: '../src/cli/completion/',
+    dirs: { '': '../src/cli/completion/' },
     ends: '',
     read: 'completionText',
   },
@@ -34,12 +35,15 @@ const TEXTS = [
 const shippedTexts = {
   name: 'shipped-texts',
   setup(build) {
-    for (const { module, dir, ends, read } of TEXTS)
+    for (const { module, dirs, ends, read } of TEXTS)
       build.onLoad({ filter: module }, async () => {
-        const from = new URL(dir, import.meta.url);
-        const names = (await readdir(from)).filter((name) => name.endsWith(ends));
         const texts = {};
-        for (const name of names) texts[name] = await readFile(new URL(name, from), 'utf8');
+        for (const [prefix, dir] of Object.entries(dirs)) {
+          const from = new URL(dir, import.meta.url);
+          for (const name of await readdir(from))
+            if (name.endsWith(ends))
+              texts[`${prefix}${name}`] = await readFile(new URL(name, from), 'utf8');
+        }
         return {
           contents: `const texts = ${JSON.stringify(texts)};
 export function ${read}(name) { return texts[name]; }`,

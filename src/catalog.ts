@@ -6,7 +6,7 @@ import { certificateName } from './keys/certificate-names.ts';
 import { isKeySecretKind, KEY_SECRET_KINDS, SECRET_KINDS, TLS_DAYS_MOST } from './keys/kinds.ts';
 import { isName } from './names.ts';
 import { ownValue } from './own-record.ts';
-import { PackagesField } from './packages/packages-field.ts';
+import { PackagesField, RefreshAfter } from './packages/packages-field.ts';
 import { describeIssues } from './schema-issues.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 import { keysRead, PLACEHOLDER_TEST, type Reads, readsOf } from './template.ts';
@@ -259,6 +259,7 @@ export const ModuleDefinitionSchema = strictJsonObject({
   description: v.optional(v.string(), ''),
   needs: v.optional(v.array(ModuleName), []),
   packages: v.optional(PackagesField, []),
+  refresh_after: v.optional(RefreshAfter),
   data: v.optional(v.array(DataSpec), []),
   secrets: v.optional(jsonRecord(SecretName, SecretSpec), {}),
   /** The values its templates read, and its hooks see: each with its type, default and what it is. */

@@ -1,6 +1,6 @@
-/** Durations as berth.json writes them: `90s`, `15m`, `1h`. */
-const DURATION = /^(\d{1,6})(s|m|h)$/;
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000 } as const;
+/** Durations as berth.json and a definition write them: `90s`, `15m`, `1h`, `1d`. */
+const DURATION = /^(\d{1,6})(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 export function parseDuration(text: string): number | undefined {
   const match = DURATION.exec(text);

@@ -24,6 +24,8 @@ export const STEP_KINDS = [
   'renew',
   'write',
   'package',
+  'unhold',
+  'refresh',
   'setup',
   'start',
   'reload',
@@ -52,7 +54,7 @@ export const StepReportSchema = v.object({
   package: v.optional(v.string()),
   version: v.optional(v.string()),
   from: v.optional(v.string()),
-  how: v.optional(v.picklist(['install', 'upgrade', 'downgrade'])),
+  how: v.optional(v.picklist(['install', 'upgrade', 'downgrade', 'remove', 'purge'])),
   with: v.optional(v.array(PackageMoveSchema)),
   /** A rotation's new key, by its kid: the key the act places (the kid is public). */
   kid: v.optional(v.string()),

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { didYouMean, withHint } from './did-you-mean.ts';
 import { parseDuration } from './duration.ts';
 import { checkName, isName } from './names.ts';
+import { RefreshAfter } from './packages/packages-field.ts';
 import { checkStoreUrl } from './stores/store-url.ts';
 import { jsonRecord, strictJsonObject } from './strict-json.ts';
 import { ALL, groupsProblem, resolveTarget, targetSyntaxProblem } from './targets.ts';
@@ -146,6 +147,8 @@ export const SettingsSchema = strictJsonObject({
       ),
     ),
   ),
+  /** How old a node's package lists may be before an act that installs refreshes them first. */
+  refresh_after: v.optional(RefreshAfter),
   /**
    * An ssh config file for the ssh nodes (`ssh -F`), relative to the state directory: a
    * team keeps its fleet's Host entries beside berth.json. Without it, ssh reads the

@@ -78,6 +78,12 @@ export const NodeRecordSchema = v.object({
   /** The packages berth installed on the node, by name: release leaves them installed. */
   packages: v.optional(v.array(v.string())),
   /**
+   * When berth began an install that held service starts (its policy-rc.d) and has not
+   * seen it end: one killed half-way may have left the hold. A converge that finds none
+   * there, or lifts it, forgets it.
+   */
+  startsHeldSince: v.optional(v.string()),
+  /**
    * The kept values berth found in a file of the node (a take's or a converge's keep), by
    * module and secret: that file. Its owner could read the value before berth kept it.
    */
@@ -95,7 +101,8 @@ export function isEmptyRecord(record: NodeRecord): boolean {
     record.assigned.length === 0 &&
     Object.keys(record.managed).length === 0 &&
     record.account === undefined &&
-    !record.packages?.length
+    !record.packages?.length &&
+    record.startsHeldSince === undefined
   );
 }
 
@@ -146,7 +153,21 @@ export function withFound(
   return { ...record, found: all };
 }
 
-/** A copy that names these packages among those berth installed, sorted. */
-export function withPackages(record: NodeRecord, names: readonly string[]): NodeRecord {
-  return { ...record, packages: [...new Set([...(record.packages ?? []), ...names])].sort() };
+/** A copy that names these packages among those berth installed, sorted, and not those it removed. */
+export function withPackages(
+  record: NodeRecord,
+  names: readonly string[],
+  removed: readonly string[] = [],
+): NodeRecord {
+  const gone = new Set(removed);
+  const kept = [...new Set([...(record.packages ?? []), ...names])].filter(
+    (name) => !gone.has(name),
+  );
+  return { ...record, packages: kept.sort() };
+}
+
+/** A copy that says berth began an install holding service starts at `since`, or, without it, not. */
+export function withStartsHeld(record: NodeRecord, since: string | undefined): NodeRecord {
+  const { startsHeldSince: _, ...rest } = record;
+  return since === undefined ? rest : { ...rest, startsHeldSince: since };
 }

@@ -47,6 +47,10 @@ function statusLines(
     lines.push(
       `  packages berth installed that nothing it runs needs: ${item.unneededPackages.join(', ')} (still installed: remove them by hand if nothing else uses them)`,
     );
+  if (item.startsHeldSince)
+    lines.push(
+      `  berth's policy-rc.d may still be on ${item.node}, left by an install it began ${item.startsHeldSince} and did not see end: while it stands no service starts or restarts there; berth converge ${item.node} looks, and removes it`,
+    );
   for (const problem of Object.values(item.unresolved)) lines.push(`  ${problem}`);
   for (const [module, outcome] of Object.entries(item.checks ?? {}))
     lines.push(

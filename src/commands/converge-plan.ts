@@ -10,7 +10,16 @@ import { type ModuleSurvey, secretHeld } from '../survey.ts';
 import { keysRead, type PublicHalf, readsOf } from '../template.ts';
 import type { GatheredReadings, ReadingBlocker } from './gather-readings.ts';
 import { type KeyBlocker, type KeyPlaced, type KeysGathered, keySecretPlan } from './key-plan.ts';
-import { listsDaysOld, type PackageBlocker, packageSteps } from './package-plan.ts';
+import {
+  beforePackages,
+  isRemoval,
+  type Lists,
+  listsDaysOld,
+  listsStale,
+  type PackageBlocker,
+  packageSteps,
+  refreshLimit,
+} from './package-plan.ts';
 import { compareFile, sameBytes } from './steps/file-diff.ts';
 import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
@@ -61,6 +70,10 @@ export interface ConvergeInput {
   vault: ReadonlyMap<string, Uint8Array | typeof SEALED>;
   /** The checks run for started modules that have one, by module. */
   checks?: ReadonlyMap<string, CheckOutcome>;
+  /** berth.json's `refresh_after`: how old the node's package lists may be. */
+  refreshAfter?: string;
+  /** The node's package lists were refreshed just before this plan (`--refresh`). */
+  listsRefreshed?: boolean;
   /** The modules' values and the node's facts, and what stands in the way of them. */
   read?: GatheredReadings;
   /** The key secrets read (kept and held), the rotations asked, each `tls` secret's names. */
@@ -205,6 +218,23 @@ export function planConverge(input: ConvergeInput): {
   const desired = new Map<string, Map<string, Uint8Array>>();
   const definitions = new Map<string, ModuleDefinition>();
   const resolve = moduleResolver(assigned, entries);
+  // Lists older than refresh_after are refreshed as the act's first step of packages.
+  const facts = [...input.surveys.values()].find((survey) => survey.packages)?.packages;
+  const withPackages = new Set(
+    [...input.surveys].filter(([, survey]) => survey.packages).map(([module]) => module),
+  );
+  const limit = refreshLimit(
+    input.refreshAfter,
+    new Map(
+      [...withPackages].flatMap((module) => {
+        const entry = entries.get(module);
+        return entry && 'definition' in entry ? [[module, entry.definition] as const] : [];
+      }),
+    ),
+  );
+  const lists: Lists = input.listsRefreshed
+    ? { refreshed: true }
+    : { refreshing: listsStale(facts, limit) };
 
   for (const module of modulesInScope(record, filter)) {
     const entry = entries.get(module);
@@ -261,12 +291,12 @@ export function planConverge(input: ConvergeInput): {
         plan.blockers.push({ because: 'held-not-managed', module, held: heldOf(survey) });
         continue;
       }
-      const install = installSteps(input, module, definition, survey);
+      const install = installSteps(input, module, definition, survey, lists);
       plan.blockers.push(...install.blockers);
       plan.modules.push({ module, action: 'install', steps: install.steps });
       continue;
     }
-    const update = updateSteps(input, module, definition, survey, managed);
+    const update = updateSteps(input, module, definition, survey, managed, lists);
     desired.set(module, update.desired);
     plan.blockers.push(...update.blockers);
     if (update.steps.length > 0)
@@ -274,11 +304,30 @@ export function planConverge(input: ConvergeInput): {
   }
   plan.blockers.push(...(input.read?.undeclared ?? []));
   plan.modules = orderForAct(plan.modules, definitions);
-  const installing = plan.modules.some(({ steps }) => steps.some((step) => step.do === 'package'));
-  const listsOld = listsDaysOld(
-    [...input.surveys.values()].find((survey) => survey.packages)?.packages,
+  const installing = plan.modules.some(({ steps }) =>
+    steps.some((step) => step.do === 'package' && !isRemoval(step)),
   );
-  if (listsOld !== undefined && (installing || plan.blockers.some(isPackageBlocker)))
+  const refresh = lists.refreshing && installing && facts?.manager === 'apt' && limit;
+  const held = facts?.manager === 'apt' ? facts.startsHeld : undefined;
+  if (held || refresh) {
+    const managed = Object.keys(record.managed).sort();
+    beforePackages(plan.modules, withPackages, managed, (module) => [
+      ...(held ? [{ do: 'unhold' as const, module, kept: held.kept }] : []),
+      ...(refresh
+        ? [
+            {
+              do: 'refresh' as const,
+              module,
+              ...(facts.listsAge === undefined ? {} : { age: facts.listsAge }),
+              limit: refresh.text,
+              ...(refresh.by === undefined ? {} : { by: refresh.by }),
+            },
+          ]
+        : []),
+    ]);
+  }
+  const listsOld = listsDaysOld(facts);
+  if (!refresh && listsOld !== undefined && (installing || plan.blockers.some(isPackageBlocker)))
     plan.listsDaysOld = listsOld;
   return { plan, desired };
 }
@@ -293,11 +342,15 @@ function installSteps(
   module: string,
   definition: ModuleDefinition,
   survey: ModuleSurvey,
+  lists: Lists,
 ) {
-  // Installed first, no service started: the module's files are written before its start.
-  const packages = packageSteps(module, definition, survey.packages, true);
-  const owners = new Owners(module, survey, packages.steps.length > 0);
-  const steps: Step[] = [...packages.steps, { do: 'manage', module, started: !definition.start }];
+  // Managed before anything changes on the node for it, so that an act cut anywhere (in
+  // its packages' install, say) is carried on by the next converge, never blocked as data
+  // berth does not manage. Its packages first, no service started: the module's files are
+  // written before its start.
+  const packages = packageSteps(module, definition, survey.packages, true, lists);
+  const owners = new Owners(module, survey, packagesPending(packages));
+  const steps: Step[] = [{ do: 'manage', module, started: !definition.start }, ...packages.steps];
   const blockers: Blocker[] = [];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
@@ -366,11 +419,12 @@ function updateSteps(
   definition: ModuleDefinition,
   survey: ModuleSurvey,
   managed: Managed,
+  lists: Lists,
 ) {
   const { started } = managed;
   // A package missing or not at its pinned version is installed first; a running module's
   // service is restarted by its package as the package does, its files being berth's.
-  const packages = packageSteps(module, definition, survey.packages, !started);
+  const packages = packageSteps(module, definition, survey.packages, !started, lists);
   const steps: Step[] = [...packages.steps];
   const blockers: Blocker[] = [...packages.blockers];
   const desired = new Map<string, Uint8Array>();
@@ -379,7 +433,7 @@ function updateSteps(
   const owners = new Owners(
     module,
     survey,
-    packages.steps.length > 0,
+    packagesPending(packages),
     readableInPlace(input, module, definition, survey),
   );
   // Only files are rendered with the kept values, and only a file's diff hides them.
@@ -535,6 +589,16 @@ function updateSteps(
 }
 
 /**
+ * Whether the module's packages are still to come: to be installed, or blocked. An owner
+ * the machine does not know is then one they make, looked up once they are installed; with
+ * them blocked, its blocker would only follow from theirs (redis-server not installed, so
+ * no user redis), so it is folded into it.
+ */
+function packagesPending(packages: { steps: readonly Step[]; blockers: readonly unknown[] }) {
+  return packages.steps.length > 0 || packages.blockers.length > 0;
+}
+
+/**
  * The paths whose file's owner could already read every value berth writes there: each
  * secret placed there is in that very file now, and was found there (kept by a take or a
  * converge, as the record says, or by this plan; or, for a take of an earlier berth, as
@@ -674,6 +738,7 @@ function isPackageBlocker(blocker: Blocker): blocker is PackageBlocker {
 
 /** Stops managing a module; the packages it names stay installed, and the step says so. */
 function releaseStep(module: string, definition: ModuleDefinition | undefined): Step {
-  const packages = definition?.packages.map((spec) => spec.name) ?? [];
+  const packages =
+    definition?.packages.filter((spec) => spec.state !== 'absent').map((spec) => spec.name) ?? [];
   return packages.length > 0 ? { do: 'release', module, packages } : { do: 'release', module };
 }

@@ -10,6 +10,7 @@ import { type Basis, definitionDigests } from '../preview.ts';
 import type { Readings } from '../readings.ts';
 import { loadEntries } from '../resolve.ts';
 import type { BlockerReport } from '../result.ts';
+import { withStartsHeld } from '../state.ts';
 import { surveyModules } from '../survey.ts';
 import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
@@ -50,7 +51,7 @@ export const converge: CommandFunction = async (request, context) => {
 
   const gathered = await gatherAndPlan(node, filter, context, request.yes);
   if (gathered.refused) return refuse(gathered.refused.code, gathered.refused.error);
-  const { plan, basis, readings } = gathered;
+  const { plan, basis, held, readings } = gathered;
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
     kind: 'converge',
@@ -84,17 +85,27 @@ export const converge: CommandFunction = async (request, context) => {
       report,
     };
   }
+  // An install berth did not see end left no hold on service starts after all: forgotten.
+  if (held === false) await forgetStartsHeld(context);
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
   return act(plan, node, context, report.digest, readings);
 };
 
-/** The plan as its digest covers it: a start for a check that fails, by the check's exit. */
+/**
+ * The plan as its digest covers it: a start for a check that fails, by the check's exit;
+ * a refresh of the lists, not how old they are (which moves by the second).
+ */
 function coveredPlan(plan: ConvergePlan) {
   const modules = plan.modules.map((item) => ({
     ...item,
-    steps: item.steps.map((step) =>
-      step.do === 'start' && step.check ? { ...step, check: checkCovered(step.check) } : step,
-    ),
+    steps: item.steps.map((step) => {
+      if (step.do === 'start' && step.check) return { ...step, check: checkCovered(step.check) };
+      if (step.do === 'refresh') {
+        const { age, ...covered } = step;
+        return { ...covered, neverFetched: age === undefined };
+      }
+      return step;
+    }),
   }));
   return { ...plan, modules };
 }
@@ -166,7 +177,22 @@ async function gatherAndPlan(
   });
   const ca = await caPlaced(surveyed, context);
   const checks = await runChecks(node, record, surveyed, context, read.readings);
-  const input = { node, filter, record, entries, surveys, vault, checks, read, keys, ca };
+  const input = {
+    node,
+    filter,
+    record,
+    entries,
+    surveys,
+    vault,
+    checks,
+    read,
+    keys,
+    ca,
+    ...(context.settings.refresh_after === undefined
+      ? {}
+      : { refreshAfter: context.settings.refresh_after }),
+    ...(context.line.refresh ? { listsRefreshed: true } : {}),
+  };
   let { plan, desired } = planConverge(input);
   // A diff shown may hold any value of the node, of any module: every one is opened to
   // mask it, and the plan made again (without I/O) with them all.
@@ -215,7 +241,17 @@ async function gatherAndPlan(
     basis.rotating = Object.fromEntries(
       [...keys.rotate].map((id) => [id, keys.rotating.get(id)?.kid ?? '']),
     );
-  return { plan, basis, readings: read.readings };
+  // Whether berth's hold on service starts is there, when the survey looked.
+  const lists = [...surveys.values()].find((survey) => survey.packages)?.packages;
+  const held = lists?.manager === 'apt' ? lists.startsHeld !== undefined : undefined;
+  return { plan, basis, held, readings: read.readings };
+}
+
+/** The node's record no longer says an install may have left berth's hold on service starts. */
+async function forgetStartsHeld(context: CommandContext): Promise<void> {
+  const record = await context.store.record();
+  if (record.startsHeldSince !== undefined)
+    await context.store.saveRecord(withStartsHeld(record, undefined));
 }
 
 /**

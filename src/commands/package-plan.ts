@@ -1,6 +1,8 @@
 import type { ModuleDefinition } from '../catalog.ts';
+import { parseDuration } from '../duration.ts';
 import { compareVersions } from '../packages/debian-version.ts';
-import type { PackageFacts } from '../packages/packages.ts';
+import type { PackageFacts, PackageState } from '../packages/packages.ts';
+import type { ConvergePlan } from './converge-plan.ts';
 import type { Step } from './steps/step.ts';
 
 /** What stands in the way of installing a module's packages, as a value. */
@@ -12,24 +14,45 @@ export type PackageBlocker =
       package: string;
       version?: string;
       offered: string[];
+      /** The lists were refreshed just now: another refresh would not find it. */
+      refreshed?: true;
     }
   /** The node has no package manager berth knows; `found` one it does not. */
   | { because: 'no-package-manager'; module: string; found?: string }
   /** A rooted node whose root is not `/`: a directory of this machine, with no packages of its own. */
   | { because: 'packages-not-here'; module: string; root: string }
   /** The package manager would not install them (a simulation): its own `E:` lines. */
-  | { because: 'package-refused'; module: string; errors: string[] };
+  | { because: 'package-refused'; module: string; errors: string[] }
+  /** The package manager said a name, version or hash that is not in Debian's grammar. */
+  | {
+      because: 'package-malformed';
+      module: string;
+      package?: string;
+      what: 'name' | 'version' | 'hash';
+      value: string;
+    };
+
+/** What the plan knows of the node's package lists beside what they say. */
+export interface Lists {
+  /** The act refreshes them first: what they offer now is not what it installs. */
+  refreshing?: boolean;
+  /** They were refreshed just now: what they lack, another refresh would not find. */
+  refreshed?: boolean;
+}
 
 /**
  * A module's packages, planned: a step for each package to install, upgrade or downgrade
  * (exact versions, what apt installs beside them on the last), or blockers. A package
  * installed and not pinned is left as it is: berth never upgrades what is not pinned.
+ * With `refreshing`, the act refreshes the lists first: each package to install is planned
+ * at its pin, or at what the refreshed lists offer, and their refusals wait for them.
  */
 export function packageSteps(
   module: string,
   definition: ModuleDefinition,
   facts: PackageFacts | undefined,
   holdStarts: boolean,
+  lists: Lists = {},
 ): { steps: Step[]; blockers: PackageBlocker[] } {
   if (definition.packages.length === 0 || !facts) return { steps: [], blockers: [] };
   if (facts.manager === 'not-a-machine')
@@ -38,12 +61,42 @@ export function packageSteps(
     const found = facts.found === undefined ? {} : { found: facts.found };
     return { steps: [], blockers: [{ because: 'no-package-manager', module, ...found }] };
   }
+  // Nothing the package manager said is used where some of it is not Debian's.
+  const names = new Set(definition.packages.map((spec) => spec.name));
+  const malformed = (facts.malformed ?? []).filter((item) =>
+    item.module === undefined
+      ? item.package !== undefined && names.has(item.package)
+      : item.module === module,
+  );
+  if (malformed.length > 0) {
+    // Each value once, whether the lists or the simulation said it.
+    const once = new Map(
+      malformed.map(({ module: _, ...item }) => [JSON.stringify(item), item] as const),
+    );
+    return {
+      steps: [],
+      blockers: [...once.values()].map((item) => ({
+        because: 'package-malformed',
+        module,
+        ...item,
+      })),
+    };
+  }
   const steps: (Step & { do: 'package' })[] = [];
   const blockers: PackageBlocker[] = [];
   for (const spec of definition.packages) {
     const state = facts.packages[spec.name] ?? { offered: [] };
+    if (spec.state === 'absent') {
+      const removal = removalStep(module, spec, state, holdStarts);
+      if (removal) steps.push(removal);
+      continue;
+    }
     const { installed } = state;
     if (spec.version === undefined ? installed !== undefined : installed === spec.version) continue;
+    if (lists.refreshing) {
+      steps.push(afterRefresh(module, spec, installed, holdStarts));
+      continue;
+    }
     const version = spec.version ?? state.candidate;
     if (version === undefined || !state.offered.includes(version)) {
       blockers.push({
@@ -52,6 +105,7 @@ export function packageSteps(
         package: spec.name,
         ...(spec.version === undefined ? {} : { version: spec.version }),
         offered: state.offered,
+        ...(lists.refreshed ? { refreshed: true as const } : {}),
       });
       continue;
     }
@@ -71,8 +125,9 @@ export function packageSteps(
       holdStarts,
     });
   }
-  // The simulation was of every package together: with one unavailable, it is apt's refusal of that.
-  if (blockers.length > 0 || steps.length === 0) return { steps, blockers };
+  // The simulation was of every package together: with one unavailable, it is apt's refusal
+  // of that. Of lists to be refreshed, it says nothing yet.
+  if (blockers.length > 0 || steps.length === 0 || lists.refreshing) return { steps, blockers };
   const simulation = facts.simulations[module];
   if (!simulation?.ok)
     return {
@@ -85,11 +140,115 @@ export function packageSteps(
         },
       ],
     };
+  // berth removes only what a definition names absent; apt removing another is a refusal.
+  const absent = new Set(steps.filter(isRemoval).map((step) => step.package));
+  const more = (simulation.removes ?? []).filter(
+    (removed) => !absent.has(removed.package.split(':')[0] as string),
+  );
+  if (more.length > 0)
+    return {
+      steps: [],
+      blockers: [
+        {
+          because: 'package-refused',
+          module,
+          errors: [
+            `it would remove ${more.map((removed) => removed.package).join(', ')} too, and berth removes only a package a definition names absent`,
+          ],
+        },
+      ],
+    };
   const asked = new Set(steps.map((step) => step.package));
   const beside = simulation.installs.filter((move) => !asked.has(move.package));
   const last = steps.at(-1);
-  if (last && beside.length > 0) last.with = beside;
+  if (last && beside.length > 0) {
+    last.with = beside;
+    // One simulation of them all: what they depend on is of them all, not of the last.
+    if (steps.length > 1) last.withFor = steps.map((step) => step.package);
+  }
   return { steps, blockers };
+}
+
+/** Whether a package step removes (or purges) its package. */
+export function isRemoval(step: Step): boolean {
+  return step.do === 'package' && (step.how === 'remove' || step.how === 'purge');
+}
+
+/**
+ * A package a definition names absent, removed when it is installed (its configuration
+ * kept), or purged when asked, also when only its configuration is left; nothing when it
+ * is as asked.
+ */
+function removalStep(
+  module: string,
+  spec: { name: string; purge?: boolean },
+  state: PackageState,
+  holdStarts: boolean,
+): (Step & { do: 'package' }) | undefined {
+  const version = state.installed ?? (spec.purge ? state.configurationLeft : undefined);
+  if (version === undefined) return undefined;
+  return {
+    do: 'package',
+    module,
+    package: spec.name,
+    version,
+    how: spec.purge ? 'purge' : 'remove',
+    holdStarts,
+  };
+}
+
+/**
+ * A package planned before the lists' refresh: at its pin (an upgrade or downgrade of what
+ * is installed, named), or, unpinned, at what the refreshed lists offer.
+ */
+function afterRefresh(
+  module: string,
+  spec: { name: string; version?: string },
+  installed: string | undefined,
+  holdStarts: boolean,
+): Step & { do: 'package' } {
+  const how =
+    installed === undefined || spec.version === undefined
+      ? 'install'
+      : compareVersions(spec.version, installed) > 0
+        ? 'upgrade'
+        : 'downgrade';
+  return {
+    do: 'package',
+    module,
+    package: spec.name,
+    ...(spec.version === undefined ? {} : { version: spec.version }),
+    how,
+    ...(installed === undefined ? {} : { from: installed }),
+    holdStarts,
+    afterRefresh: true,
+  };
+}
+
+/**
+ * How old the node's package lists may be (`refresh_after`): the least of berth.json's and
+ * those of the modules planned, with whose it is (none: berth.json's).
+ */
+export function refreshLimit(
+  settings: string | undefined,
+  definitions: ReadonlyMap<string, Pick<ModuleDefinition, 'refresh_after'>>,
+): { text: string; ms: number; by?: string } | undefined {
+  let least: { text: string; ms: number; by?: string } | undefined;
+  const consider = (text: string | undefined, by?: string) => {
+    const ms = text === undefined ? undefined : parseDuration(text);
+    if (ms !== undefined && (least === undefined || ms < least.ms))
+      least = by === undefined ? { text: text as string, ms } : { text: text as string, ms, by };
+  };
+  consider(settings);
+  for (const [module, definition] of definitions) consider(definition.refresh_after, module);
+  return least;
+}
+
+/** Whether the lists are older than `limit` allows (or were never fetched). */
+export function listsStale(facts: PackageFacts | undefined, limit: { ms: number } | undefined) {
+  if (facts?.manager !== 'apt' || limit === undefined) return false;
+  if (facts.listsNeverFetched) return true;
+  return facts.listsAge !== undefined && facts.listsAge * 1000 > limit.ms;
 }
 
 /** Whole days the node's package lists have not been fetched, when a day or more. */
@@ -97,4 +256,29 @@ export function listsDaysOld(facts: PackageFacts | undefined): number | undefine
   if (facts?.manager !== 'apt' || facts.listsAge === undefined) return undefined;
   const days = Math.floor(facts.listsAge / 86_400);
   return days >= 1 ? days : undefined;
+}
+
+/**
+ * Steps of the node's packages as a whole (lifting a hold on service starts a killed
+ * install left), made for a module by `stepsFor`, put before anything else the act does to
+ * packages: in the first module acted on that has packages (after recording that berth
+ * manages it), else as an update of the first managed one that has them (`managed`).
+ */
+export function beforePackages(
+  modules: ConvergePlan['modules'],
+  withPackages: ReadonlySet<string>,
+  managed: readonly string[],
+  stepsFor: (module: string) => Step[],
+): void {
+  const first = modules.find((item) => item.action !== 'release' && withPackages.has(item.module));
+  if (first) {
+    const steps = stepsFor(first.module);
+    const at = first.steps.findIndex((step) => step.do !== 'manage');
+    first.steps.splice(at === -1 ? first.steps.length : at, 0, ...steps);
+    return;
+  }
+  const module = managed.find((name) => withPackages.has(name));
+  if (module === undefined) return;
+  const releases = modules.filter((item) => item.action === 'release').length;
+  modules.splice(releases, 0, { module, action: 'update', steps: stepsFor(module) });
 }

@@ -37,6 +37,11 @@ export const NodeStatusSchema = v.object({
   unresolved: v.record(v.string(), v.string()),
   lock: v.nullable(LockHolderSchema),
   unneededPackages: v.optional(v.array(v.string())),
+  /**
+   * When berth began an install that held service starts and did not see it end: its
+   * policy-rc.d may still be on the node.
+   */
+  startsHeldSince: v.optional(v.string()),
   /** With `--check`: each managed module's check, or null for one without. */
   checks: v.optional(v.record(v.string(), v.nullable(CheckOutcomeSchema))),
 });
@@ -149,7 +154,7 @@ async function nodeStatus(
     if (fields.length > 0) misdeclared = true;
     unresolved[module] = fields.length > 0 ? `berth.json ${fields.join(', ')}: ${words}` : words;
   }
-  const unneeded = unneededPackages(record, entries);
+  const unneeded = unneededPackages(record, running, entries);
   return {
     misdeclared,
     status: {
@@ -162,24 +167,28 @@ async function nodeStatus(
       unresolved,
       lock: lock ?? null,
       ...(unneeded.length > 0 ? { unneededPackages: unneeded } : {}),
+      ...(record.startsHeldSince ? { startsHeldSince: record.startsHeldSince } : {}),
       ...(checks ? { checks: checks.get(name) ?? {} } : {}),
     },
   };
 }
 
 /**
- * The packages berth installed on a node that no module it manages names: a release
- * leaves them installed, so status says which they are.
+ * The packages berth installed on a node that no module it manages or is to run names: a
+ * release leaves them installed, so status says which they are. A module the node is to
+ * run needs its packages even before berth manages it (an act cut short, say).
  */
 function unneededPackages(
   record: { managed: Record<string, unknown>; packages?: string[] },
+  running: readonly string[],
   entries: Awaited<ReturnType<typeof loadEntries>>,
 ): string[] {
   const needed = new Set<string>();
-  for (const module of Object.keys(record.managed)) {
+  for (const module of new Set([...Object.keys(record.managed), ...running])) {
     const entry = entries.get(module);
     if (entry && 'definition' in entry)
-      for (const spec of entry.definition.packages) needed.add(spec.name);
+      for (const spec of entry.definition.packages)
+        if (spec.state !== 'absent') needed.add(spec.name);
   }
   return (record.packages ?? []).filter((name) => !needed.has(name));
 }

@@ -57,15 +57,18 @@ function packagesFound(
     const [blocker] = packageSteps(module, definition, facts, false).blockers;
     return blocker ? { packagesBlocker: blocker } : {};
   }
+  // A package named absent is none the module runs on: the next converge removes it.
   return {
-    packages: definition.packages.map((spec) => {
-      const installed = facts.packages[spec.name]?.installed;
-      return {
-        name: spec.name,
-        ...(spec.version === undefined ? {} : { pinned: spec.version }),
-        ...(installed === undefined ? {} : { installed }),
-      };
-    }),
+    packages: definition.packages
+      .filter((spec) => spec.state !== 'absent')
+      .map((spec) => {
+        const installed = facts.packages[spec.name]?.installed;
+        return {
+          name: spec.name,
+          ...(spec.version === undefined ? {} : { pinned: spec.version }),
+          ...(installed === undefined ? {} : { installed }),
+        };
+      }),
   };
 }
 

@@ -4,7 +4,7 @@ import { HOOK_PATH } from './limits.ts';
 import { shellText } from './shell-text.ts';
 
 /** The facts' sh the ssh machine ships (facts.sh), run here for this machine. */
-const FACTS = shellText('facts.sh');
+const FACTS = shellText('machines/facts.sh');
 
 /**
  * How long this machine's facts, once asked, answer every rooted node's survey: the

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { packageManager, waitSeconds } from '../packages/managers.ts';
+import { packageManager } from '../packages/managers.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from '../packages/packages.ts';
+import { waitSeconds } from '../packages/packages.ts';
 import { MachineError } from './machine.ts';
 
 /** What a package manager's scripts find on PATH, whoever runs berth. */
@@ -35,8 +36,15 @@ export function localPackages(root: string) {
           'failed',
           `${root} is a directory of this machine: it has no package lists of its own`,
         );
-      const { code, output } = await sh(packageManager.refreshScript(waitSeconds(waitMs)));
-      return packageManager.readInstall(code, output);
+      return read(await sh(packageManager.refreshScript(waitSeconds(waitMs))));
+    },
+    async unhold(): Promise<Installed> {
+      if (root !== '/')
+        throw new MachineError(
+          'failed',
+          `${root} is a directory of this machine: berth holds no service starts there`,
+        );
+      return read(await sh(packageManager.unholdScript()));
     },
     async install(
       pins: readonly PackagePin[],
@@ -48,22 +56,32 @@ export function localPackages(root: string) {
           'failed',
           `${root} is a directory of this machine: berth installs no packages into it`,
         );
-      const { code, output } = await sh(
-        packageManager.installScript(pins, waitSeconds(waitMs), holdStarts),
-      );
-      return packageManager.readInstall(code, output);
+      return read(await sh(packageManager.installScript(pins, waitSeconds(waitMs), holdStarts)));
     },
   };
 }
 
+/** A package manager's answer, read; one that ended before the manager did, in words. */
+function read({ code, output }: { code: number; output: string }): Installed {
+  const installed = packageManager.readInstall(output);
+  if (installed) return installed;
+  const last = output.trim().split('\n').at(-1);
+  throw new MachineError(
+    'failed',
+    `apt was stopped before it ended (exit ${code}${last ? `: ${last}` : ''})`,
+  );
+}
+
 /**
  * Runs a script with sh, its output and errors in one text. Not stopped when berth is
- * told to stop: a package manager cut half-way leaves its database to be mended.
+ * told to stop: a package manager cut half-way leaves its database to be mended. In a
+ * session of its own, so that a Ctrl-C at berth's terminal reaches berth alone.
  */
 function sh(script: string): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
     const child = spawn('sh', ['-c', script], {
       cwd: '/',
+      detached: true,
       env: { PATH, LANG: 'C.UTF-8' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

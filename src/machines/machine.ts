@@ -242,6 +242,11 @@ export interface Machine {
   install(pins: readonly PackagePin[], options: InstallOptions): Promise<Installed>;
   /** Fetches the package manager's lists anew (`apt-get update`), as `install` waits and answers. */
   refreshPackages(options: { waitMs: number }): Promise<Installed>;
+  /**
+   * Lifts berth's hold on service starts that an install killed half-way left (its
+   * policy-rc.d), putting the machine's own back; answers as `install` does.
+   */
+  unholdStarts(): Promise<Installed>;
   /** Lets go of whatever the machine holds open (an ssh connection). */
   close(): Promise<void>;
 }

@@ -51,6 +51,7 @@ function unreachable(why: string): Machine {
     run: fail,
     install: fail,
     refreshPackages: fail,
+    unholdStarts: fail,
     close: async () => {},
   };
 }

@@ -21,6 +21,7 @@ export function machinesOnFirstUse(settings: Settings): ReachMachine {
       apply: async (changes) => (await made()).apply(changes),
       install: async (pins, options) => (await made()).install(pins, options),
       refreshPackages: async (options) => (await made()).refreshPackages(options),
+      unholdStarts: async () => (await made()).unholdStarts(),
       run: async (script, env, options) => (await made()).run(script, env, options),
       // A machine never used holds nothing to let go of.
       close: async () => {

@@ -118,6 +118,10 @@ export function rootedMachine(root: string): Machine {
       release(reach());
       return packages.install(pins, waitMs, holdStarts);
     },
+    async unholdStarts() {
+      release(reach());
+      return packages.unhold();
+    },
     async apply(changes) {
       // One change after another, as the ssh machine's batch does them in one script.
       let held: HeldDirectory | undefined;

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { posix } from 'node:path';
-import { packageManager, waitSeconds } from '../packages/managers.ts';
+import { packageManager } from '../packages/managers.ts';
+import { waitSeconds } from '../packages/packages.ts';
 import {
   type Change,
   type Machine,
@@ -29,6 +30,9 @@ import {
   whatOf,
 } from './ssh-scripts.ts';
 import { type Answer, failedAs, lines, noShell, noSsh, sshWords } from './ssh-words.ts';
+
+/** The options of a connection of its own, which shares no ControlMaster. */
+const OWN_CONNECTION = ['-o', 'ControlMaster=no', '-o', 'ControlPath=none'];
 
 /** Seconds ssh waits for a connection before it gives up: no call hangs on a dead host. */
 const CONNECT_TIMEOUT = 10;
@@ -118,27 +122,31 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
   const remote = sudo ? ['sudo', '-n', 'sh', '-s'] : ['sh', '-s'];
   // A process group of its own: a Ctrl-C at berth's terminal reaches berth, which stops
   // a hook on the far side, and not ssh, whose end would leave the hook running there.
-  const ssh = (extra: string[]) =>
-    spawn('ssh', [...common, ...extra], { stdio: 'pipe', detached: true });
+  // `own`: a connection of its own rather than the shared master's (ssh takes the first
+  // value it is given of an option, so these come before `common`).
+  const ssh = (extra: string[], own = false) =>
+    spawn('ssh', [...(own ? OWN_CONNECTION : []), ...common, ...extra], {
+      stdio: 'pipe',
+      detached: true,
+    });
 
   /** An ssh session running `script` on the far side, shipped as `carried` says. */
-  const start = (script: string, carried: Carried): ChildProcess => {
+  const start = (script: string, carried: Carried, own = false): ChildProcess => {
     const format = carried === 'in the command' ? printfFormat(script) : undefined;
     const inCommand = format !== undefined && format.length <= IN_COMMAND_LIMIT;
-    const child = ssh([
-      '--',
-      destination,
-      ...(inCommand ? [`printf '${format}' | ${remote.join(' ')}`] : remote),
-    ]);
+    const child = ssh(
+      ['--', destination, ...(inCommand ? [`printf '${format}' | ${remote.join(' ')}`] : remote)],
+      own,
+    );
     child.stdin?.on('error', () => {}); // The far side may stop reading early.
     child.stdin?.end(inCommand ? undefined : script);
     return child;
   };
 
   /** One round trip: the script out, the whole answer back. */
-  const call = (script: string, carried: Carried): Promise<Answer> =>
+  const call = (script: string, carried: Carried, own = false): Promise<Answer> =>
     new Promise((done, fail) => {
-      const child = start(script, carried);
+      const child = start(script, carried, own);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
@@ -214,12 +222,27 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     return answer;
   };
 
-  /** A package manager's script, run as root: its exit and output read as the manager says. */
+  /**
+   * A package manager's script, run as root: its output read as the manager says. One whose
+   * answer ended before the package manager did lost its host on the way (the manager may
+   * still be running there): said with ssh's words, never the manager's last line. It runs
+   * long, over a connection of its own: a session over the shared master hears nothing
+   * when the master gives the host up, where ssh itself says why it did.
+   */
   const packageCall = async (script: string) => {
-    const answer = await call(`printf '${REACHED}\\n'\n${script}`, 'in the command');
+    const answer = await call(`printf '${REACHED}\\n'\n${script}`, 'in the command', true);
     if (!reached(answer.stdout)) throw await notReached(answer);
     const said = answer.stdout.subarray(REACHED.length + 1).toString('utf8');
-    return packageManager.readInstall(answer.code, `${said}\n${answer.stderr}`);
+    const read = packageManager.readInstall(said);
+    if (read) return read;
+    const words =
+      lines(answer.stderr).length > 0
+        ? sshWords(lines(answer.stderr), answer.stderr)
+        : `ssh: the connection ended without a word (exit ${answer.code})`;
+    throw new MachineError(
+      'unreachable',
+      `${node} went silent while apt ran there (${words}); apt may still be at work on ${node}: converge it again once it answers`,
+    );
   };
 
   return {
@@ -230,6 +253,7 @@ export function sshMachine(options: SshMachineOptions): SshMachine {
     install: (pins, { waitMs, holdStarts }) =>
       packageCall(packageManager.installScript(pins, waitSeconds(waitMs), holdStarts)),
     refreshPackages: ({ waitMs }) => packageCall(packageManager.refreshScript(waitSeconds(waitMs))),
+    unholdStarts: () => packageCall(packageManager.unholdScript()),
     async apply(changes) {
       // A change berth cannot ship (a path not normalised, an id not a number) ends the
       // batch where it stands: those before it are made, and it is the failure.

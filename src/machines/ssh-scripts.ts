@@ -15,6 +15,7 @@ import {
   type SurveyPath,
 } from './machine.ts';
 import { shellText } from './shell-text.ts';
+import { shellWord } from './shell-word.ts';
 
 // What the ssh machine ships to the far side, one POSIX sh script a call (in ssh's command,
 // or on its standard input when it holds secrets: see ssh-machine.ts), and how it reads
@@ -28,11 +29,6 @@ export const NO_SETSID = 'berth: no setsid';
 
 /** The first line of every script's answer: the far side was reached and runs berth's sh. */
 export const REACHED = 'berth 1';
-
-/** A string as one word of sh: single quotes, each inner quote as '\''. */
-function quote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
-}
 
 const utf8 = new TextEncoder();
 
@@ -69,7 +65,7 @@ function pathRefusal(path: string): MachineError | undefined {
  * that berth never reads, writes, chowns or chmods through a link, or a directory swapped
  * in, that a user other than root could have placed (docs/safety.md).
  */
-const WALK = shellText('walk.sh');
+const WALK = shellText('machines/walk.sh');
 
 /** The limits both machine kinds keep (limits.ts), as the far side's sh reads them. */
 const LIMITS = `PATH_MAX=${PATH_MAX} NAME_MAX=${NAME_MAX} MOST_LINKS=${MOST_LINKS} READ_LIMIT=${READ_LIMIT}
@@ -89,7 +85,7 @@ ${LIMITS}${WALK}`;
  * the one lstat of every name asked about (u, then M), and a path sorted by them (k); the
  * accounts' ids (A) and who it runs as (O).
  */
-const SURVEY = shellText('survey.sh');
+const SURVEY = shellText('machines/survey.sh');
 
 /**
  * The survey script: one record a path, in order, each line `<index> <what> ...`:
@@ -140,7 +136,7 @@ export function surveyScript(
     }
     return `k ${index} ${asked.read ? 1 : 0} ${chain.join(' ')}`;
   });
-  const lookups = [...prefixes].map(([path, index]) => `u ${index} ${quote(path)}`);
+  const lookups = [...prefixes].map(([path, index]) => `u ${index} ${shellWord(path)}`);
   return `${opening('LC_ALL=C; export LC_ALL')}${SURVEY}${asks.facts ? FACTS : ''}${lookups.join('\n')}
 M
 ${records.join('\n')}
@@ -150,7 +146,7 @@ ${asks.facts ? 'H\n' : ''}${packages && packages.length > 0 ? packageManager.sur
 }
 
 /** The facts' function (facts.sh): H. */
-const FACTS = shellText('facts.sh');
+const FACTS = shellText('machines/facts.sh');
 
 /** A name is asked for only as a name can be spelled: it is quoted besides. */
 const ACCOUNT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
@@ -162,7 +158,7 @@ function accountAsks(names?: AccountNames): string[] {
       if (!ACCOUNT_NAME.test(name))
         throw new MachineError('failed', `${name} is not a name a ${kind} can have`);
     }
-    return [`A ${database} ${kind}`, ...asked.map(quote)].join(' ');
+    return [`A ${database} ${kind}`, ...asked.map(shellWord)].join(' ');
   };
   return [ask('passwd', 'user', names.users), ask('group', 'group', names.groups), 'O'];
 }
@@ -343,7 +339,7 @@ export function applyScript(changes: readonly Change[]): string {
     if (change.kind === 'directory') {
       const mode = change.options?.mode;
       body.push(
-        `m ${index} ${quote(path)} ${quote(owner)} ${mode === undefined ? "''" : octal(mode)}`,
+        `m ${index} ${shellWord(path)} ${shellWord(owner)} ${mode === undefined ? "''" : octal(mode)}`,
       );
       staged = [];
       continue;
@@ -359,7 +355,7 @@ export function applyScript(changes: readonly Change[]): string {
       .toString('base64')
       .replace(/.{1,76}/g, '$&\n');
     body.push(
-      `s ${index} ${quote(path)} ${quote(temporary)} ${quote(owner)} ${octal(change.options.mode)} <<'berth-data-end'\n${encoded}berth-data-end`,
+      `s ${index} ${shellWord(path)} ${shellWord(temporary)} ${shellWord(owner)} ${octal(change.options.mode)} <<'berth-data-end'\n${encoded}berth-data-end`,
     );
   }
   return `${opening('set -C')}${APPLY}${body.join('\n')}
@@ -368,7 +364,7 @@ r
 }
 
 /** The batch's functions (apply.sh): a directory (m), a file staged (s), the staged ones renamed (r). */
-const APPLY = shellText('apply.sh');
+const APPLY = shellText('machines/apply.sh');
 
 /** A mode as chmod takes it: four octal digits. */
 function octal(mode: number): string {
@@ -390,7 +386,7 @@ ${STOP}`;
 }
 
 /** The stop's sh (stop.sh). */
-const STOP = shellText('stop.sh');
+const STOP = shellText('machines/stop.sh');
 
 /**
  * The hook's wrapper: starts the hook with `sh -c` under `setsid` (a process group of its
@@ -406,12 +402,12 @@ export function runScript(script: string, env: Record<string, string>): string {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new MachineError('failed', `${name} cannot be the name of an environment variable`);
     }
-    return quote(`${name}=${value}`);
+    return shellWord(`${name}=${value}`);
   });
-  return `HOOK_PATH=${quote(HOOK_PATH)} NO_SETSID=${quote(NO_SETSID)} HOOK=${quote(script)}
+  return `HOOK_PATH=${shellWord(HOOK_PATH)} NO_SETSID=${shellWord(NO_SETSID)} HOOK=${shellWord(script)}
 set -- ${assignments.join(' ')}
 ${RUN}`;
 }
 
 /** The hook's wrapper's sh (run.sh). */
-const RUN = shellText('run.sh');
+const RUN = shellText('machines/run.sh');

@@ -60,6 +60,11 @@ export function surveyAgain(inner: Machine): SurveyAgain {
       forget();
       return inner.install(pins, options);
     },
+    unholdStarts() {
+      done++;
+      forget();
+      return inner.unholdStarts();
+    },
     run(script, env, options) {
       done++;
       forget();

@@ -1,114 +1,21 @@
+import { ARCHIVE_SHA256, isPackageName, isPackageVersion } from './debian-grammar.ts';
 import type {
   Installed,
+  Malformed,
   PackageAsk,
   PackageFacts,
   PackageMove,
-  PackagePin,
   PackageState,
   Simulation,
 } from './packages.ts';
 
 /**
- * apt, the package managers' table's one entry (Debian, Ubuntu): the sh that surveys a
- * node's packages and the sh that installs them, and how their answers are read. Both are
- * POSIX sh run as root, on the far side of ssh or on this machine; names and versions are
- * checked by the catalog's schema, so neither is ever quoted into a shell's reading.
+ * apt, the package managers' table's one entry (Debian, Ubuntu): how the answers of its sh
+ * (apt-scripts.ts) are read, as values.
  */
-
-/** Where apt keeps its lists: their directory's mtime is when they were last fetched. */
-const LISTS = '/var/lib/apt/lists';
-
-/**
- * The flags a simulation and an install share, so that what a preview names is what the
- * act installs: a downgrade a pin asks for is allowed, a removal never is.
- */
-const SHARED = '-q --allow-downgrades --no-remove';
 
 /** A line the survey's apt part writes; the lines of apt's own output follow `| `. */
 const MARK = 'P';
-
-/**
- * apt before 2.9 says what an install would do in lines berth reads (`-V`: `   name
- * (version)`, `   name (old => new)`), without simulating dpkg's every step as `-s` does
- * (a third of the time); a later apt words its lists anew, and is simulated.
- */
-const LISTED = '[01].*|2.[0-8]|2.[0-8].*';
-
-/**
- * The survey's part for packages, its every line `P ...` or `| <apt's line>`: `P apt <now>
- * <lists mtime|->` (`P apt - -` when every package is installed as asked), a `P status
- * <name> <status> <version>` a package, apt-cache policy's lines (only when a package is
- * not installed as asked) then `P policy-end`, then for each module `P sim <module>`, what
- * apt says it would do to install what the module lacks (its lists, or an `apt-get -s`)
- * and `P sim-end <exit>`. With no apt, `P none <the package manager found, or ->`. One
- * dpkg-query answers for every package: each program the far side starts costs it a few
- * milliseconds, apt's each a few tens.
- */
-export function aptSurveyScript(asks: readonly PackageAsk[]): string {
-  const names = [...new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)))].sort();
-  const specsOf = (ask: PackageAsk) =>
-    ask.packages.map((spec) =>
-      spec.version === undefined ? spec.name : `${spec.name}=${spec.version}`,
-    );
-  const specs = [...new Set(asks.flatMap(specsOf))];
-  const simulations = asks.map((ask) => `S ${ask.module} ${specsOf(ask).join(' ')}`);
-  return `# The packages: apt's database and lists, read; what an install would do, which changes nothing.
-if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
-  q=$(dpkg-query -W -f='\${Package} \${db:Status-Status} \${Version}\\n' apt ${names.join(' ')} 2>/dev/null)
-  # St <name>: its status and version in $q, as s.
-  St() {
-    s='unknown -'; set -f; IFS='
-'
-    for e in $q; do case $e in "$1 "*) s=\${e#"$1 "}; break ;; esac; done
-    unset IFS; set +f
-  }
-  # L <name[=version]>...: those not installed as named, as a.
-  L() {
-    a=
-    for w in "$@"; do
-      St "\${w%%=*}"
-      case $w in
-        *=*) [ "$s" = "installed \${w#*=}" ] || a="$a $w" ;;
-        *) case $s in "installed "*) ;; *) a="$a $w" ;; esac ;;
-      esac
-    done
-  }
-  # The lists (their age, what they offer) matter only to what is to be installed: of a
-  # package installed as named, only its version.
-  L ${specs.join(' ')}
-  if [ -n "$a" ]; then
-    printf '${MARK} apt %s %s\\n' "$(date +%s)" "$(stat -c %Y ${LISTS} 2>/dev/null || echo -)"
-  else
-    printf '${MARK} apt - -\\n'
-  fi
-  for n in ${names.join(' ')}; do St "$n"; printf '${MARK} status %s %s\\n' "$n" "$s"; done
-  if [ -n "$a" ]; then apt-cache policy ${names.join(' ')} 2>/dev/null | sed 's/^/| /'; fi
-  printf '${MARK} policy-end\\n'
-  St apt; case \${s#installed } in ${LISTED}) v=1 ;; *) v= ;; esac
-  # S <module> <name[=version]>...: what apt would do to install what the module lacks.
-  S() {
-    m=$1; shift; L "$@"
-    printf '${MARK} sim %s\\n' "$m"
-    c=0
-    if [ -n "$a" ]; then
-      # --print-uris stops before anything is fetched or installed; --assume-no, were it asked.
-      if [ -n "$v" ]; then
-        o=$(apt-get -V --print-uris --assume-no -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
-      else
-        o=$(apt-get -s -o Debug::NoLocking=1 ${SHARED} install $a 2>&1) || c=$?
-      fi
-      printf '%s\\n' "$o" | sed 's/^/| /'
-    fi
-    printf '${MARK} sim-end %s\\n' "$c"
-  }
-  ${simulations.join('\n  ')}
-else
-  f=-
-  for m in dnf yum zypper apk pacman; do command -v $m >/dev/null 2>&1 && { f=$m; break; }; done
-  printf '${MARK} none %s\\n' "$f"
-fi
-`;
-}
 
 /** Reads the survey's packages part (its lines, in order); throws words when it is broken. */
 export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly string[]): PackageFacts {
@@ -121,44 +28,131 @@ export function readAptSurvey(asks: readonly PackageAsk[], lines: readonly strin
   if (head[1] !== 'apt') throw broken(`it says ${head[1]}`);
   const now = Number(head[2]);
   const mtime = Number(head[3]);
+  const held = /^P starts-held (kept|-)$/.exec(lines[at] ?? '');
+  if (held) at++;
+  const asked = new Set(asks.flatMap((ask) => ask.packages.map((spec) => spec.name)));
+  // What fails Debian's grammar is said (once, wherever apt said it), and used nowhere.
+  const malformed: Malformed[] = [];
+  const seen = new Set<string>();
+  const isMalformed = (item: Malformed) => {
+    const key = JSON.stringify([item.module, item.package, item.what, item.value]);
+    if (!seen.has(key)) malformed.push(item);
+    seen.add(key);
+  };
+  const version = (text: string, of: { package?: string; module?: string }) => {
+    if (isPackageVersion(text)) return text;
+    isMalformed({ ...of, what: 'version', value: text });
+    return undefined;
+  };
   const packages: Record<string, PackageState> = {};
   const installed = new Map<string, string>();
+  const configurationLeft = new Map<string, string>();
   while (lines[at]?.startsWith(`${MARK} status `)) {
-    const [, , name, status, version] = (lines[at++] as string).split(' ');
-    if (status === 'installed' && version) installed.set(name as string, version);
+    const [, , name = '', status, text] = (lines[at++] as string).split(' ');
+    if (!asked.has(name) || (status !== 'installed' && status !== 'config-files') || !text)
+      continue;
+    const checked = version(text, { package: name });
+    if (checked) (status === 'installed' ? installed : configurationLeft).set(name, checked);
   }
   const policy: string[] = [];
   while (at < lines.length && lines[at] !== `${MARK} policy-end`) policy.push(unpiped(lines[at++]));
   if (lines[at++] !== `${MARK} policy-end`) throw broken('apt-cache policy was cut off');
   const offered = readPolicy(policy);
-  for (const ask of asks)
-    for (const { name } of ask.packages) {
-      const known = offered.get(name);
-      packages[name] = {
-        ...(installed.has(name) ? { installed: installed.get(name) } : {}),
-        ...(known?.candidate ? { candidate: known.candidate } : {}),
-        offered: known?.offered ?? [],
-      };
-    }
+  for (const name of asked) {
+    const known = offered.get(name);
+    const candidate = known?.candidate && version(known.candidate, { package: name });
+    packages[name] = {
+      ...(installed.has(name) ? { installed: installed.get(name) } : {}),
+      ...(candidate ? { candidate } : {}),
+      offered: (known?.offered ?? []).flatMap((text) => version(text, { package: name }) ?? []),
+      ...(configurationLeft.has(name) ? { configurationLeft: configurationLeft.get(name) } : {}),
+    };
+  }
   const simulations: Record<string, Simulation> = {};
   for (const ask of asks) {
     if (lines[at++] !== `${MARK} sim ${ask.module}`)
       throw broken(`no simulation for ${ask.module}`);
     const said: string[] = [];
-    while (at < lines.length && !lines[at]?.startsWith(`${MARK} sim-end `))
-      said.push(unpiped(lines[at++]));
+    const shown: string[] = [];
+    let showing = false;
+    while (at < lines.length && !lines[at]?.startsWith(`${MARK} sim-end `)) {
+      const line = lines[at++] as string;
+      if (line === `${MARK} archives`) showing = true;
+      else (showing ? shown : said).push(unpiped(line));
+    }
     const code = Number((lines[at++] ?? '').split(' ')[2]);
     if (Number.isNaN(code)) throw broken(`the simulation for ${ask.module} was cut off`);
-    simulations[ask.module] = code === 0 ? { ok: true, installs: readInst(said) } : refusal(said);
+    if (code !== 0) {
+      simulations[ask.module] = refusal(said);
+      continue;
+    }
+    const installs: PackageMove[] = [];
+    const records = readRecords(shown);
+    const archives: Record<string, string[]> = {};
+    for (const move of readInst(said)) {
+      if (!isPackageName(move.package, true)) {
+        isMalformed({ module: ask.module, what: 'name', value: move.package });
+        continue;
+      }
+      const of = { module: ask.module, package: move.package };
+      const to = version(move.version, of);
+      const from = move.from === undefined ? undefined : version(move.from, of);
+      if (to === undefined || (move.from !== undefined && from === undefined)) continue;
+      installs.push(from === undefined ? { ...move, version: to } : { ...move, version: to, from });
+      // The bits the lists give for that version: a hash, or several from several sources.
+      const name = move.package.split(':')[0] as string;
+      const hashes = records.filter((record) => record.name === name && record.version === to);
+      for (const { sha256 } of hashes)
+        if (!ARCHIVE_SHA256.test(sha256)) isMalformed({ ...of, what: 'hash', value: sha256 });
+      const good = hashes
+        .map((record) => record.sha256)
+        .filter((hash) => ARCHIVE_SHA256.test(hash));
+      archives[`${move.package}=${to}`] = [...new Set(good)].sort();
+    }
+    const removes: { package: string; purge: boolean }[] = [];
+    for (const line of said) {
+      const removed = /^(Remv|Purg) (\S+)/.exec(line);
+      if (!removed) continue;
+      const name = removed[2] as string;
+      if (isPackageName(name, true)) removes.push({ package: name, purge: removed[1] === 'Purg' });
+      else isMalformed({ module: ask.module, what: 'name', value: name });
+    }
+    simulations[ask.module] = {
+      ok: true,
+      installs,
+      ...(installs.length > 0 ? { archives } : {}),
+      ...(removes.length > 0 ? { removes } : {}),
+    };
   }
   return {
     manager: 'apt',
     packages,
     ...(Number.isFinite(now) && Number.isFinite(mtime)
       ? { listsAge: Math.max(0, now - mtime) }
-      : {}),
+      : head[3] === 'never'
+        ? { listsNeverFetched: true as const }
+        : {}),
     simulations,
+    ...(held ? { startsHeld: { kept: held[1] === 'kept' } } : {}),
+    ...(malformed.length > 0 ? { malformed } : {}),
   };
+}
+
+/** apt-cache show's records, as their Package, Version and SHA256 lines: those with all three. */
+function readRecords(
+  lines: readonly string[],
+): { name: string; version: string; sha256: string }[] {
+  const records: { name: string; version: string; sha256: string }[] = [];
+  let name: string | undefined;
+  let version: string | undefined;
+  for (const line of lines) {
+    const [field, value = ''] = line.split(': ', 2);
+    if (field === 'Package') [name, version] = [value, undefined];
+    else if (field === 'Version') version = value;
+    else if (field === 'SHA256' && name !== undefined && version !== undefined)
+      records.push({ name, version, sha256: value });
+  }
+  return records;
 }
 
 function unpiped(line: string | undefined): string {
@@ -247,60 +241,20 @@ function refusal(lines: readonly string[]): { ok: false; errors: string[] } {
   return { ok: false, errors: errors.length > 0 ? errors : last ? [last] : ['apt-get failed'] };
 }
 
-/** A line of the policy file berth puts in place while it installs: it is how berth knows its own. */
-const POLICY_MARK = '# berth: no service starts while berth installs packages';
+/** The last line apt-install.sh and apt-refresh.sh write: apt's exit, so that an answer cut short is told. */
+const ENDED = /^berth-apt-exit (\d+)$/;
 
 /**
- * Installs exactly `pins`, non-interactively, as root. A package's own configuration file
- * never replaces one that is there (berth's, written before or after: --force-confold).
- * With `holdStarts`, no service starts meanwhile: /usr/sbin/policy-rc.d denies every start
- * (exit 101) for the install's length; one the node had is moved aside and put back after,
- * as is one a killed install left aside. apt waits `waitSeconds` for its lock, then says
- * who holds it.
+ * What an install (or a refresh) said: done, or its `E:` lines, and who held apt's lock
+ * when that was why; undefined when the answer ended before apt did (the connection, or the
+ * script, was cut).
  */
-export function aptInstallScript(
-  pins: readonly PackagePin[],
-  waitSeconds: number,
-  holdStarts: boolean,
-): string {
-  const args = pins.map((pin) => `${pin.name}=${pin.version}`).join(' ');
-  const install = `apt-get install -y ${SHARED} -o DPkg::Lock::Timeout=${waitSeconds} -o Dpkg::Options::=--force-confold ${args} 2>&1`;
-  const head = 'LC_ALL=C DEBIAN_FRONTEND=noninteractive; export LC_ALL DEBIAN_FRONTEND\n';
-  if (!holdStarts) return `${head}${install}\n`;
-  return `${head}D=/usr/sbin/policy-rc.d K=/usr/sbin/policy-rc.d.berth-kept
-M='${POLICY_MARK}'
-ours() { [ -f "$D" ] && grep -qxF "$M" "$D"; }
-back() {
-  if ours; then rm -f "$D"; fi
-  if [ -e "$K" ] && [ ! -e "$D" ]; then mv "$K" "$D"; fi
-}
-back
-if [ -e "$D" ]; then
-  if [ -e "$K" ]; then echo "E: $K is in the way of the node's own $D"; exit 100; fi
-  mv "$D" "$K" || exit 100
-fi
-trap back EXIT
-trap 'exit 130' HUP INT TERM
-(set -C; printf '#!/bin/sh\\n%s\\nexit 101\\n' "$M" > "$D") && chmod 755 "$D" || exit 100
-${install}
-c=$?
-back
-trap - EXIT
-exit $c
-`;
-}
-
-/** Fetches the package lists anew (`apt-get update`), waiting `waitSeconds` for apt's lock. */
-export function aptRefreshScript(waitSeconds: number): string {
-  return `LC_ALL=C DEBIAN_FRONTEND=noninteractive; export LC_ALL DEBIAN_FRONTEND
-apt-get update -q -o DPkg::Lock::Timeout=${waitSeconds} 2>&1
-`;
-}
-
-/** What an install said: done, or its `E:` lines, and who held apt's lock when that was why. */
-export function readAptInstall(code: number, output: string): Installed {
-  if (code === 0) return { ok: true };
-  const { errors } = refusal(output.split('\n'));
+export function readAptInstall(output: string): Installed | undefined {
+  const lines = output.split('\n').filter((line) => line.trim() !== '');
+  const ended = ENDED.exec(lines.at(-1) ?? '');
+  if (!ended) return undefined;
+  if (ended[1] === '0') return { ok: true };
+  const { errors } = refusal(lines.slice(0, -1));
   const held = /It is held by process (\d+) \(([^)]*)\)/.exec(output);
   return held
     ? { ok: false, errors, busy: { pid: Number(held[1]), command: held[2] as string } }

@@ -1,10 +1,10 @@
+import { readAptInstall, readAptSurvey } from './apt.ts';
 import {
   aptInstallScript,
   aptRefreshScript,
   aptSurveyScript,
-  readAptInstall,
-  readAptSurvey,
-} from './apt.ts';
+  aptUnholdScript,
+} from './apt-scripts.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from './packages.ts';
 
 /**
@@ -16,9 +16,14 @@ export interface PackageManager {
   surveyScript(asks: readonly PackageAsk[]): string;
   readSurvey(asks: readonly PackageAsk[], lines: readonly string[]): PackageFacts;
   installScript(pins: readonly PackagePin[], waitSeconds: number, holdStarts: boolean): string;
-  /** Reads an install's answer, or a refresh's (the same words: done, apt's E: lines, who holds its lock). */
-  readInstall(code: number, output: string): Installed;
+  /**
+   * Reads an install's answer, or a refresh's (the same words: done, apt's E: lines, who
+   * holds its lock); undefined when the answer ended before the package manager did.
+   */
+  readInstall(output: string): Installed | undefined;
   refreshScript(waitSeconds: number): string;
+  /** Lifts the hold on service starts a killed install left; answers as an install does. */
+  unholdScript(): string;
 }
 
 /** The package managers berth knows, one entry each: apt (Debian, Ubuntu) now. */
@@ -29,13 +34,9 @@ export const PACKAGE_MANAGERS = {
     installScript: aptInstallScript,
     readInstall: readAptInstall,
     refreshScript: aptRefreshScript,
+    unholdScript: aptUnholdScript,
   },
 } satisfies Record<string, PackageManager>;
 
 /** The manager a machine drives: the table's one entry, until it has another. */
 export const packageManager: PackageManager = PACKAGE_MANAGERS.apt;
-
-/** apt waits for its lock in whole seconds: a wait of 500ms is a second at most, never none. */
-export function waitSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}

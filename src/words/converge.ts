@@ -55,6 +55,7 @@ export function describeBlocker(blocker: Blocker, node: string): string {
     case 'no-package-manager':
     case 'packages-not-here':
     case 'package-refused':
+    case 'package-malformed':
       return packageBlockerWords(blocker, node);
     case 'value-missing':
     case 'value-wrong-type':

@@ -1,4 +1,5 @@
 import type { PackageBlocker } from '../commands/package-plan.ts';
+import { shownValue } from '../packages/debian-grammar.ts';
 
 /** What the operator does when a node's package lists are old or lack a version. */
 export function refreshWords(node: string): string {
@@ -15,7 +16,11 @@ export function packageBlockerWords(blocker: PackageBlocker, node: string): stri
         blocker.offered.length === 0
           ? 'they offer no version of it'
           : `they offer ${blocker.offered.join(', ')}`;
-      return `${what} is not in ${node}'s package lists (${offer}); ${refreshWords(node)}`;
+      // Lists refreshed just now lack it: another refresh would not find it.
+      const todo = blocker.refreshed
+        ? `they were refreshed just now: ${blocker.version === undefined ? 'add a source that offers it' : 'pin a version they offer, or add a source that offers this one'}`
+        : refreshWords(node);
+      return `${what} is not in ${node}'s package lists (${offer}); ${todo}`;
     }
     case 'no-package-manager':
       return blocker.found === undefined
@@ -25,6 +30,16 @@ export function packageBlockerWords(blocker: PackageBlocker, node: string): stri
       return `${node} is a directory of this machine (${blocker.root}), not a machine with packages of its own: berth installs no packages for ${blocker.module} there`;
     case 'package-refused':
       return `apt on ${node} would not install ${blocker.module}'s packages: ${blocker.errors.join(' ')}`;
+    case 'package-malformed': {
+      const value = shownValue(blocker.value);
+      const said =
+        blocker.what === 'name'
+          ? `would install a package named ${value}, which is not a Debian package name`
+          : blocker.what === 'version'
+            ? `gives ${blocker.package} the version ${value}, which is not a Debian version`
+            : `gives ${blocker.package} the archive hash ${value}, which is not a SHA256`;
+      return `apt on ${node} ${said}: berth uses none of it, and installs nothing for ${blocker.module} (look at the repositories ${node}'s apt reads)`;
+    }
   }
 }
 

@@ -9,7 +9,8 @@ import type {
 import type { Told, Voice } from '../commands/steps/told.ts';
 import type { DiffShownOnce } from '../diff-shown.ts';
 import { shownDiff } from '../diff-shown.ts';
-import { describeDuration } from '../duration.ts';
+import { describeAge, describeDuration } from '../duration.ts';
+import { refreshedWords } from './packages.ts';
 
 /** How `said` marks a line a hook wrote, after the step's own line. */
 const HOOK_LINE = '  > ';
@@ -64,6 +65,10 @@ export function doneWords(step: Step, node: string, voice: Voice): string {
       return `wrote ${step.path}`;
     case 'package':
       return `${step.how === 'install' ? 'installed' : `${step.how}d`} ${packageWords(step)}`;
+    case 'unhold':
+      return `removed berth's policy-rc.d from ${node}: services start there again${step.kept ? ", under the node's own policy-rc.d, put back" : ''}`;
+    case 'refresh':
+      return refreshedWords(node);
     case 'reload':
       if (step.script === undefined)
         return `no reload for ${module}: the change is live at its next start`;
@@ -153,6 +158,14 @@ export function previewWords(
     }
     case 'package':
       return [`${step.how} ${packageWords(step)}`, ...lookUpWords(step)].join('\n');
+    case 'unhold':
+      return `remove berth's policy-rc.d, left on ${node} by an install that was cut: while it stands no service starts or restarts there${step.kept ? " (the node's own is put back)" : ''}`;
+    case 'refresh': {
+      const age =
+        step.age === undefined ? 'were never fetched' : `are ${describeAge(step.age * 1000)} old`;
+      const whose = step.by === undefined ? "berth.json's" : `${step.by}'s`;
+      return `refresh ${node}'s package lists first (apt-get update): they ${age}, and ${whose} refresh_after is ${step.limit}`;
+    }
     case 'start':
       return step.check
         ? `start ${step.module}: its check ${describeCheck(step.check)}; run start: ${step.script}`
@@ -202,9 +215,27 @@ function packageWords(step: Step & { do: 'package' }): string {
     (move) =>
       `${move.package} ${move.version}${move.from === undefined ? '' : ` (from ${move.from})`}`,
   );
+  const of = step.withFor ? andWords(step.withFor) : 'it';
   const withWords =
-    beside.length === 0 ? '' : ` (with ${beside.length} it depends on: ${shown.join(', ')})`;
-  return `package ${step.package} ${step.version}${from}${withWords}`;
+    beside.length === 0
+      ? ''
+      : ` (with ${beside.length} ${of} depend${step.withFor ? '' : 's'} on: ${shown.join(', ')})`;
+  const version =
+    step.version === undefined ? ' at the version its refreshed lists offer' : ` ${step.version}`;
+  const configuration =
+    step.how === 'remove'
+      ? ' (its configuration stays)'
+      : step.how === 'purge'
+        ? ' (its configuration too)'
+        : '';
+  return `package ${step.package}${version}${from}${withWords}${configuration}`;
+}
+
+/** "a", "a and b", "a, b and c". */
+function andWords(names: readonly string[]): string {
+  return names.length <= 1
+    ? (names[0] ?? '')
+    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
 }
 
 /** "owner redis: made by its packages, looked up after they are installed", indented. */

@@ -189,6 +189,12 @@ export const WHERE: Record<Code, Row> = {
   no_package_manager: everywhere('no-manager'),
   packages_not_here: everywhere('blockers'),
   package_refused: everywhere('packages'),
+  package_malformed: {
+    'cli node': { in: 'tests/fleet/packages-exact.test.ts' },
+    'cli group': { in: 'tests/fleet/packages-exact.test.ts' },
+    'api node': { in: 'tests/fleet/packages-exact.test.ts' },
+    'api group': { in: 'tests/fleet/packages-exact.test.ts' },
+  },
   value_missing: everywhere('blockers'),
   value_wrong_type: everywhere('blockers'),
   value_undeclared: everywhere('blockers'),

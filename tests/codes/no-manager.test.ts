@@ -5,7 +5,7 @@
  * machine's apt is never touched. Needs root and unshare; skipped otherwise.
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { needs } from '../helpers/needs.ts';
@@ -21,8 +21,8 @@ const skip =
 
 describe('a module with packages on a machine with no package manager', { skip }, () => {
   let faces: Faces;
+  const notAProgram = join(process.env.TMPDIR ?? '/tmp', `berth-no-apt-${process.pid}`);
   before(async () => {
-    const notAProgram = join(process.env.TMPDIR ?? '/tmp', `berth-no-apt-${process.pid}`);
     await writeFile(notAProgram, 'not a program\n', { mode: 0o644 });
     faces = await openFaces({
       modules: { greet: { description: 'hello', packages: ['hello'] } },
@@ -45,7 +45,10 @@ describe('a module with packages on a machine with no package manager', { skip }
     });
     await faces.world.berth('assign', '@here', 'greet');
   });
-  after(() => faces?.close());
+  after(async () => {
+    await faces?.close();
+    await rm(notAProgram, { force: true });
+  });
 
   it('no_package_manager: a blocker naming the module, for a node and a group', async () => {
     for (const [scope, node, nodes] of [

@@ -103,7 +103,10 @@ describe("a module's packages on this machine's apt", { skip }, () => {
           '5m',
         );
         codes.refused(`cli ${scope}`, line, 'package_failed', [...nodes]);
-        const served = await faces.served('converge', { ...asked, parallel: 1 });
+        // The failed act left greet managed (berth records that first): previewed anew.
+        const again = await faces.served('converge', { node });
+        const digest = again.body.digest as string;
+        const served = await faces.served('converge', { ...asked, digest, parallel: 1 });
         codes.refused(`api ${scope}`, served, 'package_failed', [...nodes]);
       }
     } finally {

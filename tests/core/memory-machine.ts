@@ -58,6 +58,9 @@ export function memoryMachine(name = 'box'): MemoryMachine {
     async refreshPackages() {
       throw new MachineError('failed', `${name} has no package manager`);
     },
+    async unholdStarts() {
+      throw new MachineError('failed', `${name} has no package manager`);
+    },
     async apply(changes: readonly Change[]) {
       if (machine.unreachable)
         return { done: 0, failure: new MachineError('unreachable', `${name} cannot be reached`) };

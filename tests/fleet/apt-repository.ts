@@ -7,18 +7,24 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { needs } from '../helpers/needs.ts';
 
 /** Where the downloaded .debs are kept between runs: fetching them is the slow part. */
 const CACHE = '/var/tmp/berth-test-debs';
 
-/** A package a test builds: its name, version, and its postinst script (none when not given). */
+/**
+ * A package a test builds: its name, version, its postinst script (none when not given),
+ * the files it ships (absolute path: content; those under /etc are its conffiles, as
+ * debhelper makes them), and what it depends on (a Depends field).
+ */
 export interface BuiltPackage {
   name: string;
   version: string;
   postinst?: string;
+  files?: Record<string, string>;
+  depends?: string;
 }
 
 /** Why a repository cannot be built here, or undefined when it can. */
@@ -79,14 +85,44 @@ export async function buildAptRepository(
     if (file.endsWith('.deb') && wanted.has(file.split('_')[0] as string))
       await copyFile(join(CACHE, file), join(dir, file));
   for (const item of built) await buildPackage(dir, item);
-  const index = execFileSync('dpkg-scanpackages', ['--multiversion', '.'], {
+  await index(dir);
+  return dir;
+}
+
+/** The repository's `Packages` index, made anew from its .debs. */
+async function index(dir: string): Promise<void> {
+  const said = execFileSync('dpkg-scanpackages', ['--multiversion', '.'], {
     cwd: dir,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
     maxBuffer: 64 << 20,
   });
-  await writeFile(join(dir, 'Packages'), index);
-  return dir;
+  await writeFile(join(dir, 'Packages'), said);
+}
+
+/**
+ * Builds `item` into the repository anew, in place of a .deb of the same name and version
+ * (the same version with other bits, say), and indexes it again: a host sees it once its
+ * lists are refreshed.
+ */
+export async function rebuildInRepository(dir: string, item: BuiltPackage): Promise<void> {
+  await buildPackage(dir, item);
+  await index(dir);
+}
+
+/**
+ * Makes the repository's index offer `name` at `version`, whatever its .deb says: a
+ * version no dpkg-deb would build (`1.0;id>/tmp/x;:`), as a hostile repository could.
+ */
+export async function offerVersion(dir: string, name: string, version: string): Promise<void> {
+  const path = join(dir, 'Packages');
+  const entries = (await readFile(path, 'utf8')).split('\n\n');
+  const changed = entries.map((entry) =>
+    entry.startsWith(`Package: ${name}\n`)
+      ? entry.replace(/^Version: .*$/m, `Version: ${version}`)
+      : entry,
+  );
+  await writeFile(path, changed.join('\n\n'));
 }
 
 /** A tiny package of the test's own, of architecture all, built into `dir`. */
@@ -98,6 +134,7 @@ async function buildPackage(dir: string, item: BuiltPackage): Promise<void> {
     [
       `Package: ${item.name}`,
       `Version: ${item.version}`,
+      ...(item.depends === undefined ? [] : [`Depends: ${item.depends}`]),
       'Architecture: all',
       'Maintainer: berth tests <tests@berth.invalid>',
       `Description: ${item.name}, built by berth's tests`,
@@ -106,6 +143,13 @@ async function buildPackage(dir: string, item: BuiltPackage): Promise<void> {
   );
   if (item.postinst !== undefined)
     await writeFile(join(tree, 'DEBIAN', 'postinst'), item.postinst, { mode: 0o755 });
+  for (const [path, content] of Object.entries(item.files ?? {})) {
+    await mkdir(join(tree, dirname(path)), { recursive: true });
+    await writeFile(join(tree, path), content);
+  }
+  const conffiles = Object.keys(item.files ?? {}).filter((path) => path.startsWith('/etc/'));
+  if (conffiles.length > 0)
+    await writeFile(join(tree, 'DEBIAN', 'conffiles'), `${conffiles.join('\n')}\n`);
   execFileSync(
     'dpkg-deb',
     ['--root-owner-group', '--build', tree, join(dir, `${item.name}_${item.version}_all.deb`)],

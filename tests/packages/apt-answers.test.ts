@@ -34,6 +34,19 @@ P sim web
 | Inst libnginx-mod-stream (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
 | Inst nginx (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
 | Conf nginx (1.22.1-9+deb12u1 Debian:12.5/stable [amd64])
+P archives
+| Package: hello
+| Version: 2.10-3
+| SHA256: ${'a'.repeat(64)}
+| Package: hello
+| Version: 2.10-2
+| SHA256: ${'b'.repeat(64)}
+| Package: nginx
+| Version: 1.22.1-9+deb12u1
+| SHA256: ${'c'.repeat(64)}
+| Package: nginx
+| Version: 1.22.1-9+deb12u1
+| SHA256: ${'d'.repeat(64)}
 P sim-end 0
 P sim cache
 | Reading package lists...
@@ -58,6 +71,12 @@ describe("apt's answers", () => {
             { package: 'libnginx-mod-stream', version: '1.22.1-9+deb12u1' },
             { package: 'nginx', version: '1.22.1-9+deb12u1' },
           ],
+          // The hashes of the versions it installs, from every source that offers them.
+          archives: {
+            'hello=2.10-2': ['b'.repeat(64)],
+            'libnginx-mod-stream=1.22.1-9+deb12u1': [],
+            'nginx=1.22.1-9+deb12u1': ['c'.repeat(64), 'd'.repeat(64)],
+          },
         },
         cache: { ok: false, errors: ['E: Unable to locate package redis-server'] },
       },
@@ -99,6 +118,12 @@ P sim-end 0`;
         { package: 'libssl3', version: '3.0.15-1~deb12u1', from: '3.0.11-1~deb12u2' },
         { package: 'hello', version: '2.10-2', from: '2.10-3' },
       ],
+      archives: {
+        'hello=2.10-2': [],
+        'libnginx-mod-stream=1.22.1-9+deb12u1': [],
+        'libssl3=3.0.15-1~deb12u1': [],
+        'nginx=1.22.1-9+deb12u1': [],
+      },
     });
   });
 
@@ -118,6 +143,95 @@ P sim-end 0`;
     });
   });
 
+  it("a name, version or hash not in Debian's grammar is said once, and used nowhere", () => {
+    const asks = [{ module: 'web', packages: [{ name: 'nginx' }] }];
+    const hostile = '1.0;id>/tmp/x;:';
+    const answer = [
+      'P apt 1764000000 1763900000',
+      `P status nginx installed 1.0$(id)`,
+      '| nginx:',
+      `|   Candidate: ${hostile}`,
+      '|   Version table:',
+      `|      ${hostile} 500`,
+      '|         500 file:/srv/debs ./ Packages',
+      '|      1.22.1-9 500',
+      '|         500 file:/srv/debs ./ Packages',
+      'P policy-end',
+      'P sim web',
+      `| Inst nginx (${hostile} Debian:12.5/stable [amd64])`,
+      '| Inst Lib;rm (1.0 Debian:12.5/stable [amd64])',
+      '| Inst libssl3 (3.0.15-1 Debian:12.5/stable [amd64])',
+      'P archives',
+      '| Package: libssl3',
+      '| Version: 3.0.15-1',
+      '| SHA256: 00$(id)',
+      'P sim-end 0',
+    ];
+    const facts = readAptSurvey(asks, answer);
+    assert.equal(facts.manager, 'apt');
+    if (facts.manager !== 'apt') return;
+    assert.deepEqual(facts.packages, { nginx: { offered: ['1.22.1-9'] } });
+    assert.deepEqual(facts.simulations.web, {
+      ok: true,
+      installs: [{ package: 'libssl3', version: '3.0.15-1' }],
+      archives: { 'libssl3=3.0.15-1': [] },
+    });
+    assert.deepEqual(facts.malformed, [
+      { package: 'nginx', what: 'version', value: '1.0$(id)' },
+      { package: 'nginx', what: 'version', value: hostile },
+      { module: 'web', package: 'nginx', what: 'version', value: hostile },
+      { module: 'web', what: 'name', value: 'Lib;rm' },
+      { module: 'web', package: 'libssl3', what: 'hash', value: '00$(id)' },
+    ]);
+  });
+
+  it("berth's policy-rc.d, which a killed install left, is read, with the node's own kept aside", () => {
+    const asks = [{ module: 'web', packages: [{ name: 'nginx' }] }];
+    const answer = (held: string) => [
+      'P apt - -',
+      ...(held ? [held] : []),
+      'P status nginx installed 1.22.1-9',
+      'P policy-end',
+      'P sim web',
+      'P sim-end 0',
+    ];
+    const heldOf = (held: string) => {
+      const facts = readAptSurvey(asks, answer(held));
+      return facts.manager === 'apt' ? facts.startsHeld : 'no apt';
+    };
+    assert.deepEqual(heldOf('P starts-held kept'), { kept: true });
+    assert.deepEqual(heldOf('P starts-held -'), { kept: false });
+    assert.equal(heldOf(''), undefined);
+  });
+
+  it('lists never fetched, a package removed with its configuration left, and what a removal would remove', () => {
+    const asks = [{ module: 'web', packages: [{ name: 'hello', state: 'absent' as const }] }];
+    const answer = [
+      'P apt 1764000000 never',
+      'P status hello config-files 2.10-3',
+      'P policy-end',
+      'P sim web',
+      '| Remv hello [2.10-3]',
+      '| Purg greeter [1.0]',
+      'P sim-end 0',
+    ];
+    assert.deepEqual(readAptSurvey(asks, answer), {
+      manager: 'apt',
+      packages: { hello: { offered: [], configurationLeft: '2.10-3' } },
+      listsNeverFetched: true,
+      simulations: {
+        web: {
+          ok: true,
+          installs: [],
+          removes: [
+            { package: 'hello', purge: false },
+            { package: 'greeter', purge: true },
+          ],
+        },
+      },
+    });
+  });
+
   it('a node without apt names the package manager it has', () => {
     assert.deepEqual(readAptSurvey(ASKS, ['P none dnf']), { manager: 'none', found: 'dnf' });
     assert.deepEqual(readAptSurvey(ASKS, ['P none -']), { manager: 'none' });
@@ -132,8 +246,10 @@ P sim-end 0`;
 
   it("an install that failed: apt's E: lines, and who held its lock", () => {
     const busy = `Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)...
-E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?`;
-    assert.deepEqual(readAptInstall(100, busy), {
+E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?
+berth-apt-exit 100
+`;
+    assert.deepEqual(readAptInstall(busy), {
       ok: false,
       errors: [
         'E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?',
@@ -141,12 +257,21 @@ E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is an
       busy: { pid: 812, command: 'unattended-upgr' },
     });
     assert.deepEqual(
-      readAptInstall(100, "Reading package lists...\nE: Version '9' for 'hello' was not found\n"),
+      readAptInstall(
+        "Reading package lists...\nE: Version '9' for 'hello' was not found\nberth-apt-exit 100\n",
+      ),
       {
         ok: false,
         errors: ["E: Version '9' for 'hello' was not found"],
       },
     );
-    assert.deepEqual(readAptInstall(0, 'Setting up hello (2.10-3) ...\n'), { ok: true });
+    assert.deepEqual(readAptInstall('Setting up hello (2.10-3) ...\nberth-apt-exit 0\n'), {
+      ok: true,
+    });
+  });
+
+  it("an install whose answer ended before apt did is not read as apt's refusal", () => {
+    assert.equal(readAptInstall('Unpacking libldap-2.5-0 (2.5.13+dfsg-5) ...\n'), undefined);
+    assert.equal(readAptInstall(''), undefined);
   });
 });

@@ -5,11 +5,13 @@ import * as v from 'valibot';
 import { type ModuleDefinition, ModuleDefinitionSchema } from '../../src/catalog.ts';
 import { planConverge } from '../../src/commands/converge-plan.ts';
 import { packageSteps } from '../../src/commands/package-plan.ts';
+import { stepReport } from '../../src/commands/steps/report.ts';
 import type { PackageFacts } from '../../src/packages/packages.ts';
 import type { ModuleSurvey } from '../../src/survey.ts';
 import { describePreview } from '../../src/words/converge.ts';
 import { packageBlockerWords } from '../../src/words/packages.ts';
 import { previewWords } from '../../src/words/steps.ts';
+import { previewRecapLine } from '../../src/words/target.ts';
 
 function definition(packages: ModuleDefinition['packages']): ModuleDefinition {
   return { description: '', needs: [], packages, data: [], secrets: {}, values: {}, files: {} };
@@ -165,7 +167,7 @@ describe('a converge of a module with packages, planned', () => {
       vault: new Map(),
     }).plan;
 
-  it('installs the packages first, no service started, then records, writes and starts', () => {
+  it('records that berth manages it first, then installs the packages, no service started, then writes and starts', () => {
     const planned = plan(facts({ listsAge: 3 * 86_400 + 5 }));
     assert.equal(
       describePreview('converge web1', 'web1', planned, {
@@ -176,8 +178,8 @@ describe('a converge of a module with packages, planned', () => {
       [
         'converge web1',
         'install web:',
-        `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
         '  record that berth manages it, not yet started',
+        `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
         '  write /etc/nginx/site (mode 0644)',
         '  run start: nginx',
         "web1's package lists are 3 days old; refresh them with berth converge web1 --refresh",
@@ -186,7 +188,7 @@ describe('a converge of a module with packages, planned', () => {
     );
     assert.deepEqual(
       planned.modules[0]?.steps.map((step) => 'holdStarts' in step && step.holdStarts),
-      [true, false, false, false],
+      [false, true, false, false],
     );
   });
 
@@ -226,10 +228,10 @@ describe('a converge of a module with packages, planned', () => {
       [
         'converge web1',
         'install web:',
+        '  record that berth manages it, not yet started',
         `  install package nginx ${NGINX} (with 2 it depends on: libnginx-mod-stream ${NGINX}, nginx-common ${NGINX})`,
         '    owner www-data: made by its packages, looked up after they are installed',
         '    group www-data: made by its packages, looked up after they are installed',
-        '  record that berth manages it, not yet started',
         '  write /etc/nginx/site (mode 0644)',
         '  run start: nginx',
         'digest d',
@@ -247,5 +249,241 @@ describe('a converge of a module with packages, planned', () => {
       planOwned(nothingToInstall).blockers.map((blocker) => blocker.because),
       ['no-such-account', 'no-such-account'],
     );
+  });
+});
+
+describe('package lists that age by rule, packages absent, and the words of both', () => {
+  const site = { '/etc/nginx/site': { content: 'site\n', owner: 'www-data' } };
+  const web = (extra: Record<string, unknown> = {}) => ({
+    ...v.parse(ModuleDefinitionSchema, { packages: ['nginx', 'curl'], start: 'nginx', ...extra }),
+    files: site,
+  });
+  const survey = (packages: PackageFacts): ModuleSurvey => ({
+    holdings: { data: [], secrets: {}, files: { '/etc/nginx/site': { found: false } } },
+    facts: new Map([['/etc/nginx/site', { kind: 'missing' }]]),
+    accounts: { users: new Map(), groups: new Map() },
+    packages,
+  });
+  const plan = (
+    definition: ModuleDefinition,
+    packages: PackageFacts,
+    more: { refreshAfter?: string; listsRefreshed?: boolean } = {},
+  ) =>
+    planConverge({
+      node: 'web1',
+      record: { assigned: ['web'], managed: {} },
+      entries: new Map([['web', { name: 'web', definition }]]),
+      surveys: new Map([['web', survey(packages)]]),
+      vault: new Map(),
+      ...more,
+    }).plan;
+  const words = (planned: ReturnType<typeof plan>) =>
+    describePreview('converge web1', 'web1', planned, {
+      nothingToDo: false,
+      digest: 'd',
+      fullDiff: false,
+    });
+  /** Lists never fetched: they offer nothing, and apt's simulation fails. */
+  const empty: PackageFacts = {
+    manager: 'apt',
+    packages: { nginx: { offered: [] }, curl: { offered: [] } },
+    listsNeverFetched: true,
+    simulations: { web: { ok: false, errors: ['E: Unable to locate package nginx'] } },
+  };
+
+  it('lists never fetched, and a refresh_after: refreshed first, each package at what they will offer; an owner the packages make, looked up after', () => {
+    const planned = plan(web({ refresh_after: '1d' }), empty);
+    assert.deepEqual(planned.blockers, []);
+    assert.equal(
+      words(planned),
+      [
+        'converge web1',
+        'install web:',
+        '  record that berth manages it, not yet started',
+        "  refresh web1's package lists first (apt-get update): they were never fetched, and web's refresh_after is 1d",
+        '  install package nginx at the version its refreshed lists offer',
+        '  install package curl at the version its refreshed lists offer',
+        '    owner www-data: made by its packages, looked up after they are installed',
+        '  write /etc/nginx/site (mode 0644)',
+        '  run start: nginx',
+        'digest d',
+      ].join('\n'),
+    );
+  });
+
+  it("berth.json's refresh_after, the least one, refreshes lists older than it, and not younger", () => {
+    const old = {
+      ...facts({ listsAge: 3 * 86_400 }),
+      packages: { nginx: { candidate: NGINX, offered: [NGINX] }, curl: { offered: [] } },
+    } as PackageFacts;
+    const stepsOf = (planned: ReturnType<typeof plan>) =>
+      planned.modules[0]?.steps.map((step) => step.do) ?? [];
+    const refreshed = plan(web({ refresh_after: '7d' }), old, {
+      refreshAfter: '2d',
+    });
+    assert.deepEqual(stepsOf(refreshed).slice(0, 2), ['manage', 'refresh']);
+    assert.match(
+      words(refreshed),
+      /refresh web1's package lists first \(apt-get update\): they are 3d old, and berth\.json's refresh_after is 2d\n/,
+    );
+    assert.equal(refreshed.listsDaysOld, undefined);
+    // Younger than the limit: planned on the lists as they are, their age said.
+    const asTheyAre = plan(web(), old, { refreshAfter: '4d' });
+    assert.equal(stepsOf(asTheyAre).includes('refresh'), false);
+    assert.equal(asTheyAre.listsDaysOld, 3);
+    assert.deepEqual(
+      asTheyAre.blockers.map((blocker) => blocker.because),
+      ['package-unavailable'],
+    );
+  });
+
+  it("without refresh_after, lists that lack the packages block with one blocker each, and no knock-on: the owner is the packages'", () => {
+    const planned = plan(web(), empty);
+    assert.deepEqual(
+      planned.blockers.map((blocker) => blocker.because),
+      ['package-unavailable', 'package-unavailable'],
+    );
+    assert.doesNotMatch(words(planned), /www-data/);
+  });
+
+  it("a target's recap says a fresh install with packages is an install, as the node's preview does", () => {
+    const ready = facts({
+      packages: {
+        nginx: { candidate: NGINX, offered: [NGINX] },
+        curl: { installed: '7.88.1-10', offered: [] },
+      },
+    });
+    const planned = plan(web(), ready);
+    assert.match(words(planned), /^install web:$/m);
+    const steps = planned.modules.flatMap((item) => item.steps.map(stepReport));
+    assert.equal(
+      previewRecapLine('web1', 'converge', { report: { digest: 'd', steps, blockers: [] } }),
+      `  web1: install web (${steps.length} steps)`,
+    );
+  });
+
+  it('a pinned version lists refreshed just now lack is not sent to another refresh', () => {
+    const { blockers } = packageSteps(
+      'cache',
+      definition([{ name: 'redis-server', version: '5:7.0.16-1' }]),
+      facts(),
+      true,
+      { refreshed: true },
+    );
+    assert.deepEqual(
+      blockers.map((blocker) => packageBlockerWords(blocker, 'web1')),
+      [
+        "redis-server 5:7.0.16-1 is not in web1's package lists (they offer 5:7.0.15-1~deb12u1, 5:7.0.11-1~deb12u1); they were refreshed just now: pin a version they offer, or add a source that offers this one",
+      ],
+    );
+  });
+
+  it('what several packages of a module depend on is said of them all, not of the last', () => {
+    const both = facts({
+      packages: {
+        nginx: { candidate: NGINX, offered: [NGINX] },
+        curl: { candidate: '7.88.1-10', offered: ['7.88.1-10'] },
+      },
+      simulations: {
+        web: {
+          ok: true,
+          installs: [
+            { package: 'nginx-common', version: NGINX },
+            { package: 'nginx', version: NGINX },
+            { package: 'libcurl4', version: '7.88.1-10' },
+            { package: 'curl', version: '7.88.1-10' },
+          ],
+        },
+      },
+    });
+    const { steps } = packageSteps(
+      'web',
+      definition([{ name: 'nginx' }, { name: 'curl' }]),
+      both,
+      true,
+    );
+    assert.deepEqual(
+      steps.map((step) => previewWords(step, 'web1')),
+      [
+        `install package nginx ${NGINX}`,
+        `install package curl 7.88.1-10 (with 2 nginx and curl depend on: nginx-common ${NGINX}, libcurl4 7.88.1-10)`,
+      ],
+    );
+  });
+
+  it('a package absent is removed, its configuration kept, or purged when asked; apt removing another refuses', () => {
+    const absent = (purge?: boolean) =>
+      definition([{ name: 'hello', state: 'absent', ...(purge ? { purge } : {}) }]);
+    const state = (
+      hello: Record<string, unknown>,
+      removes = [{ package: 'hello', purge: false }],
+    ) =>
+      facts({
+        packages: { hello: { offered: [], ...hello } },
+        simulations: { web: { ok: true, installs: [], removes } },
+      });
+    const said = (planned: ReturnType<typeof packageSteps>) => [
+      ...planned.steps.map((step) => previewWords(step, 'web1')),
+      ...planned.blockers.map((blocker) => packageBlockerWords(blocker, 'web1')),
+    ];
+    assert.deepEqual(said(packageSteps('web', absent(), state({ installed: '2.10-3' }), false)), [
+      'remove package hello 2.10-3 (its configuration stays)',
+    ]);
+    assert.deepEqual(
+      said(packageSteps('web', absent(), state({ configurationLeft: '2.10-3' }), false)),
+      [],
+    );
+    assert.deepEqual(
+      said(
+        packageSteps(
+          'web',
+          absent(true),
+          state({ configurationLeft: '2.10-3' }, [{ package: 'hello', purge: true }]),
+          false,
+        ),
+      ),
+      ['purge package hello 2.10-3 (its configuration too)'],
+    );
+    assert.deepEqual(said(packageSteps('web', absent(true), state({}), false)), []);
+    assert.deepEqual(
+      said(
+        packageSteps(
+          'web',
+          absent(),
+          state({ installed: '2.10-3' }, [
+            { package: 'hello', purge: false },
+            { package: 'greeter', purge: false },
+          ]),
+          false,
+        ),
+      ),
+      [
+        "apt on web1 would not install web's packages: it would remove greeter too, and berth removes only a package a definition names absent",
+      ],
+    );
+  });
+
+  it('a definition says absent with no version, purge only with absent, and refresh_after as a duration', () => {
+    const problems = (extra: Record<string, unknown>) => {
+      const parsed = v.safeParse(ModuleDefinitionSchema, extra);
+      return parsed.success ? [] : parsed.issues.map((issue) => issue.message);
+    };
+    assert.deepEqual(problems({ packages: [{ name: 'hello', state: 'absent', purge: true }] }), []);
+    assert.deepEqual(problems({ packages: [{ name: 'hello', state: 'absent', version: '1.0' }] }), [
+      'a package absent has no version: berth removes whatever version is installed',
+    ]);
+    assert.deepEqual(problems({ packages: [{ name: 'hello', purge: true }] }), [
+      'purge is for a package absent ("state": "absent"): its configuration is removed too',
+    ]);
+    assert.deepEqual(problems({ packages: [{ name: 'hello', state: 'gone' }] }), [
+      'state is "present" (the default) or "absent"',
+    ]);
+    assert.deepEqual(problems({ packages: ['hello-'] }), [
+      'a package is a Debian package name, like "nginx" (a-z, 0-9, +, . and -)',
+    ]);
+    assert.deepEqual(problems({ refresh_after: '1d' }), []);
+    assert.deepEqual(problems({ refresh_after: 'daily' }), [
+      'how old the package lists may be, a duration like "12h" or "1d"',
+    ]);
   });
 });

@@ -7,14 +7,23 @@ import { signingCa } from '../../keys/state-ca.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
 import { once } from '../../once.ts';
 import { ownValue } from '../../own-record.ts';
-import { waitSeconds } from '../../packages/managers.ts';
+import { waitSeconds } from '../../packages/packages.ts';
 import { inputsFor, type Readings } from '../../readings.ts';
 import { mintSecret, secretText } from '../../secrets.ts';
-import { type Managed, withAssigned, withFound, withManaged, withPackages } from '../../state.ts';
+import {
+  type Managed,
+  withAssigned,
+  withFound,
+  withManaged,
+  withPackages,
+  withStartsHeld,
+} from '../../state.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { secretInside } from '../../survey.ts';
 import { type PublicHalf, readsOf, renderTemplate } from '../../template.ts';
+import { packageBlockerWords } from '../../words/packages.ts';
 import type { CommandContext } from '../context.ts';
+import { isRemoval, packageSteps } from '../package-plan.ts';
 import { HookFailed, runHook, stopReason } from './hook.ts';
 import {
   type CertificateFile,
@@ -38,6 +47,7 @@ export interface StepFailure {
     | 'hook_failed'
     | 'hook_timeout'
     | 'package_failed'
+    | 'refresh_failed'
     | 'step_failed';
 }
 
@@ -134,7 +144,9 @@ type Turn =
 function failureCode(turn: Turn, error: unknown): StepFailure['code'] {
   if (error instanceof MachineError && error.failure === 'unreachable') return 'unreachable';
   if (error instanceof HookFailed) return error.code;
-  if (turn.kind === 'packages') return 'package_failed';
+  if (turn.kind === 'one' && turn.step.do === 'refresh') return 'refresh_failed';
+  if (turn.kind === 'packages' || (turn.kind === 'one' && turn.step.do === 'unhold'))
+    return 'package_failed';
   if (turn.kind === 'one' && HOOKS.has(turn.step.do)) return 'hook_failed';
   return 'step_failed';
 }
@@ -237,17 +249,30 @@ async function doKeeps(
  * that its packages make are then looked up, into `later`: one still unknown fails the step.
  */
 async function doPackages(
-  steps: readonly PackageStep[],
+  planned: readonly PackageStep[],
   node: string,
   context: CommandContext,
   tell: (done: Omit<Told, 'voice'>) => void,
   later: LaterIds,
 ): Promise<void> {
   const waitMs = context.line.lockTimeout ?? PACKAGE_LOCK_WAIT_MS;
+  const { store } = context;
+  const steps = planned.some((step) => step.afterRefresh)
+    ? await plannedOnRefreshedLists(planned, node, context)
+    : planned;
+  const holdStarts = steps.some((step) => step.holdStarts);
+  // Kept until the install answers: an install that never does may have left its hold.
+  if (holdStarts)
+    await store.saveRecord(withStartsHeld(await store.record(), context.now().toISOString()));
   const installed = await context.machine.install(
-    steps.map((step) => ({ name: step.package, version: step.version })),
-    { waitMs, holdStarts: steps.some((step) => step.holdStarts) },
+    steps.map((step) =>
+      step.how === 'remove' || step.how === 'purge'
+        ? { name: step.package, remove: step.how }
+        : { name: step.package, version: step.version as string },
+    ),
+    { waitMs, holdStarts },
   );
+  if (holdStarts) await store.saveRecord(withStartsHeld(await store.record(), undefined));
   if (!installed.ok) {
     const names = steps.map((step) => step.package).join(', ');
     if (installed.busy)
@@ -256,11 +281,11 @@ async function doPackages(
       );
     throw new StepFailed(`installing ${names} on ${node} failed: ${installed.errors.join(' ')}`);
   }
-  const { store } = context;
   await store.saveRecord(
     withPackages(
       await store.record(),
-      steps.map((step) => step.package),
+      steps.filter((step) => !isRemoval(step)).map((step) => step.package),
+      steps.filter(isRemoval).map((step) => step.package),
     ),
   );
   const lookUp = steps.find((step) => step.lookUp)?.lookUp;
@@ -282,6 +307,36 @@ async function doPackages(
     for (const [name, id] of found?.groups ?? []) later.groups.set(name, id);
   }
   for (const step of steps) tell({ step });
+}
+
+/**
+ * A module's packages planned before the act refreshed the lists, planned again on what
+ * they offer now, in one survey: exact versions, and what apt installs beside them. What
+ * the refreshed lists lack, or apt would not install, fails the step in the preview's words.
+ */
+async function plannedOnRefreshedLists(
+  planned: readonly PackageStep[],
+  node: string,
+  context: CommandContext,
+): Promise<PackageStep[]> {
+  const module = (planned[0] as PackageStep).module;
+  const entry = await context.catalog.entry(module);
+  if (!('definition' in entry)) throw new StepFailed(`the definition of ${module} is gone`);
+  const { definition } = entry;
+  const survey = await context.machine.survey([], undefined, [
+    { module, packages: definition.packages },
+  ]);
+  const holdStarts = planned.some((step) => step.holdStarts);
+  const again = packageSteps(module, definition, survey.packages, holdStarts, { refreshed: true });
+  if (again.blockers.length > 0)
+    throw new StepFailed(
+      again.blockers.map((blocker) => packageBlockerWords(blocker, node)).join('; '),
+    );
+  const steps = again.steps as PackageStep[];
+  const lookUp = planned.find((step) => step.lookUp)?.lookUp;
+  const last = steps.at(-1);
+  if (last && lookUp) last.lookUp = lookUp;
+  return steps;
 }
 
 /**
@@ -593,6 +648,26 @@ async function doStep(
     }
     case 'stop':
       return tell({ step, hook: await runHook(node, module, 'stop', step, context, readings) });
+    case 'refresh': {
+      const waitMs = context.line.lockTimeout ?? PACKAGE_LOCK_WAIT_MS;
+      const refreshed = await context.machine.refreshPackages({ waitMs });
+      if (!refreshed.ok)
+        throw new StepFailed(
+          refreshed.busy
+            ? `apt on ${node} is busy (held by ${refreshed.busy.command}, pid ${refreshed.busy.pid}); berth waited ${waitSeconds(waitMs)}s for it to refresh ${node}'s package lists`
+            : `refreshing ${node}'s package lists failed: ${refreshed.errors.join(' ')}`,
+        );
+      return tell({ step });
+    }
+    case 'unhold': {
+      const lifted = await context.machine.unholdStarts();
+      if (!lifted.ok)
+        throw new StepFailed(
+          `removing berth's policy-rc.d from ${node} failed: ${lifted.errors.join(' ')}`,
+        );
+      await store.saveRecord(withStartsHeld(await store.record(), undefined));
+      return tell({ step });
+    }
     case 'release':
       await store.saveRecord(withManaged(await store.record(), module, undefined));
       return tell({ step });

@@ -157,15 +157,38 @@ export type Step =
       do: 'package';
       module: string;
       package: string;
-      version: string;
-      how: 'install' | 'upgrade' | 'downgrade';
+      /**
+       * Exactly; none only for an unpinned package planned before a refresh of the lists.
+       * Removed or purged, the version that was installed.
+       */
+      version?: string;
+      how: 'install' | 'upgrade' | 'downgrade' | 'remove' | 'purge';
       from?: string;
       /** What the package manager installs beside this module's packages (on its last one). */
       with?: PackageMove[];
+      /** The module's packages `with` is of, when they are several (on its last one). */
+      withFor?: string[];
+      /**
+       * Planned on lists the act refreshes first: it is planned again on what they offer
+       * then, and installs that (its pin, or their candidate), said as it goes.
+       */
+      afterRefresh?: true;
       /** Owners the module names that its packages make (on its last one): looked up once they are. */
       lookUp?: { users: string[]; groups: string[] };
       holdStarts: boolean;
     }
+  /**
+   * berth's hold on service starts that an install killed half-way left on the node (its
+   * policy-rc.d) lifted, before anything else of the node's packages; `kept`: the node's
+   * own is put back.
+   */
+  | { do: 'unhold'; module: string; kept: boolean }
+  /**
+   * The node's package lists refreshed (apt-get update) before the act installs: they are
+   * `age` seconds old (none: never fetched), and `limit` (refresh_after) is the most they
+   * may be, a module's (`by`) or berth.json's.
+   */
+  | { do: 'refresh'; module: string; age?: number; limit: string; by?: string }
   /**
    * The module's setup, after its files and before its start or reload; `pending`: owed
    * by an act that began it, or was cut before it, and did not see it succeed.

@@ -1,0 +1,202 @@
+/**
+ * The examples Debian ships the software of (nginx, redis-server, postgresql), each from
+ * nothing to serving in one converge over ssh, through the real binary, on fresh fleet
+ * hosts with a /usr of their own and apt pointed at a local repository of real Debian
+ * .debs (tests/fleet/apt-repository.ts). The README's fresh-host flow, as written (assign,
+ * preview, `converge --yes` at a terminal), on a host whose package lists are empty and
+ * which lacks curl, which the nginx example's check runs: its refresh_after has the lists
+ * refreshed as the act's first step. There is no systemd on a host: the examples' start,
+ * stop and reload run the daemons directly, as their units would; their checks are their
+ * own. Skipped, saying why, where the fleet cannot run or the .debs cannot be fetched.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { holdMachineApt } from '../helpers/machine-apt.ts';
+import { needs } from '../helpers/needs.ts';
+import { berthAtTerminal } from '../helpers/terminal.ts';
+import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { buildAptRepository } from './apt-repository.ts';
+import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+
+const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
+
+/** The daemons run directly: what their systemd units do, without systemd. */
+const HOOKS = {
+  nginx: {
+    start: 'nginx',
+    stop: 'p=$(cat /run/nginx.pid 2>/dev/null) || exit 0; nginx -s quit; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
+    reload: 'nginx -t -q && nginx -s reload',
+  },
+  'redis-server': {
+    start:
+      'mkdir -p /run/redis && chown redis:redis /run/redis && runuser -u redis -- redis-server /etc/redis/redis.conf',
+    stop: 'p=$(cat /run/redis/redis-server.pid 2>/dev/null) || exit 0; kill "$p" 2>/dev/null || exit 0; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
+    reload: 'true',
+  },
+  postgresql: {
+    start: 'pg_ctlcluster 15 main start',
+    stop: 'pg_ctlcluster 15 main stop',
+    reload: 'pg_ctlcluster 15 main reload',
+  },
+} as const;
+const TEMPLATES = { nginx: 'default', 'redis-server': 'redis.conf', postgresql: 'berth.conf' };
+
+const unavailable =
+  fleetUnavailable() || needs('curl', 'curl') || needs('script', 'bsdutils') || undefined;
+const repository = unavailable
+  ? { skip: unavailable }
+  : await buildAptRepository(['nginx', 'curl', 'redis-server', 'postgresql']);
+const skip = typeof repository === 'string' ? false : repository.skip;
+
+describe('the examples, each from nothing to serving in one converge on a fresh host', {
+  skip,
+  timeout: 600_000,
+}, () => {
+  let release: (() => Promise<void>) | undefined;
+  let fleet: Fleet;
+  let world: World;
+  let runtime: string;
+  const berth = (...args: string[]): Promise<Run> =>
+    runBerth(['--state', world.state, ...args], {
+      XDG_RUNTIME_DIR: runtime,
+      SSH_AUTH_SOCK: undefined,
+    });
+  const on = async (host: string, script: string) => {
+    const result = await fleet.host(host).exec(script);
+    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
+    return result.stdout;
+  };
+  const installed = async (host: string, name: string) =>
+    (await fleet.host(host).exec(`dpkg-query -W -f='\${db:Status-Status}' ${name} 2>/dev/null`))
+      .stdout;
+
+  before(async () => {
+    release = await holdMachineApt();
+    fleet = await startFleet({ hosts: 2, ownUsr: true, aptRepository: repository as string });
+    runtime = await mkdtemp('/tmp/bfx-');
+    // berthAtTerminal runs berth with this process's environment.
+    process.env.XDG_RUNTIME_DIR = runtime;
+    delete process.env.SSH_AUTH_SOCK;
+    // Fresh hosts: what this machine has installed of the software, and left of it, is not
+    // theirs; nor the accounts the packages make (a purge leaves them).
+    const fresh = [
+      'export DEBIAN_FRONTEND=noninteractive',
+      'apt-get purge -y -q nginx nginx-common redis-server redis-tools curl postgresql postgresql-15 postgresql-common postgresql-client-common >/dev/null 2>&1',
+      'apt-get autoremove --purge -y -q >/dev/null',
+      'rm -rf /var/www/html /etc/nginx /etc/redis /var/lib/redis /var/log/redis /etc/postgresql /var/lib/postgresql /var/log/postgresql',
+      'userdel redis 2>/dev/null; groupdel redis 2>/dev/null; userdel postgres 2>/dev/null; groupdel postgres 2>/dev/null; true',
+    ].join('; ');
+    await Promise.all(fleet.hosts.map(({ name }) => on(name, fresh)));
+    // Their package lists are empty, as a fresh host's are before its first update.
+    for (const host of ['alpha', 'bravo']) await on(host, 'rm -rf /var/lib/apt/lists/*');
+    await on('alpha', 'test ! -e /usr/bin/curl');
+    world = await makeWorld();
+    await copyFile(fleet.sshConfig, join(world.state, 'ssh_config'));
+    await world.writeSettings({
+      nodes: { alpha: { ssh: 'alpha' }, bravo: { ssh: 'bravo', sudo: true } },
+      groups: { web: ['alpha', 'bravo'] },
+      sshConfig: 'ssh_config',
+    });
+    for (const [name, hooks] of Object.entries(HOOKS)) {
+      const example = JSON.parse(readFileSync(join(EXAMPLES, `${name}.json`), 'utf8'));
+      await world.writeModule(name, { ...example, ...hooks });
+      await mkdir(join(world.state, 'modules', name), { recursive: true });
+      const source = TEMPLATES[name as keyof typeof TEMPLATES];
+      copyFileSync(join(EXAMPLES, name, source), join(world.state, 'modules', name, source));
+    }
+  });
+  after(async () => {
+    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
+    await fleet?.stop();
+    await world?.cleanup();
+    if (runtime) await rm(runtime, { recursive: true, force: true });
+    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
+    await release?.();
+  });
+
+  it("the README's flow on a host whose lists are empty: nginx and redis serving after one converge at a terminal", async () => {
+    for (const module of ['nginx', 'redis-server'])
+      assert.equal((await berth('assign', 'alpha', module)).code, 0);
+    const preview = await berth('converge', 'alpha');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.doesNotMatch(preview.stdout, /blocked/, preview.stdout);
+    assert.match(
+      preview.stdout,
+      /^install nginx:\n {2}record that berth manages it, not yet started\n {2}refresh alpha's package lists first \(apt-get update\): they were never fetched, and nginx's refresh_after is 1d\n {2}install package nginx at the version its refreshed lists offer\n {2}install package curl at the version its refreshed lists offer\n/m,
+    );
+    assert.match(
+      preview.stdout,
+      /\n {2}install package redis-server at the version its refreshed lists offer\n {4}owner redis: made by its packages, looked up after they are installed\n/,
+    );
+    // The recap says what each node's preview says: a fresh install.
+    const recap = await berth('converge', '@web');
+    assert.match(recap.stdout, /\n {2}alpha: install nginx, install redis-server \(\d+ steps\)\n/);
+
+    const terminal = berthAtTerminal(world.state, [
+      '--lock-timeout',
+      '1m',
+      'converge',
+      'alpha',
+      '--yes',
+    ]);
+    await terminal.shown('yes');
+    terminal.type('yes\n');
+    const { code, shown } = await terminal.ended;
+    assert.equal(code, 0, shown);
+    assert.match(shown, /\nrefreshed alpha's package lists \(apt-get update\)\n/);
+    // What the refreshed lists offered, exactly; what nginx and curl depend on, of both.
+    assert.match(
+      shown,
+      /\ninstalled package nginx \S+\ninstalled package curl \S+ \(with \d+ nginx and curl depend on: [^\n]*nginx-common /,
+    );
+    assert.match(shown, /\nalpha is as assigned\n/);
+    assert.equal(await installed('alpha', 'curl'), 'installed');
+    const page = execFileSync(
+      'curl',
+      ['-fsS', '-o', '/dev/null', '-w', '%{http_code}', `http://${fleet.host('alpha').address}/`],
+      { encoding: 'utf8' },
+    );
+    assert.equal(page, '200');
+    const pong = await on(
+      'alpha',
+      `REDISCLI_AUTH="$(sed -n 's/^requirepass[[:space:]]*//p' /etc/redis/redis.conf)" redis-cli ping`,
+    );
+    assert.equal(pong, 'PONG\n');
+    // Every check (the nginx example's with the curl it installed) passes: nothing to do.
+    assert.match((await berth('converge', 'alpha')).stdout, /alpha is as assigned: nothing to do/);
+  });
+
+  it('postgresql from nothing (its lists empty too) to answering in one converge, through sudo', async () => {
+    assert.equal((await berth('assign', 'bravo', 'postgresql')).code, 0);
+    const preview = await berth('converge', 'bravo');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.doesNotMatch(preview.stdout, /blocked/, preview.stdout);
+    assert.match(
+      preview.stdout,
+      /\n {2}refresh bravo's package lists first \(apt-get update\): they were never fetched, and postgresql's refresh_after is 1d\n {2}install package postgresql at the version its refreshed lists offer\n/,
+    );
+    const done = await berth(
+      '--lock-timeout',
+      '1m',
+      'converge',
+      'bravo',
+      '--yes',
+      '--digest',
+      digestOf(preview.stdout),
+    );
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.match(
+      done.stdout,
+      /\ninstalled package postgresql \S+ \(with \d+ it depends on: [^\n]*postgresql-15 /,
+    );
+    assert.match(done.stdout, /\nran start of postgresql\nbravo is as assigned\n$/);
+    const password = (await on('bravo', 'cut -d: -f5 /var/lib/postgresql/.pgpass')).trim();
+    assert.match(password, /^\S{20,}$/);
+    assert.equal(await on('bravo', 'runuser -u postgres -- psql -Atc "select 1"'), '1\n');
+    assert.match((await berth('converge', 'bravo')).stdout, /bravo is as assigned: nothing to do/);
+  });
+});
