@@ -18,7 +18,7 @@ import { build } from 'esbuild';
  */
 const TEXTS = [
   {
-    module: /[\\/]src[\\/]machines[\\/]shell-text\.ts$/,
+    module: /[\\/]src[\\/]shell[\\/]shell-text\.ts$/,
     dirs: { 'machines/': '../src/machines/', 'packages/': '../src/packages/' },
     ends: '.sh',
     read: 'shellText',

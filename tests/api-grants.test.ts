@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { grantedTarget, grantRefusal } from '../src/grants.ts';
+import { grantedTarget, grantRefusal } from '../src/model/grants.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { digestOf, type World } from './helpers/world.ts';
 

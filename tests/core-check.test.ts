@@ -52,7 +52,7 @@ describe('the core check', () => {
 
   it('fails on a Node global and on a node: import, naming each', async () => {
     const run = await checkPlanted({
-      'global.ts': `import type { Code } from '${join(root, 'src', 'codes.ts')}';\nexport const pid: Code | number = process.pid + Buffer.from('x').length;\n`,
+      'global.ts': `import type { Code } from '${join(root, 'src', 'model', 'codes.ts')}';\nexport const pid: Code | number = process.pid + Buffer.from('x').length;\n`,
       'events.ts': `import { setMaxListeners } from 'node:events';\nexport const set = setMaxListeners;\n`,
     });
     assert.equal(run.status, 1, run.stderr);

@@ -11,8 +11,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { unifiedDiff } from '../src/diff.ts';
-import { DIFF_LINES, shownDiff } from '../src/diff-shown.ts';
+import { unifiedDiff } from '../src/diff/diff.ts';
+import { DIFF_LINES, shownDiff } from '../src/diff/diff-shown.ts';
 
 /** The Debian package holding each file. */
 const PACKAGE: Record<string, string> = {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { CODES } from '../src/codes.ts';
+import { CODES } from '../src/model/codes.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { untimed } from './helpers/timed.ts';
 import { makeWorld, type World } from './helpers/world.ts';

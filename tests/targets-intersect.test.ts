@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { grantedTarget } from '../src/grants.ts';
-import { resolveTarget, targetCovers } from '../src/targets.ts';
+import { grantedTarget } from '../src/model/grants.ts';
+import { resolveTarget, targetCovers } from '../src/model/targets.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { resolveTarget, targetCovers } from '../src/targets.ts';
+import { resolveTarget, targetCovers } from '../src/model/targets.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
 const inventory = {

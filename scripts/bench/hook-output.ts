@@ -1,4 +1,4 @@
-import { clearingLines, type KeptValue, mintSecret } from '../../src/secrets.ts';
+import { clearingLines, type KeptValue, mintSecret } from '../../src/commands/secrets.ts';
 import { fmt, median, ratio, table } from './stats.ts';
 
 /** A node's secrets, as many as a busy node keeps. */

@@ -1,9 +1,9 @@
-import { exitOf } from '../codes.ts';
 import type { LineOptions } from '../commands/options.ts';
 import { planDigest } from '../commands/plan-records.ts';
 import { shapeOf } from '../commands/table.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { enveloped } from '../result.ts';
+import { exitOf } from '../model/codes.ts';
+import { enveloped } from '../model/result.ts';
 import type { Io } from './io.ts';
 import { contentOf, type PlanFile, readPlan } from './plan-file.ts';
 import { runFromCli } from './run-command.ts';

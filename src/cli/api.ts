@@ -9,11 +9,11 @@ import { issuerAuthenticator, unusableIssuer } from '../http/issuer-authenticato
 import { listen } from '../http/serve.ts';
 import { trustingFetch } from '../http/trusting-fetch.ts';
 import { StoreError, type Stores } from '../stores/stores.ts';
-import { moduleIssuerRefusalWords, moduleIssuerWords } from '../words/module-issuer.ts';
 import { stateDeps } from './deps.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 import { readIssuerCas, stateCaTrust } from './issuer-cas.ts';
 import { moduleIssuer, namesModule } from './module-issuer.ts';
+import { moduleIssuerRefusalWords, moduleIssuerWords } from './module-issuer-words.ts';
 
 export interface ApiFlags {
   listen: string;

@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import type { CommandAnswer } from '../result.ts';
+import type { CommandAnswer } from '../model/result.ts';
 
 /**
  * Whether `--yes` without `--digest` is to show the preview and ask: only where a person

@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 import { GLOBAL_OPTIONS, OPTIONS } from '../commands/options.ts';
 import { type Entry, optionNames, TABLE, type WordKind } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
-import { isName } from '../names.ts';
-import { ownValue } from '../own-record.ts';
+import { isName } from '../model/names.ts';
+import { ownValue } from '../utils/own-record.ts';
 import { EXIT, type Io } from './io.ts';
 import { SHELLS } from './shells.ts';
 

@@ -1,4 +1,4 @@
-import { didYouMean } from '../did-you-mean.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
 import { completionText } from './completion-text.ts';
 import { EXIT, type Io, UsageError } from './io.ts';
 import { SHELLS } from './shells.ts';

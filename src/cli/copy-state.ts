@@ -1,9 +1,9 @@
-import { exitOf } from '../codes.ts';
 import { fileConfig } from '../config/file-config.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { enveloped } from '../result.ts';
+import { exitOf } from '../model/codes.ts';
+import { enveloped } from '../model/result.ts';
+import { checkStoreUrl } from '../model/store-url.ts';
 import { copyStateTo } from '../stores/copy-state.ts';
-import { checkStoreUrl } from '../stores/store-url.ts';
 import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import { EXIT, type Io, UsageError } from './io.ts';

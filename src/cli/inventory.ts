@@ -1,5 +1,5 @@
 import type { NodesAnswer } from '../commands/nodes.ts';
-import { valueLine } from '../values-shown.ts';
+import { valueLine } from '../model/values-shown.ts';
 import type { AnswerWords } from './answer-words.ts';
 import { toRunWords } from './to-run-words.ts';
 

@@ -1,5 +1,5 @@
 import { writeSync } from 'node:fs';
-import { type Code, exitOf } from '../codes.ts';
+import { type Code, exitOf } from '../model/codes.ts';
 import { visible } from './visible.ts';
 
 /** Where the command line writes, so that tests and the binary share one path. */
@@ -23,11 +23,11 @@ export const processIo: Io = {
  * The exits no code stands for: done; a refusal that carries no code (an answer other
  * than `yes` at a terminal, a port berth cannot listen on); and `--detailed-exitcode`'s
  * 2 for a preview with steps and no blocker. Every other exit is its code's (`exitOf`,
- * src/codes.ts).
+ * src/model/codes.ts).
  */
 export const EXIT = { done: 0, refused: 1, somethingToDo: 2 } as const;
 
-/** A typed answer's exit: 0 without a code, else its code's (src/codes.ts). */
+/** A typed answer's exit: 0 without a code, else its code's (src/model/codes.ts). */
 export function exitOfAnswer(code: Code | undefined): number {
   return code === undefined ? EXIT.done : exitOf(code);
 }

@@ -1,8 +1,8 @@
 import type { Asked } from '../commands/command-shape.ts';
 import type { LogAnswer } from '../commands/log.ts';
-import { oneLine } from '../one-line.ts';
-import { enveloped } from '../result.ts';
+import { enveloped } from '../model/result.ts';
 import type { JournalEntry } from '../stores/stores.ts';
+import { oneLine } from '../utils/one-line.ts';
 import type { AnswerWords } from './answer-words.ts';
 
 /** `berth log` in words, a line an act; with `--json`, one enveloped entry a line. */

@@ -1,7 +1,6 @@
 import { type CAC, cac } from 'cac';
 import * as v from 'valibot';
 import packageJson from '../../package.json' with { type: 'json' };
-import { exitOf } from '../codes.ts';
 import {
   GLOBAL_OPTIONS,
   LineOptionsSchema,
@@ -10,7 +9,8 @@ import {
 } from '../commands/options.ts';
 import { type AnswerName, type Entry, TABLE } from '../commands/table.ts';
 import { locateState } from '../config/state-dir.ts';
-import { enveloped } from '../result.ts';
+import { exitOf } from '../model/codes.ts';
+import { enveloped } from '../model/result.ts';
 import { EXIT, type Io, processIo, UsageError } from './io.ts';
 import type { Given, Program } from './program.ts';
 import { PROGRAMS } from './programs.ts';

@@ -1,16 +1,16 @@
 import type { ActDeps } from '../commands/act-shapes.ts';
+import { declaredFor } from '../commands/declared.ts';
 import { type Config, ConfigError } from '../config/config.ts';
-import { declaredFor } from '../declared.ts';
-import { describeDuration } from '../duration.ts';
-import type { FactName, Facts, MachineFacts } from '../facts.ts';
 import { unusableIssuer } from '../http/issuer-authenticator.ts';
-import { checkName } from '../names.ts';
-import { ownValue } from '../own-record.ts';
-import { factsOf, valuesOnNode } from '../readings.ts';
-import type { Settings } from '../settings.ts';
+import type { FactName, Facts, MachineFacts } from '../model/facts.ts';
+import { checkName } from '../model/names.ts';
+import { factsOf, valuesOnNode } from '../model/readings.ts';
+import type { Settings } from '../model/settings.ts';
+import { readsOf, renderTemplate } from '../model/template.ts';
+import type { ValueProblem } from '../model/values.ts';
 import { StoreError, storesCannotOpen } from '../stores/stores.ts';
-import { readsOf, renderTemplate } from '../template.ts';
-import type { ValueProblem } from '../values.ts';
+import { describeDuration } from '../utils/duration.ts';
+import { ownValue } from '../utils/own-record.ts';
 
 /** How long berth api waits for a node's facts at its start before it reads the kept survey's. */
 export const FACTS_WAIT_MS = 10_000;

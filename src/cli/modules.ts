@@ -1,5 +1,5 @@
 import { HOOKS, type ModuleShown, type ModulesAnswer } from '../commands/modules.ts';
-import { valueWords } from '../values.ts';
+import { valueWords } from '../model/values.ts';
 import type { AnswerWords } from './answer-words.ts';
 
 /** `berth modules [name]` in words: the catalog, a module a line, or one module whole. */

@@ -3,9 +3,9 @@ import * as v from 'valibot';
 import type { LineOptions } from '../commands/options.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { writeFileAtomic } from '../fs/atomic-file.ts';
-import type { CommandRequest } from '../request.ts';
-import { type CommandAnswer, CommandAnswerSchema } from '../result.ts';
-import { describeIssues } from '../schema-issues.ts';
+import type { CommandRequest } from '../model/request.ts';
+import { type CommandAnswer, CommandAnswerSchema } from '../model/result.ts';
+import { describeIssues } from '../utils/schema-issues.ts';
 
 /**
  * A plan file: a take or converge preview written with `--out FILE`, for review, that

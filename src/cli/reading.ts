@@ -1,7 +1,7 @@
 import type { NodeStatus, StatusAnswer } from '../commands/status.ts';
 import type { CheckOutcome } from '../commands/steps/step.ts';
-import { describeAge } from '../duration.ts';
-import type { Managed } from '../state.ts';
+import type { Managed } from '../model/state.ts';
+import { describeAge } from '../utils/duration.ts';
 import type { AnswerWords } from './answer-words.ts';
 import { toRunWords } from './to-run-words.ts';
 

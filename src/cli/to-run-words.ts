@@ -1,4 +1,4 @@
-import type { Declared } from '../declared.ts';
+import type { Declared } from '../commands/declared.ts';
 
 /**
  * What a node is to run, each with where it comes from when berth.json declares any:

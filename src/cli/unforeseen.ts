@@ -1,6 +1,6 @@
-import { exitOf } from '../codes.ts';
-import { oneLine } from '../one-line.ts';
-import { enveloped } from '../result.ts';
+import { exitOf } from '../model/codes.ts';
+import { enveloped } from '../model/result.ts';
+import { oneLine } from '../utils/one-line.ts';
 import type { Io } from './io.ts';
 
 /**

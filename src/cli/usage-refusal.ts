@@ -1,4 +1,4 @@
-import { didYouMean, withHint } from '../did-you-mean.ts';
+import { didYouMean, withHint } from '../utils/did-you-mean.ts';
 import { type HabitCommand, habitAnswer } from './habits.ts';
 
 /** A command line berth refuses before any command runs: what was wrong, as a value. */

@@ -1,9 +1,9 @@
-import type { ModuleDefinition } from '../catalog.ts';
-import { didYouMean } from '../did-you-mean.ts';
-import { givenToNode } from '../readings.ts';
-import type { Settings } from '../settings.ts';
-import { resolveTarget } from '../targets.ts';
-import { article, typeOf, valueWords } from '../values.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import { givenToNode } from '../model/readings.ts';
+import type { Settings } from '../model/settings.ts';
+import { resolveTarget } from '../model/targets.ts';
+import { article, typeOf, valueWords } from '../model/values.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
 
 /** A problem of the values, in berth.json (`module` absent) or in a module's definition. */
 export interface ValuesProblem {

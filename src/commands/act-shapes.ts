@@ -1,12 +1,12 @@
-import type { Code } from '../codes.ts';
 import type { LoadConfig } from '../config/config.ts';
 import type { ReachMachine } from '../machines/machine.ts';
-import type { RunOutcome } from '../outcome.ts';
-import type { CommandAnswer } from '../result.ts';
-import type { Settings } from '../settings.ts';
+import type { Code } from '../model/codes.ts';
+import type { CommandAnswer } from '../model/result.ts';
+import type { Settings } from '../model/settings.ts';
 import type { Stores } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
 import type { FleetEvent } from './fleet-watch.ts';
+import type { RunOutcome } from './outcome.ts';
 import type { PlanAsked } from './plan-records.ts';
 
 /** What both faces give the runner: where things are. */

@@ -1,10 +1,10 @@
 import { ConfigError } from '../config/config.ts';
-import { type GrantedTarget, grantedTarget } from '../grants.ts';
-import { isName } from '../names.ts';
-import type { CommandRequest } from '../request.ts';
-import type { Settings } from '../settings.ts';
+import { type GrantedTarget, grantedTarget } from '../model/grants.ts';
+import { isName } from '../model/names.ts';
+import type { CommandRequest } from '../model/request.ts';
+import type { Settings } from '../model/settings.ts';
+import { resolveTarget } from '../model/targets.ts';
 import { storesCannotOpen, storesCode } from '../stores/stores.ts';
-import { resolveTarget } from '../targets.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { refusedUnplaced } from './node-act.ts';

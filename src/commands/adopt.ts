@@ -1,7 +1,7 @@
-import type { ModuleDefinition } from '../catalog.ts';
-import type { Account } from '../state.ts';
-import { surveyModules } from '../survey.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import type { Account } from '../model/state.ts';
 import type { CommandFunction } from './context.ts';
+import { surveyModules } from './survey.ts';
 
 /**
  * Surveys a node's machine for every catalog module, in one survey, and records what it

@@ -1,10 +1,10 @@
-import type { Code } from '../codes.ts';
-import type { NodeEnd, Outcome } from '../outcome.ts';
-import type { CommandRequest } from '../request.ts';
-import { type CommandAnswer, FORMAT_VERSION, type NodeReport } from '../result.ts';
+import type { Code } from '../model/codes.ts';
+import type { CommandRequest } from '../model/request.ts';
+import { type CommandAnswer, FORMAT_VERSION, type NodeReport } from '../model/result.ts';
 import { saidOf } from '../words/said.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { isAct } from './node-act.ts';
+import type { NodeEnd, Outcome } from './outcome.ts';
 
 /**
  * A command's typed result, as `--json` prints it and the API answers a command that ran

@@ -1,6 +1,6 @@
-import { checkName } from '../names.ts';
-import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../resolve.ts';
-import { withAssigned } from '../state.ts';
+import { checkName } from '../model/names.ts';
+import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../model/resolve.ts';
+import { withAssigned } from '../model/state.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
 /**

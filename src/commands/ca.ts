@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { stateCa } from '../keys/state-ca.ts';
-import { FORMAT_VERSION } from '../result.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
 import type { AnswerFunction } from './command-shape.ts';
 import { RefusedSchema, refusedFor } from './reading-answer.ts';
+import { stateCa } from './state-ca.ts';
 
 /** The state's CA certificate (PEM), since when, and whether this berth made it now. */
 export const CaAnswerSchema = v.union([

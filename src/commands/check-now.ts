@@ -1,6 +1,6 @@
-import type { ModuleDefinition } from '../catalog.ts';
 import { MachineError } from '../machines/machine.ts';
-import { loadEntries } from '../resolve.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import { loadEntries } from '../model/resolve.ts';
 import { type CommandFunction, refuse } from './context.ts';
 import { gatherReadings } from './gather-readings.ts';
 import { runCheck } from './steps/check.ts';

@@ -1,12 +1,12 @@
-import type { Catalog } from '../catalog.ts';
-import type { Code } from '../codes.ts';
-import type { StateCaAccess } from '../keys/state-ca.ts';
 import type { Machine } from '../machines/machine.ts';
-import type { Outcome } from '../outcome.ts';
-import type { CommandRequest } from '../request.ts';
-import type { Settings } from '../settings.ts';
+import type { Catalog } from '../model/catalog.ts';
+import type { Code } from '../model/codes.ts';
+import type { CommandRequest } from '../model/request.ts';
+import type { Settings } from '../model/settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
 import type { LineOptions } from './options.ts';
+import type { Outcome } from './outcome.ts';
+import type { StateCaAccess } from './state-ca.ts';
 import type { Told } from './steps/told.ts';
 
 /** What every command function is given besides the request: one node, opened for the act. */

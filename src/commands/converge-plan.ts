@@ -1,17 +1,18 @@
-import { type ModuleDefinition, SECRET_PLACEHOLDER, type SecretDefinition } from '../catalog.ts';
+import type { NamedValue } from '../diff/secret-masks.ts';
 import { isKeySecretKind, type KeySecretKind } from '../keys/kinds.ts';
-import { ownValue } from '../own-record.ts';
-import { inputsFor } from '../readings.ts';
-import { type Entries, moduleResolver, type Unresolved } from '../resolve.ts';
-import type { NamedValue } from '../secret-masks.ts';
-import { maskedAs, secretText } from '../secrets.ts';
-import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../state.ts';
-import { type ModuleSurvey, secretHeld } from '../survey.ts';
-import { keysRead, type PublicHalf, readsOf } from '../template.ts';
+import {
+  type ModuleDefinition,
+  SECRET_PLACEHOLDER,
+  type SecretDefinition,
+} from '../model/catalog.ts';
+import { inputsFor } from '../model/readings.ts';
+import { type Entries, moduleResolver, type Unresolved } from '../model/resolve.ts';
+import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../model/state.ts';
+import { keysRead, type PublicHalf, readsOf } from '../model/template.ts';
+import { ownValue } from '../utils/own-record.ts';
 import type { GatheredReadings, ReadingBlocker } from './gather-readings.ts';
 import { type KeyBlocker, type KeyPlaced, type KeysGathered, keySecretPlan } from './key-plan.ts';
 import {
-  beforePackages,
   isRemoval,
   type Lists,
   listsDaysOld,
@@ -20,9 +21,11 @@ import {
   packageSteps,
   refreshLimit,
 } from './package-plan.ts';
+import { maskedAs, secretText } from './secrets.ts';
 import { compareFile, sameBytes } from './steps/file-diff.ts';
 import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
+import { type ModuleSurvey, secretHeld } from './survey.ts';
 
 /** What stands in the way of the act, as a value: the preview says it in words. */
 export type Blocker =
@@ -741,4 +744,29 @@ function releaseStep(module: string, definition: ModuleDefinition | undefined): 
   const packages =
     definition?.packages.filter((spec) => spec.state !== 'absent').map((spec) => spec.name) ?? [];
   return packages.length > 0 ? { do: 'release', module, packages } : { do: 'release', module };
+}
+
+/**
+ * Steps of the node's packages as a whole (lifting a hold on service starts a killed
+ * install left), made for a module by `stepsFor`, put before anything else the act does to
+ * packages: in the first module acted on that has packages (after recording that berth
+ * manages it), else as an update of the first managed one that has them (`managed`).
+ */
+export function beforePackages(
+  modules: ConvergePlan['modules'],
+  withPackages: ReadonlySet<string>,
+  managed: readonly string[],
+  stepsFor: (module: string) => Step[],
+): void {
+  const first = modules.find((item) => item.action !== 'release' && withPackages.has(item.module));
+  if (first) {
+    const steps = stepsFor(first.module);
+    const at = first.steps.findIndex((step) => step.do !== 'manage');
+    first.steps.splice(at === -1 ? first.steps.length : at, 0, ...steps);
+    return;
+  }
+  const module = managed.find((name) => withPackages.has(name));
+  if (module === undefined) return;
+  const releases = modules.filter((item) => item.action === 'release').length;
+  modules.splice(releases, 0, { module, action: 'update', steps: stepsFor(module) });
 }

@@ -1,17 +1,14 @@
-import type { ModuleDefinition } from '../catalog.ts';
-import { BLOCKER_CODES } from '../codes.ts';
-import { fingerprintWith } from '../digest.ts';
-import { checkName } from '../names.ts';
-import { once } from '../once.ts';
-import type { Outcome } from '../outcome.ts';
-import { ownValue } from '../own-record.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import { BLOCKER_CODES } from '../model/codes.ts';
+import { checkName } from '../model/names.ts';
+import type { Readings } from '../model/readings.ts';
+import { loadEntries } from '../model/resolve.ts';
+import type { BlockerReport } from '../model/result.ts';
+import { withStartsHeld } from '../model/state.ts';
 import { packagesBasis } from '../packages/packages-basis.ts';
-import { type Basis, definitionDigests } from '../preview.ts';
-import type { Readings } from '../readings.ts';
-import { loadEntries } from '../resolve.ts';
-import type { BlockerReport } from '../result.ts';
-import { withStartsHeld } from '../state.ts';
-import { surveyModules } from '../survey.ts';
+import { fingerprintWith } from '../utils/digest.ts';
+import { once } from '../utils/once.ts';
+import { ownValue } from '../utils/own-record.ts';
 import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
@@ -26,12 +23,15 @@ import {
 } from './converge-plan.ts';
 import { caPlaced, gatherKeys, rotationsAsked } from './gather-keys.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
+import type { Outcome } from './outcome.ts';
+import { type Basis, definitionDigests } from './preview-basis.ts';
 import { refreshLists } from './refresh.ts';
 import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { gate } from './steps/gate.ts';
 import { stepReport } from './steps/report.ts';
 import type { CheckOutcome } from './steps/step.ts';
+import { surveyModules } from './survey.ts';
 
 /**
  * Brings a node to its assignments: a preview without `yes`; with `yes` and the

@@ -1,5 +1,5 @@
-import { checkName } from '../names.ts';
-import { withManaged } from '../state.ts';
+import { checkName } from '../model/names.ts';
+import { withManaged } from '../model/state.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
 /**

@@ -1,16 +1,16 @@
-import type { ModuleDefinition } from '../catalog.ts';
-import { closest } from '../did-you-mean.ts';
 import type { KeyRead } from '../keys/key-secret.ts';
 import { isKeySecretKind, type KeySecretKind } from '../keys/kinds.ts';
 import { keyValueBytes, rotatingName } from '../keys/secret-value.ts';
-import { signingCa } from '../keys/state-ca.ts';
-import { once } from '../once.ts';
-import { type Readings, renderFor } from '../readings.ts';
-import { bytesAt, type ModuleSurvey } from '../survey.ts';
-import { readsOf } from '../template.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import { type Readings, renderFor } from '../model/readings.ts';
+import { readsOf } from '../model/template.ts';
+import { closest } from '../utils/did-you-mean.ts';
+import { once } from '../utils/once.ts';
 import type { CommandContext } from './context.ts';
 import { SEALED } from './converge-plan.ts';
 import { type KeysGathered, sameNames } from './key-plan.ts';
+import { signingCa } from './state-ca.ts';
+import { bytesAt, type ModuleSurvey } from './survey.ts';
 
 /** What reads and makes keys: loaded only for a plan with a key secret (jose, PKI.js). */
 const loadKeyReading = once(() => import('../keys/key-secret.ts'));

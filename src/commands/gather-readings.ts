@@ -1,10 +1,10 @@
-import type { Catalog, ModuleDefinition } from '../catalog.ts';
-import { closest } from '../did-you-mean.ts';
-import { type FactName, isFactName, type MachineFacts } from '../facts.ts';
-import { factsOf, givenToNode, type Readings } from '../readings.ts';
-import type { Settings } from '../settings.ts';
-import { readsOf } from '../template.ts';
-import { type Given, moduleValues, type Value, type ValueProblem } from '../values.ts';
+import type { Catalog, ModuleDefinition } from '../model/catalog.ts';
+import { type FactName, isFactName, type MachineFacts } from '../model/facts.ts';
+import { factsOf, givenToNode, type Readings } from '../model/readings.ts';
+import type { Settings } from '../model/settings.ts';
+import { readsOf } from '../model/template.ts';
+import { type Given, moduleValues, type Value, type ValueProblem } from '../model/values.ts';
+import { closest } from '../utils/did-you-mean.ts';
 
 /** What stands in the way of a module's values or facts on a node, as a value. */
 export type ReadingBlocker =

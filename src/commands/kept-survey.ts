@@ -1,10 +1,10 @@
-import type { NodeEnd } from '../outcome.ts';
-import type { CommandRequest } from '../request.ts';
+import type { CommandRequest } from '../model/request.ts';
 import type { KeptSurvey } from '../stores/stores.ts';
 import { saidOf } from '../words/said.ts';
 import type { Face } from './act-shapes.ts';
 import { nodeReport } from './answer.ts';
 import type { CommandShape as Command } from './command-shape.ts';
+import type { NodeEnd } from './outcome.ts';
 
 /**
  * A node's part of a converge preview as the stores keep it for whoever reads the fleet

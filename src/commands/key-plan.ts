@@ -1,8 +1,8 @@
-import type { SecretDefinition } from '../catalog.ts';
 import { addressText, certificateName } from '../keys/certificate-names.ts';
 import type { KeyRead, KeyRefused } from '../keys/key-secret.ts';
 import { type KeySecretKind, TLS_DAYS } from '../keys/kinds.ts';
-import type { PublicHalf } from '../template.ts';
+import type { SecretDefinition } from '../model/catalog.ts';
+import type { PublicHalf } from '../model/template.ts';
 import type { Owners } from './steps/owners.ts';
 import type { CertificateFile, RenewReason, Step } from './steps/step.ts';
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { FORMAT_VERSION } from '../result.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
+import { resolveTarget } from '../model/targets.ts';
 import { JournalEntrySchema, type JournalQuery } from '../stores/stores.ts';
-import { resolveTarget } from '../targets.ts';
 import type { AnswerFunction } from './command-shape.ts';
 import { RefusedSchema, refused, refusedFor } from './reading-answer.ts';
 

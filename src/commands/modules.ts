@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import type { CatalogEntry } from '../catalog.ts';
-import { didYouMean } from '../did-you-mean.ts';
-import { FORMAT_VERSION } from '../result.ts';
+import type { CatalogEntry } from '../model/catalog.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
 import type { AnswerFunction } from './command-shape.ts';
 import { RefusedSchema, refused, refusedFor } from './reading-answer.ts';
 

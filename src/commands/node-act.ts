@@ -1,11 +1,8 @@
-import type { Code } from '../codes.ts';
 import type { Config } from '../config/config.ts';
-import { declaredFor, withDeclared } from '../declared.ts';
-import { stateCaAccess } from '../keys/state-ca.ts';
 import { MachineError } from '../machines/machine.ts';
 import { surveyAgain } from '../machines/survey-again.ts';
-import type { Outcome, RunOutcome } from '../outcome.ts';
-import type { CommandRequest } from '../request.ts';
+import type { Code } from '../model/codes.ts';
+import type { CommandRequest } from '../model/request.ts';
 import {
   type JournalEntry,
   StoreError,
@@ -18,6 +15,9 @@ import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import type { CommandContext } from './context.ts';
+import { declaredFor, withDeclared } from './declared.ts';
+import type { Outcome, RunOutcome } from './outcome.ts';
+import { stateCaAccess } from './state-ca.ts';
 
 /**
  * One node's act, its lock held from opening to `close`: `run` carries the command out on

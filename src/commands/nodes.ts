@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import type { ModuleDefinition } from '../catalog.ts';
-import { declaredFor, toRun } from '../declared.ts';
-import { FORMAT_VERSION } from '../result.ts';
-import type { NodeEntry } from '../settings.ts';
-import { groupsHolding, resolveTarget } from '../targets.ts';
-import { valuesShown } from '../values-shown.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
+import type { NodeEntry } from '../model/settings.ts';
+import { groupsHolding, resolveTarget } from '../model/targets.ts';
+import { valuesShown } from '../model/values-shown.ts';
 import type { AnswerFunction } from './command-shape.ts';
+import { declaredFor, toRun } from './declared.ts';
 import { RefusedSchema, refused, refusedFor } from './reading-answer.ts';
 
 const ValueShownSchema = v.object({

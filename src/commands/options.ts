@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseDuration } from '../duration.ts';
+import { parseDuration } from '../utils/duration.ts';
 
 /**
  * Every option of the command line, once: its flag, the name of its value (none for a

@@ -1,8 +1,7 @@
-import type { ModuleDefinition } from '../catalog.ts';
-import { parseDuration } from '../duration.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
 import { compareVersions } from '../packages/debian-version.ts';
 import type { PackageFacts, PackageState } from '../packages/packages.ts';
-import type { ConvergePlan } from './converge-plan.ts';
+import { parseDuration } from '../utils/duration.ts';
 import type { Step } from './steps/step.ts';
 
 /** What stands in the way of installing a module's packages, as a value. */
@@ -256,29 +255,4 @@ export function listsDaysOld(facts: PackageFacts | undefined): number | undefine
   if (facts?.manager !== 'apt' || facts.listsAge === undefined) return undefined;
   const days = Math.floor(facts.listsAge / 86_400);
   return days >= 1 ? days : undefined;
-}
-
-/**
- * Steps of the node's packages as a whole (lifting a hold on service starts a killed
- * install left), made for a module by `stepsFor`, put before anything else the act does to
- * packages: in the first module acted on that has packages (after recording that berth
- * manages it), else as an update of the first managed one that has them (`managed`).
- */
-export function beforePackages(
-  modules: ConvergePlan['modules'],
-  withPackages: ReadonlySet<string>,
-  managed: readonly string[],
-  stepsFor: (module: string) => Step[],
-): void {
-  const first = modules.find((item) => item.action !== 'release' && withPackages.has(item.module));
-  if (first) {
-    const steps = stepsFor(first.module);
-    const at = first.steps.findIndex((step) => step.do !== 'manage');
-    first.steps.splice(at === -1 ? first.steps.length : at, 0, ...steps);
-    return;
-  }
-  const module = managed.find((name) => withPackages.has(name));
-  if (module === undefined) return;
-  const releases = modules.filter((item) => item.action === 'release').length;
-  modules.splice(releases, 0, { module, action: 'update', steps: stepsFor(module) });
 }

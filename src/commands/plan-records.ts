@@ -1,6 +1,6 @@
-import type { Code } from '../codes.ts';
-import { digestOf } from '../digest.ts';
+import type { Code } from '../model/codes.ts';
 import { KEPT_PREVIEWS, type NodeStore } from '../stores/stores.ts';
+import { digestOf } from '../utils/digest.ts';
 
 /**
  * What the stores keep of a plan file berth wrote (`--out`): beside the preview it holds,

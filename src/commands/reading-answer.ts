@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { type Code, CodeSchema } from '../codes.ts';
 import { ConfigError } from '../config/config.ts';
-import { FORMAT_VERSION } from '../result.ts';
+import { type Code, CodeSchema } from '../model/codes.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
 import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
 

@@ -1,7 +1,7 @@
 import { MachineError } from '../machines/machine.ts';
-import type { Outcome } from '../outcome.ts';
 import { refreshedWords } from '../words/packages.ts';
 import type { CommandContext } from './context.ts';
+import type { Outcome } from './outcome.ts';
 
 /** How long a refresh waits for the package manager's lock unless told (`--lock-timeout`). */
 const REFRESH_LOCK_WAIT_MS = 10_000;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { CommandAnswerSchema } from '../result.ts';
+import { CommandAnswerSchema } from '../model/result.ts';
 import type { Resealed } from '../stores/stores.ts';
 import { openAct } from './act.ts';
 import { answerOf } from './answer.ts';

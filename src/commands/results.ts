@@ -1,7 +1,7 @@
-import type { Facts } from '../facts.ts';
-import type { Unresolved } from '../resolve.ts';
-import type { BlockerReport } from '../result.ts';
-import type { Account } from '../state.ts';
+import type { Facts } from '../model/facts.ts';
+import type { Unresolved } from '../model/resolve.ts';
+import type { BlockerReport } from '../model/result.ts';
+import type { Account } from '../model/state.ts';
 import type { ConvergePlan } from './converge-plan.ts';
 import type { Told } from './steps/told.ts';
 import type { TakePlan } from './take-plan.ts';

@@ -1,8 +1,7 @@
 import type { Config } from '../config/config.ts';
-import { digestOf } from '../digest.ts';
-import type { NodeEnd, RunOutcome, TargetRun } from '../outcome.ts';
-import type { CommandRequest } from '../request.ts';
+import type { CommandRequest } from '../model/request.ts';
 import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
+import { digestOf } from '../utils/digest.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
 import { answerOf, nodeReport } from './answer.ts';
@@ -11,6 +10,7 @@ import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
 import { inParallel } from './in-parallel.ts';
 import { keptSurvey } from './kept-survey.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
+import type { NodeEnd, RunOutcome, TargetRun } from './outcome.ts';
 import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
 

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { FORMAT_VERSION } from '../result.ts';
-import { secretText } from '../secrets.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
 import { openAct } from './act.ts';
 import { codeOf } from './answer.ts';
 import type { AnswerFunction, CommandShape } from './command-shape.ts';
 import { RefusedSchema, refused } from './reading-answer.ts';
 import { readSecret } from './secret.ts';
+import { secretText } from './secrets.ts';
 
 /** A kept value, as text (a file's last newline not doubled). */
 export const SecretAnswerSchema = v.union([

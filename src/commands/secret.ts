@@ -1,4 +1,4 @@
-import { checkName } from '../names.ts';
+import { checkName } from '../model/names.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
 /**

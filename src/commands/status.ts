@@ -1,16 +1,16 @@
 import * as v from 'valibot';
-import type { Catalog } from '../catalog.ts';
-import { declaredFor, runField, toRun } from '../declared.ts';
-import { isName } from '../names.ts';
-import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../resolve.ts';
-import { FORMAT_VERSION } from '../result.ts';
-import { checkNodeIn, type Settings } from '../settings.ts';
-import { ManagedSchema } from '../state.ts';
+import type { Catalog } from '../model/catalog.ts';
+import { isName } from '../model/names.ts';
+import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../model/resolve.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
+import { checkNodeIn, type Settings } from '../model/settings.ts';
+import { ManagedSchema } from '../model/state.ts';
+import { resolveTarget } from '../model/targets.ts';
 import { type LockHolder, LockHolderSchema } from '../stores/stores.ts';
-import { resolveTarget } from '../targets.ts';
 import type { ActDeps } from './act-shapes.ts';
 import type { ChecksNow } from './check-now.ts';
 import type { AnswerFunction, CommandShape } from './command-shape.ts';
+import { declaredFor, runField, toRun } from './declared.ts';
 import { type Refused, RefusedSchema, refused, refusedFor } from './reading-answer.ts';
 
 /** A node of berth.json: a directory of this machine, or an ssh destination. */

@@ -275,7 +275,7 @@ export const TABLE = [
     options: [],
     examples: ['  $ berth openapi > berth-api.json'],
     runs: {
-      answer: async () => (await import('../http/openapi.ts')).openApiDocument(routes()),
+      answer: async () => (await import('./openapi.ts')).openApiDocument(routes()),
     },
   },
   {

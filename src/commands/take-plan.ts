@@ -1,5 +1,5 @@
-import type { Ownership } from '../catalog.ts';
 import type { KeyKind, KeySecretKind } from '../keys/kinds.ts';
+import type { Ownership } from '../model/catalog.ts';
 import type { ReadingBlocker } from './gather-readings.ts';
 import type { PackageBlocker } from './package-plan.ts';
 import type { NoSuchAccount } from './steps/owners.ts';

@@ -1,8 +1,8 @@
-import { declaredFor } from '../declared.ts';
-import { didYouMean } from '../did-you-mean.ts';
-import { checkName } from '../names.ts';
-import { withAssigned } from '../state.ts';
+import { checkName } from '../model/names.ts';
+import { withAssigned } from '../model/state.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
 import { type CommandFunction, refuse } from './context.ts';
+import { declaredFor } from './declared.ts';
 
 /** Drops an assignment. It touches no machine: the next converge releases the module. */
 export const unassign: CommandFunction = async ({ node, module }, { store, catalog, settings }) => {

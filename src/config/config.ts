@@ -1,5 +1,5 @@
-import type { Catalog } from '../catalog.ts';
-import type { Settings } from '../settings.ts';
+import type { Catalog } from '../model/catalog.ts';
+import type { Settings } from '../model/settings.ts';
 
 /**
  * What an operator writes by hand and berth only reads: berth.json (the inventory, where

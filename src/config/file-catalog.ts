@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Catalog, type CatalogEntry, parseDefinition, sourcesOf } from '../catalog.ts';
-import { isName } from '../names.ts';
+import { type Catalog, type CatalogEntry, parseDefinition, sourcesOf } from '../model/catalog.ts';
+import { isName } from '../model/names.ts';
 import { readCatalogFile } from './catalog-file.ts';
 
 /** Definitions read before, by name, with the stamp of the file they were read from. */

@@ -2,8 +2,13 @@ import { type BigIntStats, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { describeIssues } from '../schema-issues.ts';
-import { defaultSettings, type Settings, SettingsSchema, settingsProblem } from '../settings.ts';
+import {
+  defaultSettings,
+  type Settings,
+  SettingsSchema,
+  settingsProblem,
+} from '../model/settings.ts';
+import { describeIssues } from '../utils/schema-issues.ts';
 import { type Config, ConfigError, type LoadConfig } from './config.ts';
 import { type DefinitionCache, fileCatalog } from './file-catalog.ts';
 import { INDEXED_FROM, readIndexed, SETTLED_MS, writeIndex } from './inventory-index.ts';

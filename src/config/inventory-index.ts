@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { isName } from '../names.ts';
-import { type Settings, SettingsSchema } from '../settings.ts';
+import { isName } from '../model/names.ts';
+import { type Settings, SettingsSchema } from '../model/settings.ts';
 
 /**
  * An index of a large berth.json, so that an act on one node reads that node's entry and

@@ -1,5 +1,5 @@
 import type { OpenedAct } from '../commands/act-shapes.ts';
-import type { CommandRequest } from '../request.ts';
+import type { CommandRequest } from '../model/request.ts';
 
 /** What the middleware chain hands on, step by step, to the command at its end. */
 export type ApiEnv = {

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import * as v from 'valibot';
-import { hasControl } from '../one-line.ts';
+import { hasControl } from '../utils/one-line.ts';
 import {
   type Authentication,
   type Authenticator,

@@ -1,11 +1,11 @@
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { type Code, statusOf } from '../codes.ts';
+import { type Code, statusOf } from '../model/codes.ts';
 import { answer } from './answer.ts';
 
 /**
  * A request refused before its command ran, thrown as Hono's HTTPException: the status is
- * its code's (src/codes.ts), the body `{refused, code}` and what `more` adds. The app's one
+ * its code's (src/model/codes.ts), the body `{refused, code}` and what `more` adds. The app's one
  * `onError` answers it.
  */
 export function refusal(

@@ -1,4 +1,4 @@
-import { clip } from '../clip.ts';
+import { clip } from '../utils/clip.ts';
 
 /** A method as HTTP spells one: a token (RFC 9110 §5.6.2). */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

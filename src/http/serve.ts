@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
-import { type Code, statusOf } from '../codes.ts';
 import { routes } from '../commands/table.ts';
+import { type Code, statusOf } from '../model/codes.ts';
 import type { AccessLog } from './access-log.ts';
 import { noRoute } from './no-route.ts';
 import { refusedRequestLine } from './request-line.ts';

@@ -1,4 +1,4 @@
-import { statusOf } from '../codes.ts';
+import { statusOf } from '../model/codes.ts';
 import type { Authentication } from './authenticator.ts';
 
 /** An answer as plain values, kept to make a Response of on every request. */

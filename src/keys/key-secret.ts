@@ -6,7 +6,7 @@
  */
 
 import type { JWK } from 'jose';
-import { once } from '../once.ts';
+import { once } from '../utils/once.ts';
 import { readFoundKey } from './key-pair.ts';
 import type { KeyKind, KeySecretKind } from './kinds.ts';
 import { endedByNewline, keyValueBytes, keyValueOf } from './secret-value.ts';

@@ -5,7 +5,7 @@
  */
 
 import type { JWK } from 'jose';
-import { once } from '../once.ts';
+import { once } from '../utils/once.ts';
 import type { CertifiedKey } from './certificate.ts';
 import { mintKeyPair, readFoundKey } from './key-pair.ts';
 import { type KeySecretKind, TLS_DAYS } from './kinds.ts';

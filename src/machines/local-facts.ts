@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { type MachineFacts, readFactLines } from '../facts.ts';
+import { type MachineFacts, readFactLines } from '../model/facts.ts';
+import { shellText } from '../shell/shell-text.ts';
 import { HOOK_PATH } from './limits.ts';
-import { shellText } from './shell-text.ts';
 
 /** The facts' sh the ssh machine ships (facts.sh), run here for this machine. */
 const FACTS = shellText('machines/facts.sh');

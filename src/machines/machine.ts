@@ -1,6 +1,6 @@
-import { describeDuration } from '../duration.ts';
-import type { MachineFacts } from '../facts.ts';
+import type { MachineFacts } from '../model/facts.ts';
 import type { Installed, PackageAsk, PackageFacts, PackagePin } from '../packages/packages.ts';
+import { describeDuration } from '../utils/duration.ts';
 
 export interface InstallOptions {
   waitMs: number;

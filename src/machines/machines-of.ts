@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import type { Settings } from '../settings.ts';
+import type { Settings } from '../model/settings.ts';
 import { type Machine, MachineError, type ReachMachine } from './machine.ts';
 import { rootedMachine } from './rooted-machine.ts';
 import { type SshMachine, sshMachine, sshRuntimeDir } from './ssh-machine.ts';

@@ -1,4 +1,4 @@
-import type { Settings } from '../settings.ts';
+import type { Settings } from '../model/settings.ts';
 import type { Machine, ReachMachine } from './machine.ts';
 
 /**

@@ -20,7 +20,6 @@ import {
   release,
   reopen,
 } from '../fs/held-directory.ts';
-import { onlyRootWrites, type Reached, type Walker, walker } from '../fs/safe-walk.ts';
 import { sweepLeftoversIn, writeFileIn } from '../fs/write-in-directory.ts';
 import { HOOK_PATH, PATH_MAX, READ_LIMIT } from './limits.ts';
 import { localFacts, treeFacts } from './local-facts.ts';
@@ -42,11 +41,12 @@ import {
   stoppedLine,
   whenToStop,
 } from './machine.ts';
+import { onlyRootWrites, type Reached, type Walker, walker } from './safe-walk.ts';
 
 /**
  * This machine, with every machine path taken under `root` (`/` is the machine itself;
  * another root is how tests and trials stand machines up). Every path is walked from the
- * held root a name at a time (fs/safe-walk.ts): a link another user could have placed is
+ * held root a name at a time (machines/safe-walk.ts): a link another user could have placed is
  * never followed, and a link root placed never leads out of the root.
  */
 export function rootedMachine(root: string): Machine {

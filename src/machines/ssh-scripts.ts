@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
-import { readFactLines } from '../facts.ts';
+import { readFactLines } from '../model/facts.ts';
 import { packageManager } from '../packages/managers.ts';
 import type { PackageAsk } from '../packages/packages.ts';
+import { shellText } from '../shell/shell-text.ts';
+import { shellWord } from '../shell/shell-word.ts';
 import { HOOK_PATH, MOST_LINKS, NAME_MAX, PATH_MAX, READ_LIMIT } from './limits.ts';
 import {
   type AccountNames,
@@ -14,8 +16,6 @@ import {
   type SurveyAsks,
   type SurveyPath,
 } from './machine.ts';
-import { shellText } from './shell-text.ts';
-import { shellWord } from './shell-word.ts';
 
 // What the ssh machine ships to the far side, one POSIX sh script a call (in ssh's command,
 // or on its standard input when it holds secrets: see ssh-machine.ts), and how it reads

@@ -1,5 +1,5 @@
-import { shellText } from '../machines/shell-text.ts';
-import { shellWord } from '../machines/shell-word.ts';
+import { shellText } from '../shell/shell-text.ts';
+import { shellWord } from '../shell/shell-word.ts';
 import type { PackageAsk, PackagePin, PackageSpec } from './packages.ts';
 
 /**

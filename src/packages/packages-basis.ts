@@ -1,4 +1,4 @@
-import { canonicalJson } from '../digest.ts';
+import { canonicalJson } from '../utils/digest.ts';
 import type { PackageFacts, PackageSpec, PackageState, Simulation } from './packages.ts';
 
 /**

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { parseDuration } from '../duration.ts';
-import { strictJsonObject } from '../strict-json.ts';
+import { parseDuration } from '../utils/duration.ts';
+import { strictJsonObject } from '../utils/strict-json.ts';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './debian-grammar.ts';
 
 const PACKAGE = 'a package is a Debian package name, like "nginx" (a-z, 0-9, +, . and -)';

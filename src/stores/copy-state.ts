@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StateLocation } from '../config/state-dir.ts';
-import { NodeRecordSchema } from '../state.ts';
+import { NodeRecordSchema } from '../model/state.ts';
 import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
 import { FILES, fileStores, readCaFile, readSurveyFile } from './file-store.ts';

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { isName } from '../names.ts';
-import { ownRecord } from '../own-record.ts';
+import { isName } from '../model/names.ts';
+import { ownRecord } from '../utils/own-record.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
 import { readJson, refuseOpenVault } from './json-file.ts';
 import type { NodeVault, Resealed } from './stores.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import * as v from 'valibot';
-import { describeIssues } from '../schema-issues.ts';
+import { describeIssues } from '../utils/schema-issues.ts';
 import { StoreError } from './stores.ts';
 
 /**

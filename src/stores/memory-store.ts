@@ -1,4 +1,4 @@
-import { emptyRecord, type NodeRecord } from '../state.ts';
+import { emptyRecord, type NodeRecord } from '../model/state.ts';
 import { openingEach, type Seal } from '../vault/seal.ts';
 import { keptCa, resealedCa, type SealedCa } from './kept-ca.ts';
 import {

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import pgpass from 'pgpass';
+import { checkStoreUrl } from '../model/store-url.ts';
 import type { Seal } from '../vault/seal.ts';
 import { migrate } from './postgres-schema.ts';
-import { checkStoreUrl } from './store-url.ts';
 import { StoreError } from './stores.ts';
 
 export { checkStoreUrl };

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { NodeRecord } from '../state.ts';
+import type { NodeRecord } from '../model/state.ts';
 import type { SealedCa } from './kept-ca.ts';
 import { type ConnectOptions, connectPostgres } from './postgres-connect.ts';
 import { SCHEMA_LOCK } from './postgres-schema.ts';

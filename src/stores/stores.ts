@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { CodeSchema } from '../codes.ts';
-import { BlockerReportSchema, NodeReportSchema, StepReportSchema } from '../result.ts';
-import type { NodeRecord } from '../state.ts';
+import { CodeSchema } from '../model/codes.ts';
+import { BlockerReportSchema, NodeReportSchema, StepReportSchema } from '../model/result.ts';
+import type { NodeRecord } from '../model/state.ts';
 
 /**
  * The version of the journal's entries berth writes. Version 2 keeps each act's target,
@@ -160,7 +160,7 @@ export interface NodeVault {
 }
 
 /**
- * The state's certificate authority as kept: one a state (see keys/state-ca.ts). Its
+ * The state's certificate authority as kept: one a state (see commands/state-ca.ts). Its
  * certificate is public; its private key is sealed as every value of the vault.
  */
 export interface KeptCa {

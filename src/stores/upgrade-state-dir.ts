@@ -2,9 +2,9 @@ import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { syncDirectory, temporaryName, writeFileAtomic } from '../fs/atomic-file.ts';
-import { isName } from '../names.ts';
-import { ownRecord } from '../own-record.ts';
-import { AccountSchema, emptyRecord, ManagedSchema, type NodeRecord } from '../state.ts';
+import { isName } from '../model/names.ts';
+import { AccountSchema, emptyRecord, ManagedSchema, type NodeRecord } from '../model/state.ts';
+import { ownRecord } from '../utils/own-record.ts';
 import { readJson, refuseOpenVault } from './json-file.ts';
 import { takeLock } from './lock.ts';
 

@@ -6,7 +6,7 @@
  */
 
 import type { Identity } from 'age-encryption';
-import { once } from '../once.ts';
+import { once } from '../utils/once.ts';
 
 /** The first line of every armored age file: a kept value that starts otherwise is not sealed. */
 export const SEALED_HEAD = '-----BEGIN AGE ENCRYPTED FILE-----';

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { HonoBase } from 'hono/hono-base';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
-import { isName } from '../names.ts';
+import { isName } from '../model/names.ts';
 import { type ViewKeys, viewAccess } from './access.ts';
 import { fleetPage } from './fleet-page.ts';
 import { journalPage } from './journal-page.ts';

@@ -1,5 +1,5 @@
-import type { Code } from '../codes.ts';
-import type { NodeReport, StepReport } from '../result.ts';
+import type { Code } from '../model/codes.ts';
+import type { NodeReport, StepReport } from '../model/result.ts';
 import type { JournalEntry, KeptSurvey } from '../stores/stores.ts';
 
 /** What a node's preview would do for one module, as a cell of the fleet's matrix shows it. */

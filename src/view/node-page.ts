@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { valueLine } from '../values-shown.ts';
+import { valueLine } from '../model/values-shown.ts';
 import { CELL_WORDS } from './fleet-page.ts';
 import { layout } from './layout.ts';
 import { cellOf } from './matrix.ts';

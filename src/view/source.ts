@@ -1,13 +1,15 @@
-import type { ModuleDefinition } from '../catalog.ts';
-import type { Code } from '../codes.ts';
 import { openAct } from '../commands/act.ts';
 import type { ActDeps, Face } from '../commands/act-shapes.ts';
 import { answerOf } from '../commands/answer.ts';
+import { declaredFor, toRun } from '../commands/declared.ts';
 import { inParallel } from '../commands/in-parallel.ts';
 import { shapeOf } from '../commands/table.ts';
 import { ConfigError } from '../config/config.ts';
-import { declaredFor, toRun } from '../declared.ts';
-import type { Settings } from '../settings.ts';
+import type { ModuleDefinition } from '../model/catalog.ts';
+import type { Code } from '../model/codes.ts';
+import type { Settings } from '../model/settings.ts';
+import { resolveTarget } from '../model/targets.ts';
+import { type ValueShown, valuesShown } from '../model/values-shown.ts';
 import {
   type JournalEntry,
   type JournalLine,
@@ -15,8 +17,6 @@ import {
   storesCannotOpen,
   storesCode,
 } from '../stores/stores.ts';
-import { resolveTarget } from '../targets.ts';
-import { type ValueShown, valuesShown } from '../values-shown.ts';
 import type { NodeModules, NodeSurveyed } from './matrix.ts';
 
 /** Why a page could not be drawn, in words, with its code and the status it is answered with. */

@@ -1,9 +1,9 @@
 import type { Blocker, ConvergePlan } from '../commands/converge-plan.ts';
 import { noSuchAccountWords } from '../commands/steps/owners.ts';
-import type { DiffShownOnce } from '../diff-shown.ts';
-import type { FactName } from '../facts.ts';
-import { doesNotResolve } from '../resolve.ts';
-import { undeclaredWords, valueProblemWords } from '../values.ts';
+import type { DiffShownOnce } from '../diff/diff-shown.ts';
+import type { FactName } from '../model/facts.ts';
+import { doesNotResolve } from '../model/resolve.ts';
+import { undeclaredWords, valueProblemWords } from '../model/values.ts';
 import { listsOldWords, packageBlockerWords } from './packages.ts';
 import { previewWords } from './steps.ts';
 

@@ -1,8 +1,8 @@
+import type { Outcome, TargetRun } from '../commands/outcome.ts';
 import type { CommandResult } from '../commands/results.ts';
-import type { DiffShownOnce } from '../diff-shown.ts';
-import type { Outcome, TargetRun } from '../outcome.ts';
-import { doesNotResolve } from '../resolve.ts';
-import { type Account, type Holdings, holdsNothing } from '../state.ts';
+import type { DiffShownOnce } from '../diff/diff-shown.ts';
+import { doesNotResolve } from '../model/resolve.ts';
+import { type Account, type Holdings, holdsNothing } from '../model/state.ts';
 import { describePreview } from './converge.ts';
 import { refreshedWords } from './packages.ts';
 import { SharedDiffs } from './shared-diffs.ts';

@@ -1,6 +1,6 @@
+import type { Outcome } from '../commands/outcome.ts';
 import { heldLabel } from '../commands/steps/file-diff.ts';
-import { type DiffShownOnce, shownDiff } from '../diff-shown.ts';
-import type { Outcome } from '../outcome.ts';
+import { type DiffShownOnce, shownDiff } from '../diff/diff-shown.ts';
 
 /** One diff the same on several nodes of a target: the file, the nodes, the diff. */
 interface SharedDiff {

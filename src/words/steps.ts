@@ -7,9 +7,9 @@ import type {
   Step,
 } from '../commands/steps/step.ts';
 import type { Told, Voice } from '../commands/steps/told.ts';
-import type { DiffShownOnce } from '../diff-shown.ts';
-import { shownDiff } from '../diff-shown.ts';
-import { describeAge, describeDuration } from '../duration.ts';
+import type { DiffShownOnce } from '../diff/diff-shown.ts';
+import { shownDiff } from '../diff/diff-shown.ts';
+import { describeAge, describeDuration } from '../utils/duration.ts';
 import { refreshedWords } from './packages.ts';
 
 /** How `said` marks a line a hook wrote, after the step's own line. */

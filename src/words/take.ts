@@ -1,8 +1,8 @@
 import type { TakePreview } from '../commands/results.ts';
 import { foundAsWanted, type TakePlan } from '../commands/take-plan.ts';
-import type { DiffShownOnce } from '../diff-shown.ts';
-import { shownDiff } from '../diff-shown.ts';
-import { describeAge, describeDuration } from '../duration.ts';
+import type { DiffShownOnce } from '../diff/diff-shown.ts';
+import { shownDiff } from '../diff/diff-shown.ts';
+import { describeAge, describeDuration } from '../utils/duration.ts';
 import { packageBlockerWords } from './packages.ts';
 import { describeCheck, describeTaken, readingWords } from './steps.ts';
 

@@ -1,8 +1,8 @@
-import type { Code } from '../codes.ts';
-import type { NodeEnd, Outcome } from '../outcome.ts';
-import type { CommandRequest } from '../request.ts';
-import type { StepReport } from '../result.ts';
-import { holdsNothing } from '../state.ts';
+import type { NodeEnd, Outcome } from '../commands/outcome.ts';
+import type { Code } from '../model/codes.ts';
+import type { CommandRequest } from '../model/request.ts';
+import type { StepReport } from '../model/result.ts';
+import { holdsNothing } from '../model/state.ts';
 
 /**
  * A target's refusal: each node refused or failed, by name, and those not begun; one

@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { lchown, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Code } from '../../src/codes.ts';
+import type { Code } from '../../src/model/codes.ts';
 import { type Asked, codesSeen, type Faces, openFaces } from './faces.ts';
 
 const codes = codesSeen('blockers');

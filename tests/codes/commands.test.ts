@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Code } from '../../src/codes.ts';
+import type { Code } from '../../src/model/codes.ts';
 import { apiWorld } from '../helpers/api-world.ts';
 import { runBerth } from '../helpers/world.ts';
 import { type Asked, type Body, bodyOf, codesSeen, type Faces, openFaces } from './faces.ts';

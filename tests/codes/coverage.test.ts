@@ -1,19 +1,19 @@
 /**
  * The closed list, its documentation and its tests agree: coverage.ts says where each code
- * of src/codes.ts is produced (or why it cannot be), docs/codes.md says when each is
+ * of src/model/codes.ts is produced (or why it cannot be), docs/codes.md says when each is
  * given; a code added to the list without both fails here.
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { CODES } from '../../src/codes.ts';
+import { CODES } from '../../src/model/codes.ts';
 import { CELLS, SUITES, WHERE } from './coverage.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 
 describe('every code of the list is produced through the faces, or said why not', () => {
-  test('the table names every code of src/codes.ts, and no other', () => {
+  test('the table names every code of src/model/codes.ts, and no other', () => {
     assert.deepEqual(Object.keys(WHERE).sort(), [...CODES].sort());
   });
 

@@ -3,10 +3,10 @@
  * line (the real binary, `--json`) and over the Command API (a real `berth api`, a real
  * socket), for one node and for a group. Each cell names the suite of tests/codes/ that
  * produces it there, a test file elsewhere that does (asserting the code), or why it
- * cannot arise there. coverage.test.ts checks this table names every code of src/codes.ts
+ * cannot arise there. coverage.test.ts checks this table names every code of src/model/codes.ts
  * and no other; each suite's last test checks it produced what the table says it does.
  */
-import type { Code } from '../../src/codes.ts';
+import type { Code } from '../../src/model/codes.ts';
 
 export const CELLS = ['cli node', 'cli group', 'api node', 'api group'] as const;
 export type Cell = (typeof CELLS)[number];

@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as v from 'valibot';
-import { type Code, CodeSchema } from '../../src/codes.ts';
+import { type Code, CodeSchema } from '../../src/model/codes.ts';
 import type { ApiProcess } from '../helpers/api-process.ts';
 import { apiWorld } from '../helpers/api-world.ts';
 import { type Run, runBerth, type World } from '../helpers/world.ts';

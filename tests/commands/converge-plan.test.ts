@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as v from 'valibot';
-import { type CatalogEntry, ModuleDefinitionSchema } from '../../src/catalog.ts';
 import {
   type ConvergeInput,
   modulesInScope,
@@ -9,9 +8,10 @@ import {
   planConverge,
 } from '../../src/commands/converge-plan.ts';
 import type { Step } from '../../src/commands/steps/step.ts';
+import type { ModuleSurvey } from '../../src/commands/survey.ts';
 import type { PathFacts } from '../../src/machines/machine.ts';
-import type { Holdings, NodeRecord } from '../../src/state.ts';
-import type { ModuleSurvey } from '../../src/survey.ts';
+import { type CatalogEntry, ModuleDefinitionSchema } from '../../src/model/catalog.ts';
+import type { Holdings, NodeRecord } from '../../src/model/state.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const SINCE = '2026-01-01T00:00:00.000Z';

@@ -8,8 +8,13 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import {
+  clearHookOutput,
+  clearingLines,
+  mintSecret,
+  SHOWN_OUTPUT,
+} from '../../src/commands/secrets.ts';
 import { RAW_OUTPUT_KEPT } from '../../src/machines/machine.ts';
-import { clearHookOutput, clearingLines, mintSecret, SHOWN_OUTPUT } from '../../src/secrets.ts';
 import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 
 /** Every 8-character piece of a text, to ask of a secret whether any piece of it shows. */

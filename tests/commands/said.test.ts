@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
-import { type CatalogEntry, parseDefinition } from '../../src/catalog.ts';
 import { assign } from '../../src/commands/assign.ts';
 import type { CommandContext } from '../../src/commands/context.ts';
 import { forget } from '../../src/commands/forget.ts';
+import type { Outcome } from '../../src/commands/outcome.ts';
 import { unassign } from '../../src/commands/unassign.ts';
-import type { Outcome } from '../../src/outcome.ts';
-import { SettingsSchema } from '../../src/settings.ts';
+import { type CatalogEntry, parseDefinition } from '../../src/model/catalog.ts';
+import { SettingsSchema } from '../../src/model/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import { saidOf, untoldOf } from '../../src/words/said.ts';
 import { memoryMachine } from '../core/memory-machine.ts';

@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
-import { type CatalogEntry, parseDefinition } from '../../src/catalog.ts';
 import type { CommandContext } from '../../src/commands/context.ts';
 import { carryOut } from '../../src/commands/steps/engine.ts';
 import type { ModuleSteps } from '../../src/commands/steps/step.ts';
-import { fingerprintWith } from '../../src/digest.ts';
-import { SettingsSchema } from '../../src/settings.ts';
+import { type CatalogEntry, parseDefinition } from '../../src/model/catalog.ts';
+import { SettingsSchema } from '../../src/model/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import type { NodeStore } from '../../src/stores/stores.ts';
+import { fingerprintWith } from '../../src/utils/digest.ts';
 import { toldLines } from '../../src/words/steps.ts';
 import { type MemoryMachine, memoryMachine } from '../core/memory-machine.ts';
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
-import { type CommandAnswer, CommandAnswerSchema } from '../../src/result.ts';
+import { type CommandAnswer, CommandAnswerSchema } from '../../src/model/result.ts';
 import { appOver, post } from '../helpers/api.ts';
 import { untimed } from '../helpers/timed.ts';
 import { GITEA, makeWorld, POSTGRES, type World } from '../helpers/world.ts';

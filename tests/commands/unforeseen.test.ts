@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { exitOf } from '../../src/codes.ts';
+import { exitOf } from '../../src/model/codes.ts';
 import { has } from '../helpers/needs.ts';
 import { BERTH, makeWorld, type World } from '../helpers/world.ts';
 

@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
-import { type CatalogEntry, parseDefinition } from '../../src/catalog.ts';
 import { routes } from '../../src/commands/table.ts';
 import type { Config } from '../../src/config/config.ts';
 import { type AppOptions, createApp } from '../../src/http/app.ts';
 import type { Authenticator } from '../../src/http/authenticator.ts';
-import { SettingsSchema } from '../../src/settings.ts';
+import { type CatalogEntry, parseDefinition } from '../../src/model/catalog.ts';
+import { SettingsSchema } from '../../src/model/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import { StoreError, type Stores } from '../../src/stores/stores.ts';
 import {

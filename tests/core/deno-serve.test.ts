@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Config } from '../../src/config/config.ts';
 import { serveOnDeno } from '../../src/edge/deno.ts';
-import { defaultSettings } from '../../src/settings.ts';
+import { defaultSettings } from '../../src/model/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import { memoryMachine } from './memory-machine.ts';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { FACT_NAMES } from '../../src/facts.ts';
+import { FACT_NAMES } from '../../src/model/facts.ts';
 import { stateFiles } from '../commands/support.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { type Fleet, fleetUnavailable, startFleet } from './fleet.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as v from 'valibot';
 import { machinesOf } from '../../src/machines/machines-of.ts';
-import { SettingsSchema } from '../../src/settings.ts';
+import { SettingsSchema } from '../../src/model/settings.ts';
 
 const settingsOf = (nodes: unknown) => v.safeParse(SettingsSchema, { nodes });
 

@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as v from 'valibot';
-import { type ModuleDefinition, ModuleDefinitionSchema } from '../../src/catalog.ts';
 import { planConverge } from '../../src/commands/converge-plan.ts';
 import { packageSteps } from '../../src/commands/package-plan.ts';
 import { stepReport } from '../../src/commands/steps/report.ts';
+import type { ModuleSurvey } from '../../src/commands/survey.ts';
+import { type ModuleDefinition, ModuleDefinitionSchema } from '../../src/model/catalog.ts';
 import type { PackageFacts } from '../../src/packages/packages.ts';
-import type { ModuleSurvey } from '../../src/survey.ts';
 import { describePreview } from '../../src/words/converge.ts';
 import { packageBlockerWords } from '../../src/words/packages.ts';
 import { previewWords } from '../../src/words/steps.ts';

@@ -1,9 +1,9 @@
 /** What a preview's digest covers of a node's packages, and what changed, in words. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalJson } from '../../src/digest.ts';
 import type { PackageFacts } from '../../src/packages/packages.ts';
 import { describePackageChanges, packagesBasis } from '../../src/packages/packages-basis.ts';
+import { canonicalJson } from '../../src/utils/digest.ts';
 
 const facts = (nginx: string, redisOffered: string[]): PackageFacts => ({
   manager: 'apt',

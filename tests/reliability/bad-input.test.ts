@@ -10,8 +10,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isName } from '../../src/names.ts';
-import { decodeRequest } from '../../src/request.ts';
+import { isName } from '../../src/model/names.ts';
+import { decodeRequest } from '../../src/model/request.ts';
 import { noRoute } from '../helpers/api.ts';
 import {
   inProcessServer,

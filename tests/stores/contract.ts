@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { NodeRecord } from '../../src/state.ts';
+import type { NodeRecord } from '../../src/model/state.ts';
 import {
   type JournalEntry,
   type JournalQuery,

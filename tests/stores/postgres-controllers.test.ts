@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { NodeRecord } from '../../src/state.ts';
+import type { NodeRecord } from '../../src/model/state.ts';
 import { openPostgresStores } from '../../src/stores/postgres-store.ts';
 import { type JournalEntry, StoreError, type Stores } from '../../src/stores/stores.ts';
 import {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCopyState } from '../../src/cli/copy-state.ts';
 import type { Io } from '../../src/cli/io.ts';
-import type { NodeRecord } from '../../src/state.ts';
+import type { NodeRecord } from '../../src/model/state.ts';
 import { copyStateTo } from '../../src/stores/copy-state.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
 import { openPostgresStores } from '../../src/stores/postgres-store.ts';

@@ -1,7 +1,7 @@
 /** The fleet's cells, from each node's kept survey (its converge preview, typed): each kind a preview can say. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NodeReport } from '../../src/result.ts';
+import type { NodeReport } from '../../src/model/result.ts';
 import type { KeptSurvey } from '../../src/stores/stores.ts';
 import { cellOf, rowsOf } from '../../src/view/matrix.ts';
 import { previewLines } from '../../src/view/preview-lines.ts';

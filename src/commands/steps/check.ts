@@ -1,7 +1,7 @@
 import { HOOK_DEADLINE_MS } from '../../machines/machine.ts';
-import { hookEnv, type Readings } from '../../readings.ts';
-import type { KeptValue } from '../../secrets.ts';
+import { hookEnv, type Readings } from '../../model/readings.ts';
 import type { CommandContext } from '../context.ts';
+import type { KeptValue } from '../secrets.ts';
 import { runClearedHook } from './cleared-hook.ts';
 import type { CheckOutcome, CoveredCheck } from './step.ts';
 

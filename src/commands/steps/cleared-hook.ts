@@ -1,6 +1,6 @@
 import { RAW_OUTPUT_KEPT, type StoppedBy } from '../../machines/machine.ts';
-import { clearHookOutput, clearingLines, type KeptValue } from '../../secrets.ts';
 import type { CommandContext } from '../context.ts';
+import { clearHookOutput, clearingLines, type KeptValue } from '../secrets.ts';
 
 /**
  * Runs a hook on the node's machine, stopped with all it started at `deadlineMs`, and

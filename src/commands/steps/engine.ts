@@ -1,15 +1,9 @@
-import type { ModuleDefinition } from '../../catalog.ts';
-import { fingerprintWith } from '../../digest.ts';
 import type { KeyRead } from '../../keys/key-secret.ts';
 import { isKeySecretKind } from '../../keys/kinds.ts';
 import { keyValueBytes, keyValueOf, rotatingName } from '../../keys/secret-value.ts';
-import { signingCa } from '../../keys/state-ca.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
-import { once } from '../../once.ts';
-import { ownValue } from '../../own-record.ts';
-import { waitSeconds } from '../../packages/packages.ts';
-import { inputsFor, type Readings } from '../../readings.ts';
-import { mintSecret, secretText } from '../../secrets.ts';
+import type { ModuleDefinition } from '../../model/catalog.ts';
+import { inputsFor, type Readings } from '../../model/readings.ts';
 import {
   type Managed,
   withAssigned,
@@ -17,13 +11,19 @@ import {
   withManaged,
   withPackages,
   withStartsHeld,
-} from '../../state.ts';
+} from '../../model/state.ts';
+import { type PublicHalf, readsOf, renderTemplate } from '../../model/template.ts';
+import { waitSeconds } from '../../packages/packages.ts';
 import { type KeptSecret, StoreError } from '../../stores/stores.ts';
-import { secretInside } from '../../survey.ts';
-import { type PublicHalf, readsOf, renderTemplate } from '../../template.ts';
+import { fingerprintWith } from '../../utils/digest.ts';
+import { once } from '../../utils/once.ts';
+import { ownValue } from '../../utils/own-record.ts';
 import { packageBlockerWords } from '../../words/packages.ts';
 import type { CommandContext } from '../context.ts';
 import { isRemoval, packageSteps } from '../package-plan.ts';
+import { mintSecret, secretText } from '../secrets.ts';
+import { signingCa } from '../state-ca.ts';
+import { secretInside } from '../survey.ts';
 import { HookFailed, runHook, stopReason } from './hook.ts';
 import {
   type CertificateFile,

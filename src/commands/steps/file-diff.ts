@@ -1,8 +1,13 @@
-import { unifiedDiff } from '../../diff.ts';
+import { unifiedDiff } from '../../diff/diff.ts';
+import { maskInPlace, maskLine, type NamedValue } from '../../diff/secret-masks.ts';
 import type { PathFacts } from '../../machines/machine.ts';
-import { ownValue } from '../../own-record.ts';
-import { maskInPlace, maskLine, type NamedValue } from '../../secret-masks.ts';
-import { readingsByLine, readsOf, renderTemplate, type TemplateInputs } from '../../template.ts';
+import {
+  readingsByLine,
+  readsOf,
+  renderTemplate,
+  type TemplateInputs,
+} from '../../model/template.ts';
+import { ownValue } from '../../utils/own-record.ts';
 import type { WriteReason } from './step.ts';
 
 /**

@@ -1,3 +1,6 @@
+import type { CommandRequest } from '../../model/request.ts';
+import { KEPT_PREVIEWS, type KeptPreview, type NodeStore } from '../../stores/stores.ts';
+import type { CommandContext } from '../context.ts';
 import {
   type Basis,
   changedSince,
@@ -8,10 +11,7 @@ import {
   notADigest,
   previewDigest,
   scopeWords,
-} from '../../preview.ts';
-import type { CommandRequest } from '../../request.ts';
-import { KEPT_PREVIEWS, type KeptPreview, type NodeStore } from '../../stores/stores.ts';
-import type { CommandContext } from '../context.ts';
+} from '../preview-basis.ts';
 
 /** Why the gate refused an act. */
 export type GateRefusal = {

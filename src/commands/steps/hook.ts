@@ -1,6 +1,6 @@
-import { describeDuration } from '../../duration.ts';
 import { HOOK_DEADLINE_MS } from '../../machines/machine.ts';
-import { hookEnv, type Readings } from '../../readings.ts';
+import { hookEnv, type Readings } from '../../model/readings.ts';
+import { describeDuration } from '../../utils/duration.ts';
 import type { CommandContext } from '../context.ts';
 import { runClearedHook } from './cleared-hook.ts';
 import type { HookDone } from './told.ts';

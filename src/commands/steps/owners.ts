@@ -1,6 +1,6 @@
-import { type Ownership, SECRET_PLACEHOLDER } from '../../catalog.ts';
 import type { Accounts, PathFacts } from '../../machines/machine.ts';
-import type { ModuleSurvey } from '../../survey.ts';
+import { type Ownership, SECRET_PLACEHOLDER } from '../../model/catalog.ts';
+import type { ModuleSurvey } from '../survey.ts';
 import type { Attributes, Drift, LaterOwners, Step } from './step.ts';
 
 /** The mode of a file berth makes new, unless its definition names one. */

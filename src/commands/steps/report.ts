@@ -1,4 +1,4 @@
-import type { StepReport } from '../../result.ts';
+import type { StepReport } from '../../model/result.ts';
 import type { Step } from './step.ts';
 
 /** A step as the typed result lists it: its kind, module, and the path (and secret) it touches. */

@@ -1,6 +1,6 @@
 import type { Handler } from 'hono';
-import { statusOf } from '../../codes.ts';
 import { answerOf, codeOf } from '../../commands/answer.ts';
+import { statusOf } from '../../model/codes.ts';
 import { type ApiEnv, answer } from '../answer.ts';
 import { refusal } from '../refusal.ts';
 

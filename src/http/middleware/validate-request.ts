@@ -1,7 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import { missingFields } from '../../commands/act.ts';
 import type { CommandShape as Command } from '../../commands/command-shape.ts';
-import { decodeRequest } from '../../request.ts';
+import { decodeRequest } from '../../model/request.ts';
 import { noteAccess } from '../access-facts.ts';
 import type { ApiEnv } from '../answer.ts';
 import { refusal } from '../refusal.ts';

@@ -1,5 +1,5 @@
+import { didYouMean } from '../utils/did-you-mean.ts';
 import type { Catalog, CatalogEntry, ModuleDefinition } from './catalog.ts';
-import { didYouMean } from './did-you-mean.ts';
 
 /**
  * Why a module does not resolve on a node, as a value: the words are made from it. A need

@@ -1,6 +1,3 @@
-import { accountNames, type ModuleDefinition } from './catalog.ts';
-import { fingerprintWith } from './digest.ts';
-import type { MachineFacts } from './facts.ts';
 import {
   type Accounts,
   linkWords,
@@ -8,9 +5,12 @@ import {
   MachineError,
   type PathFacts,
   type SurveyPath,
-} from './machines/machine.ts';
-import type { PackageAsk, PackageFacts } from './packages/packages.ts';
-import type { Holdings } from './state.ts';
+} from '../machines/machine.ts';
+import { accountNames, type ModuleDefinition } from '../model/catalog.ts';
+import type { MachineFacts } from '../model/facts.ts';
+import type { Holdings } from '../model/state.ts';
+import type { PackageAsk, PackageFacts } from '../packages/packages.ts';
+import { fingerprintWith } from '../utils/digest.ts';
 
 /**
  * What a machine holds for one module: the holdings berth records (found or not, with

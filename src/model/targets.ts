@@ -1,6 +1,6 @@
-import { didYouMean, withHint } from './did-you-mean.ts';
+import { didYouMean, withHint } from '../utils/did-you-mean.ts';
+import { ownValue } from '../utils/own-record.ts';
 import { checkName, isName } from './names.ts';
-import { ownValue } from './own-record.ts';
 
 /**
  * Targets: where a command takes a node, a node (`web1`), a group (`@web`), every node

@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import { posix } from 'node:path';
-import { MOST_LINKS } from '../machines/limits.ts';
-import { type HeldDirectory, holdBelow, inside, release } from './held-directory.ts';
+import { type HeldDirectory, holdBelow, inside, release } from '../fs/held-directory.ts';
+import { MOST_LINKS } from './limits.ts';
 
 /** Root, and the user berth acts as: who may have placed what berth follows. */
 const trusted = new Set([0, process.geteuid?.() ?? 0]);

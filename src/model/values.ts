@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { didYouMean } from './did-you-mean.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
+import { ownValue } from '../utils/own-record.ts';
+import { jsonRecord, strictJsonObject } from '../utils/strict-json.ts';
 import { isName } from './names.ts';
-import { ownValue } from './own-record.ts';
-import { jsonRecord, strictJsonObject } from './strict-json.ts';
 import { ALL, type Groups, groupsHolding, targetCovers } from './targets.ts';
 
 /**

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { CoveredCheck } from './commands/steps/step.ts';
-import { canonicalJson, digestOf } from './digest.ts';
-import { ownValue } from './own-record.ts';
-import { describePackageChanges } from './packages/packages-basis.ts';
-import type { KeptPreview, NodeStore } from './stores/stores.ts';
+import { describePackageChanges } from '../packages/packages-basis.ts';
+import type { KeptPreview, NodeStore } from '../stores/stores.ts';
+import { canonicalJson, digestOf } from '../utils/digest.ts';
+import { ownValue } from '../utils/own-record.ts';
+import type { CoveredCheck } from './steps/step.ts';
 
 /**
  * What a preview was computed from, in one shape for take and converge, so that a

@@ -6,8 +6,8 @@
  * the berth whose CA was kept.
  */
 
+import type { CertifiedKey } from '../keys/certificate.ts';
 import type { JournalEntry, KeptCa, Stores } from '../stores/stores.ts';
-import type { CertifiedKey } from './certificate.ts';
 
 /** Who needs the CA, as the journal names an act's actor. */
 export interface Needing {
@@ -23,7 +23,7 @@ export async function stateCa(
 ): Promise<{ ca: KeptCa; made: boolean }> {
   const kept = await stores.readCa();
   if (kept) return { ca: kept, made: false };
-  const { makeCa, readCertificate } = await import('./certificate.ts');
+  const { makeCa, readCertificate } = await import('../keys/certificate.ts');
   const made = await makeCa(now);
   const at = now.toISOString();
   const ca = await stores.keepCa({

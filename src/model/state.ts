@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ownRecord, ownValue } from './own-record.ts';
+import { ownRecord, ownValue } from '../utils/own-record.ts';
 
 /**
  * A path berth would not follow: it, or a directory above it, is a link another user could

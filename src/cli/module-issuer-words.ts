@@ -1,6 +1,6 @@
-import type { ModuleIssuer, ModuleIssuerRefusal } from '../cli/module-issuer.ts';
-import { didYouMean } from '../did-you-mean.ts';
-import { valueProblemWords } from '../values.ts';
+import { valueProblemWords } from '../model/values.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
+import type { ModuleIssuer, ModuleIssuerRefusal } from './module-issuer.ts';
 
 /** Where `--issuer MODULE@NODE` found its URL, said beside the start lines. */
 export function moduleIssuerWords(named: string, issuer: ModuleIssuer): string {

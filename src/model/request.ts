@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { clip } from './clip.ts';
+import { clip } from '../utils/clip.ts';
+import { describeIssues } from '../utils/schema-issues.ts';
 import { CodeSchema } from './codes.ts';
 import { NodeReportSchema } from './result.ts';
-import { describeIssues } from './schema-issues.ts';
 
 /**
  * How many nodes of a target at once (`parallel`) or at a time (`batch`): a whole number

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import { didYouMean, withHint } from './did-you-mean.ts';
-import { parseDuration } from './duration.ts';
+import { RefreshAfter } from '../packages/packages-field.ts';
+import { didYouMean, withHint } from '../utils/did-you-mean.ts';
+import { parseDuration } from '../utils/duration.ts';
+import { jsonRecord, strictJsonObject } from '../utils/strict-json.ts';
+import { isAgeRecipient } from '../vault/recipient.ts';
 import { checkName, isName } from './names.ts';
-import { RefreshAfter } from './packages/packages-field.ts';
-import { checkStoreUrl } from './stores/store-url.ts';
-import { jsonRecord, strictJsonObject } from './strict-json.ts';
+import { checkStoreUrl } from './store-url.ts';
 import { ALL, groupsProblem, resolveTarget, targetSyntaxProblem } from './targets.ts';
 import { GivenValuesSchema, valuesProblem } from './values.ts';
-import { isAgeRecipient } from './vault/recipient.ts';
 
 /**
  * A node is reached one way: `root`, or `ssh` (with its `port` and `sudo`). One strict

@@ -1,7 +1,7 @@
-import type { Code } from './codes.ts';
-import type { CommandResult } from './commands/results.ts';
-import type { CommandRequest } from './request.ts';
-import type { BlockerReport, NodeReport, StepReport } from './result.ts';
+import type { Code } from '../model/codes.ts';
+import type { CommandRequest } from '../model/request.ts';
+import type { BlockerReport, NodeReport, StepReport } from '../model/result.ts';
+import type { CommandResult } from './results.ts';
 
 /**
  * What a command returns: what it did as a typed value (`result`), and its refusal if it
@@ -10,7 +10,7 @@ import type { BlockerReport, NodeReport, StepReport } from './result.ts';
 export interface Outcome {
   result?: CommandResult;
   error?: string;
-  /** Beside `error`, always: why, as a code from the closed list (src/codes.ts). */
+  /** Beside `error`, always: why, as a code from the closed list (src/model/codes.ts). */
   code?: Code;
   /** The node's part of the typed result; `failed` when a step of the act failed. */
   report?: {

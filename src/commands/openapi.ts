@@ -1,8 +1,8 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import type { Route } from '../commands/command-shape.ts';
-import { CommandRequestSchema, RefusalSchema } from '../request.ts';
-import { CommandAnswerSchema } from '../result.ts';
+import { CommandRequestSchema, RefusalSchema } from '../model/request.ts';
+import { CommandAnswerSchema } from '../model/result.ts';
+import type { Route } from './command-shape.ts';
 
 type Json = Record<string, unknown>;
 

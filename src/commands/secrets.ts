@@ -1,7 +1,7 @@
 /** Secret values: how berth mints them and how it puts them into files. */
 
-import { privateKeyTexts } from './keys/pem.ts';
-import { maskLine, type NamedValue, SHORTEST_IN_PLACE } from './secret-masks.ts';
+import { maskLine, type NamedValue, SHORTEST_IN_PLACE } from '../diff/secret-masks.ts';
+import { privateKeyTexts } from '../keys/pem.ts';
 
 /** A fresh secret: `bytes` random bytes, written as base64url text so it fits any config file. */
 export function mintSecret(bytes: number): Uint8Array {

@@ -1,14 +1,14 @@
 import * as v from 'valibot';
-import { didYouMean } from './did-you-mean.ts';
-import { parseDuration } from './duration.ts';
+import { certificateName } from '../keys/certificate-names.ts';
+import { isKeySecretKind, KEY_SECRET_KINDS, SECRET_KINDS, TLS_DAYS_MOST } from '../keys/kinds.ts';
+import { PackagesField, RefreshAfter } from '../packages/packages-field.ts';
+import { didYouMean } from '../utils/did-you-mean.ts';
+import { parseDuration } from '../utils/duration.ts';
+import { ownValue } from '../utils/own-record.ts';
+import { describeIssues } from '../utils/schema-issues.ts';
+import { jsonRecord, strictJsonObject } from '../utils/strict-json.ts';
 import { FACT_NAMES, isFactName, MACHINE_FACTS } from './facts.ts';
-import { certificateName } from './keys/certificate-names.ts';
-import { isKeySecretKind, KEY_SECRET_KINDS, SECRET_KINDS, TLS_DAYS_MOST } from './keys/kinds.ts';
 import { isName } from './names.ts';
-import { ownValue } from './own-record.ts';
-import { PackagesField, RefreshAfter } from './packages/packages-field.ts';
-import { describeIssues } from './schema-issues.ts';
-import { jsonRecord, strictJsonObject } from './strict-json.ts';
 import { keysRead, PLACEHOLDER_TEST, type Reads, readsOf } from './template.ts';
 import { ValueNameSchema, ValueSpecSchema } from './values.ts';
 

@@ -1,5 +1,5 @@
+import { ownValue } from '../utils/own-record.ts';
 import type { Facts } from './facts.ts';
-import { ownValue } from './own-record.ts';
 import { type Value, valueText } from './values.ts';
 
 /**

@@ -1,6 +1,6 @@
+import { ownValue } from '../utils/own-record.ts';
 import type { ModuleDefinition } from './catalog.ts';
 import { type Facts, type MachineFacts, nodeFacts } from './facts.ts';
-import { ownValue } from './own-record.ts';
 import type { NodeEntry, Settings } from './settings.ts';
 import { renderTemplate, type TemplateInputs } from './template.ts';
 import {

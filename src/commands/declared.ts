@@ -1,7 +1,7 @@
-import type { Settings } from './settings.ts';
-import { withAssigned } from './state.ts';
-import type { NodeStore } from './stores/stores.ts';
-import { targetCovers } from './targets.ts';
+import type { Settings } from '../model/settings.ts';
+import { withAssigned } from '../model/state.ts';
+import { targetCovers } from '../model/targets.ts';
+import type { NodeStore } from '../stores/stores.ts';
 
 /** A module berth.json's `run` declares for a node, and the targets that declare it. */
 export interface Declared {
