@@ -117,7 +117,7 @@ describe('deadlines of hooks and checks, on a rooted node', () => {
   });
 
   it('a timeout that is not a duration is refused with words', async () => {
-    for (const timeout of ['2', '0s', '25h', '1d']) {
+    for (const timeout of ['2', '0s', '25h', '2d', '1w']) {
       await world.writeModule('bad', { description: 'bad', timeout });
       const validate = await world.berth('validate');
       assert.equal(validate.code, 1, `${timeout}: ${validate.stdout}`);

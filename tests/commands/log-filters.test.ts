@@ -69,8 +69,9 @@ describe('berth log of a target, since a while, its last acts', () => {
 
   it('a group: its nodes, the earlier entry among them, as they were written', async () => {
     const lines = await logged('@db');
-    assert.deepEqual(lines.slice(0, 3), [
-      'assign db2 redis: done',
+    assert.equal(lines[0], 'assign db2 redis: done');
+    // One target's nodes act side by side: either may end first.
+    assert.deepEqual(lines.slice(1, 3).sort(), [
       'assign db1 of @db postgres: done',
       'assign db2 of @db postgres: done',
     ]);
