@@ -3,7 +3,9 @@
  * back exactly as the test found them: the same bytes, mode, owner and group, or no file
  * where there was none. A developer's or CI's machine keeps its own `policy-rc.d`, apt
  * configuration and service files whatever the test does or however it ends: `giveBack`
- * runs from the suite's `after`, and, should that never run, when the test's process exits.
+ * runs from the suite's `after`, and, should that never run, when the test's process exits
+ * or is told to stop (Ctrl-C's SIGINT, a runner's SIGTERM, a closed terminal's SIGHUP),
+ * after which the signal ends the process as it would have.
  */
 import {
   chmodSync,
@@ -14,6 +16,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 
 /** A file as found: its bytes and attributes, or that there was none. */
 type Found =
@@ -30,16 +33,24 @@ export interface KeptFiles {
 /** Notes each path as it is now, to be given back. Only plain files, or nothing, are kept. */
 export function keepAsFound(...paths: string[]): KeptFiles {
   const found = paths.map(foundAt);
-  const atExit = () => found.forEach(putBack);
-  process.on('exit', atExit);
-  return {
-    found,
-    giveBack() {
-      process.off('exit', atExit);
-      found.forEach(putBack);
-    },
+  const giveBack = () => {
+    process.off('exit', giveBack);
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+    found.forEach(putBack);
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    giveBack();
+    // With no other listener the signal's own action ends the process; else as a shell would.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    else process.exit(128 + osConstants.signals[signal]);
+  };
+  process.on('exit', giveBack);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  return { found, giveBack };
 }
+
+/** The signals that end a test's process early, after which what it kept is given back. */
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Whether `path` is now as it was found: the same bytes, mode, owner and group, or none. */
 export function asFound(kept: KeptFiles): boolean {
