@@ -18,7 +18,7 @@ describe('examples/modules', () => {
   it('every example is valid, its templates found, and surveyed by adopt', async () => {
     const adopt = await world.berth('adopt', 'box');
     assert.equal(adopt.code, 0, adopt.stderr);
-    for (const name of ['git-forge', 'glewlwyd', 'nginx', 'postgres', 'postgresql', 'redis-server'])
+    for (const name of ['git-forge', 'glewlwyd', 'nginx', 'postgresql', 'redis-server'])
       assert.match(adopt.stdout, new RegExp(`\\n${name}: holds nothing\\n`), adopt.stdout);
     assert.doesNotMatch(adopt.stdout, /not surveyed/);
   });

@@ -5,14 +5,14 @@
  * .debs (tests/fleet/apt-repository.ts). The README's fresh-host flow, as written (assign,
  * preview, `converge --yes` at a terminal), on a host whose package lists are empty and
  * which lacks curl, which the nginx example's check runs: its refresh_after has the lists
- * refreshed as the act's first step. There is no systemd on a host: the examples' start,
- * stop and reload run the daemons directly, as their units would; their checks are their
- * own. Skipped, saying why, where the fleet cannot run or the .debs cannot be fetched.
+ * refreshed as the act's first step. There is no systemd on a host: the examples' hooks,
+ * as shipped, start, stop and reload through `service` and `pg_ctlcluster`, which run the
+ * init scripts there. Skipped, saying why, where the fleet cannot run or the .debs cannot
+ * be fetched.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
@@ -24,26 +24,7 @@ import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.t
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 
-/** The daemons run directly: what their systemd units do, without systemd. */
-const HOOKS = {
-  nginx: {
-    start: 'nginx',
-    stop: 'p=$(cat /run/nginx.pid 2>/dev/null) || exit 0; nginx -s quit; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
-    reload: 'nginx -t -q && nginx -s reload',
-  },
-  'redis-server': {
-    start:
-      'mkdir -p /run/redis && chown redis:redis /run/redis && runuser -u redis -- redis-server /etc/redis/redis.conf',
-    stop: 'p=$(cat /run/redis/redis-server.pid 2>/dev/null) || exit 0; kill "$p" 2>/dev/null || exit 0; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
-    reload: 'true',
-  },
-  postgresql: {
-    start: 'pg_ctlcluster 15 main start',
-    stop: 'pg_ctlcluster 15 main stop',
-    reload: 'pg_ctlcluster 15 main reload',
-  },
-} as const;
-const TEMPLATES = { nginx: 'default', 'redis-server': 'redis.conf', postgresql: 'berth.conf' };
+const SHIPPED = ['nginx', 'redis-server', 'postgresql'];
 
 const unavailable =
   fleetUnavailable() || needs('curl', 'curl') || needs('script', 'bsdutils') || undefined;
@@ -101,12 +82,10 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
       groups: { web: ['alpha', 'bravo'] },
       sshConfig: 'ssh_config',
     });
-    for (const [name, hooks] of Object.entries(HOOKS)) {
-      const example = JSON.parse(readFileSync(join(EXAMPLES, `${name}.json`), 'utf8'));
-      await world.writeModule(name, { ...example, ...hooks });
-      await mkdir(join(world.state, 'modules', name), { recursive: true });
-      const source = TEMPLATES[name as keyof typeof TEMPLATES];
-      copyFileSync(join(EXAMPLES, name, source), join(world.state, 'modules', name, source));
+    // The examples as shipped, copied as the README copies them: their hooks and templates.
+    for (const name of SHIPPED) {
+      await copyFile(join(EXAMPLES, `${name}.json`), join(world.state, 'modules', `${name}.json`));
+      await cp(join(EXAMPLES, name), join(world.state, 'modules', name), { recursive: true });
     }
   });
   after(async () => {
@@ -198,5 +177,43 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
     assert.match(password, /^\S{20,}$/);
     assert.equal(await on('bravo', 'runuser -u postgres -- psql -Atc "select 1"'), '1\n');
     assert.match((await berth('converge', 'bravo')).stdout, /bravo is as assigned: nothing to do/);
+  });
+
+  it("a changed value goes live through the example's reload; release stops each, its daemon gone and its data kept", async () => {
+    await world.writeSettings({
+      nodes: { alpha: { ssh: 'alpha' }, bravo: { ssh: 'bravo', sudo: true } },
+      groups: { web: ['alpha', 'bravo'] },
+      sshConfig: 'ssh_config',
+      values: { alpha: { maxmemory: '64mb' } },
+    });
+    const changed = await berth('converge', 'alpha');
+    const applied = await berth('converge', 'alpha', '--yes', '--digest', digestOf(changed.stdout));
+    assert.equal(applied.code, 0, applied.stdout + applied.stderr);
+    assert.match(applied.stdout, /\nran reload of redis-server\n/);
+    const auth = `REDISCLI_AUTH="$(sed -n 's/^requirepass[[:space:]]*//p' /etc/redis/redis.conf)"`;
+    assert.equal(
+      await on('alpha', `${auth} redis-cli config get maxmemory`),
+      'maxmemory\n67108864\n',
+    );
+
+    for (const [node, module] of [
+      ['alpha', 'nginx'],
+      ['alpha', 'redis-server'],
+      ['bravo', 'postgresql'],
+    ] as const)
+      assert.equal((await berth('unassign', node, module)).code, 0);
+    for (const node of ['alpha', 'bravo']) {
+      const preview = await berth('converge', node);
+      const done = await berth('converge', node, '--yes', '--digest', digestOf(preview.stdout));
+      assert.equal(done.code, 0, done.stdout + done.stderr);
+    }
+    // Each stop returns once its daemon is gone: no process of it is left at that moment.
+    const running = async (host: string) =>
+      (await fleet.host(host).exec('cat /proc/[0-9]*/comm 2>/dev/null')).stdout.split('\n');
+    const left = [...(await running('alpha')), ...(await running('bravo'))];
+    for (const daemon of ['nginx', 'redis-server', 'postgres'])
+      assert.ok(!left.includes(daemon), `${daemon} still runs after its stop`);
+    await on('alpha', 'test -d /var/lib/redis && test -d /var/www/html');
+    await on('bravo', 'test -s /var/lib/postgresql/15/main/PG_VERSION');
   });
 });

@@ -2,14 +2,14 @@
  * A module's packages installed over ssh, through the real binary, on the fleet's hosts:
  * each with a /usr of its own and apt pointed at a local repository of real Debian .debs
  * (tests/fleet/apt-repository.ts), nginx and redis-server purged from it first, so each
- * starts fresh. There is no systemd on a host: the example modules' start and stop run
- * the daemons directly, as their units would. Skipped, saying why, where the fleet cannot
- * run or the .debs cannot be fetched.
+ * starts fresh. There is no systemd on a host: the example modules, as shipped, start and
+ * stop through `service`, which runs the init scripts there. Skipped, saying why, where
+ * the fleet cannot run or the .debs cannot be fetched.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
@@ -21,19 +21,6 @@ import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.t
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const BROKEN = 'berth-test-broken';
 const GREETING = '/etc/berth-test/greet/greeting';
-
-/** The daemons run directly: what their systemd units do, without systemd. */
-const NGINX = {
-  start: 'nginx',
-  stop: 'p=$(cat /run/nginx.pid 2>/dev/null) || exit 0; nginx -s quit; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
-  reload: 'nginx -t -q && nginx -s reload',
-};
-const REDIS = {
-  start:
-    'mkdir -p /run/redis && chown redis:redis /run/redis && runuser -u redis -- redis-server /etc/redis/redis.conf',
-  stop: 'p=$(cat /run/redis/redis-server.pid 2>/dev/null) || exit 0; kill "$p" 2>/dev/null || exit 0; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
-  reload: 'true',
-};
 
 const unavailable = fleetUnavailable() || needs('curl', 'curl') || undefined;
 const repository = unavailable
@@ -121,15 +108,9 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
       },
       sshConfig: 'ssh_config',
     });
-    for (const [name, hooks] of [
-      ['nginx', NGINX],
-      ['redis-server', REDIS],
-    ] as const) {
-      const example = JSON.parse(readFileSync(join(EXAMPLES, `${name}.json`), 'utf8'));
-      await world.writeModule(name, { ...example, ...hooks });
-      await mkdir(join(world.state, 'modules', name), { recursive: true });
-      const source = name === 'nginx' ? 'default' : 'redis.conf';
-      copyFileSync(join(EXAMPLES, name, source), join(world.state, 'modules', name, source));
+    for (const name of ['nginx', 'redis-server']) {
+      await copyFile(join(EXAMPLES, `${name}.json`), join(world.state, 'modules', `${name}.json`));
+      await cp(join(EXAMPLES, name), join(world.state, 'modules', name), { recursive: true });
     }
     await world.writeModule('greet', {
       packages: ['hello'],
