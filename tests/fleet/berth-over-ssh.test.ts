@@ -17,6 +17,7 @@ import {
   type Fleet,
   type FleetHost,
   fleetUnavailable,
+  onHost,
   startFleet,
 } from './fleet.ts';
 
@@ -68,11 +69,7 @@ describe('berth over ssh, on the fleet', () => {
     assert.equal(preview.code, 0, preview.stderr);
     return berth('converge', node, ...args, '--yes', '--digest', digestOf(preview.stdout));
   };
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   /** What one berth command costs on a host: sshd sessions and connections it opened. */
   const costOn = async <T>(host: FleetHost, work: () => Promise<T>) => {
     const [sessions, connections] = [await host.sessionsOpened(), await host.connectionsAccepted()];

@@ -18,9 +18,9 @@ import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { berthAtTerminal } from '../helpers/terminal.ts';
-import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { berthIn, exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 
@@ -41,16 +41,8 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
   let fleet: Fleet;
   let world: World;
   let runtime: string;
-  const berth = (...args: string[]): Promise<Run> =>
-    runBerth(['--state', world.state, ...args], {
-      XDG_RUNTIME_DIR: runtime,
-      SSH_AUTH_SOCK: undefined,
-    });
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const berth = (...args: string[]): Promise<Run> => berthIn(world.state, runtime, args);
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   const installed = async (host: string, name: string) =>
     (await fleet.host(host).exec(`dpkg-query -W -f='\${db:Status-Status}' ${name} 2>/dev/null`))
       .stdout;

@@ -20,6 +20,7 @@
  * anchors, even if this process is killed (their stdin closes). stop() removes all; an
  * 'exit' handler does it best-effort; a later start removes temp dirs of dead runs.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +28,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { needs } from '../helpers/needs.ts';
+import { type Run, runBerth } from '../helpers/world.ts';
 
 /**
  * Directories every host sees as its own: an overlay over the machine's, so a host
@@ -844,4 +846,25 @@ export async function exitMasters(dir: string): Promise<void> {
         }),
     ),
   );
+}
+
+/**
+ * `sh -c script` as root on `host`, its standard output answered: a test's setting up and
+ * looking; a non-zero exit fails the test, naming the host, the script and what it said.
+ */
+export async function onHost(host: FleetHost, script: string): Promise<string> {
+  const result = await host.exec(script);
+  assert.equal(result.code, 0, `${host.name}: ${script}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * The real binary on the state `state`, its ssh connections' sockets under `runtime` (a
+ * directory of the test's own) and without the developer's ssh agent.
+ */
+export function berthIn(state: string, runtime: string, args: readonly string[]): Promise<Run> {
+  return runBerth(['--state', state, ...args], {
+    XDG_RUNTIME_DIR: runtime,
+    SSH_AUTH_SOCK: undefined,
+  });
 }

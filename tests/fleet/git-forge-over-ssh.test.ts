@@ -16,9 +16,17 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
-import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, FLEET_DOMAIN, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import {
+  berthIn,
+  exitMasters,
+  FLEET_DOMAIN,
+  type Fleet,
+  fleetUnavailable,
+  onHost,
+  startFleet,
+} from './fleet.ts';
 
 const run = promisify(execFile);
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
@@ -47,16 +55,8 @@ describe('the example git forge on fresh fleet hosts', { skip }, () => {
   let keys: string;
   const key = (name: string) => join(keys, name);
   const publicKey = (name: string) => readFileSync(`${key(name)}.pub`, 'utf8').trim();
-  const berth = (...args: string[]): Promise<Run> =>
-    runBerth(['--state', world.state, ...args], {
-      XDG_RUNTIME_DIR: runtime,
-      SSH_AUTH_SOCK: undefined,
-    });
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const berth = (...args: string[]): Promise<Run> => berthIn(world.state, runtime, args);
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   const preview = async (...args: string[]) => {
     const said = await berth(...args);
     assert.equal(said.code, 0, said.stderr);

@@ -25,7 +25,7 @@ import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const PACKAGES = ['glewlwyd', 'dbconfig-sqlite3', 'curl', 'jq', 'rnbyc', 'openssl'];
@@ -72,11 +72,7 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
   const env = () => ({ XDG_RUNTIME_DIR: runtime, SSH_AUTH_SOCK: undefined });
   const berth = (...args: string[]): Promise<Run> =>
     runBerth(['--state', world.state, ...args], env());
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   const converge = async (node: string, ...options: string[]) => {
     const said = await berth('converge', node, ...options);
     assert.equal(said.code, 0, said.stderr);

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { FACT_NAMES } from '../../src/model/facts.ts';
 import { stateFiles } from '../commands/support.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
-import { type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
 
 const APP = {
   data: [{ path: '/srv/hostile/app/data', owner: 'berthapp', group: 'berthapp', mode: '0750' }],
@@ -82,11 +82,7 @@ describe('links a service user places, over ssh', () => {
       SSH_AUTH_SOCK: undefined,
       PGPASSWORD: 'berth-hostile-pgpassword',
     });
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   /** What the service user does on its own, with its own rights. */
   const asApp = (host: string, script: string) =>
     on(host, `setpriv --reuid=berthapp --regid=berthapp --clear-groups sh -c '${script}'`);

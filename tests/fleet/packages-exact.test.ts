@@ -15,7 +15,7 @@ import { type Faces, openFaces } from '../codes/faces.ts';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { digestOf, type Run, runBerth } from '../helpers/world.ts';
 import { buildAptRepository, offerVersion, rebuildInRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
 
 const HOSTILE = '1.0;id>/tmp/x;:';
 /** A package built twice at one version, with other content the second time. */
@@ -42,11 +42,7 @@ describe("exact bits: what a node's apt says is checked, and a digest covers eac
   const env = () => ({ XDG_RUNTIME_DIR: runtime, SSH_AUTH_SOCK: undefined });
   const berth = (...args: string[]): Promise<Run> =>
     runBerth(['--state', faces.world.state, ...args], env());
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
 
   before(async () => {
     release = await holdMachineApt();

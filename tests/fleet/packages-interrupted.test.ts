@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { BERTH, digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
 
 /** A package whose postinst takes a while: the act is cut while it runs. */
 function slowPackage(name: string) {
@@ -95,11 +95,7 @@ describe('a converge cut while apt installs, carried on by the next', {
     );
     return { child, ended };
   };
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   /** Waits for `script` to succeed on the host, a minute at most. */
   const until = async (host: string, script: string) => {
     const deadline = Date.now() + 60_000;

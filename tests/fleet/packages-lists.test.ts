@@ -12,9 +12,9 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { holdMachineApt } from '../helpers/machine-apt.ts';
-import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, startFleet } from './fleet.ts';
+import { berthIn, exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
 
 const CONF = '/etc/berth-test-conf.conf';
 
@@ -40,16 +40,8 @@ describe('package lists that age by rule, and packages absent', { skip, timeout:
   let fleet: Fleet;
   let world: World;
   let runtime: string;
-  const berth = (...args: string[]): Promise<Run> =>
-    runBerth(['--state', world.state, ...args], {
-      XDG_RUNTIME_DIR: runtime,
-      SSH_AUTH_SOCK: undefined,
-    });
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const berth = (...args: string[]): Promise<Run> => berthIn(world.state, runtime, args);
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   const status = async (host: string, name: string) =>
     (
       await fleet

@@ -9,13 +9,15 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { machine } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
+import { makeWorld, type Run, type World } from '../helpers/world.ts';
 import {
+  berthIn,
   exitMasters,
   FLEET_DOMAIN,
   type Fleet,
   type FleetHost,
   fleetUnavailable,
+  onHost,
   SUDO_USER,
   startFleet,
 } from './fleet.ts';
@@ -47,17 +49,9 @@ describe('values and facts over ssh, on the fleet', () => {
   const mark = '/var/lib/berth-test/MARK';
   const hostile = `$(touch ${mark})\`touch ${mark}\`'; touch ${mark}; '"; touch ${mark}; "`;
 
-  const berth = (...args: string[]): Promise<Run> =>
-    runBerth(['--state', world.state, ...args], {
-      XDG_RUNTIME_DIR: runtime,
-      SSH_AUTH_SOCK: undefined,
-    });
+  const berth = (...args: string[]): Promise<Run> => berthIn(world.state, runtime, args);
   const digestOf = (said: string) => /digest ([0-9a-f]{64})\s*$/.exec(said)?.[1] ?? '';
-  const on = async (host: string, script: string) => {
-    const result = await fleet.host(host).exec(script);
-    assert.equal(result.code, 0, `${host}: ${script}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const on = (host: string, script: string) => onHost(fleet.host(host), script);
   const sessionsOf = async <T>(host: FleetHost, work: () => Promise<T>) => {
     const before = await host.sessionsOpened();
     const result = await work();
