@@ -164,10 +164,27 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
       done.stdout,
       /\ninstalled package postgresql \S+ \(with \d+ it depends on: [^\n]*postgresql-15 /,
     );
-    assert.match(done.stdout, /\nran start of postgresql\nbravo is as assigned\n$/);
+    assert.match(
+      done.stdout,
+      /\nran setup of postgresql\n(?:.*\n)*ran start of postgresql\nbravo is as assigned\n$/,
+    );
     const password = (await on('bravo', 'cut -d: -f5 /var/lib/postgresql/.pgpass')).trim();
     assert.match(password, /^\S{20,}$/);
     assert.equal(await on('bravo', 'runuser -u postgres -- psql -Atc "select 1"'), '1\n');
+    // The role app logs in over TCP with the password berth keeps in .pgpass, and only with it.
+    assert.equal(
+      await on(
+        'bravo',
+        'runuser -u postgres -- psql -h localhost -U app -d postgres -Atc "select current_user"',
+      ),
+      'app\n',
+    );
+    const wrong = await fleet
+      .host('bravo')
+      .exec(
+        'PGPASSWORD=not-it runuser -u postgres -- psql -w -h localhost -U app -d postgres -Atc "select 1" </dev/null; echo "exit $?"',
+      );
+    assert.match(wrong.stdout, /exit [12]\n$/, wrong.stderr);
     assert.match((await berth('converge', 'bravo')).stdout, /bravo is as assigned: nothing to do/);
   });
 

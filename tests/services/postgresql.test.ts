@@ -9,8 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cpSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { chown, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { vaultValues } from '../commands/support.ts';
@@ -21,6 +21,7 @@ import { previewThenAct } from './support.ts';
 
 const PGPASS = '/var/lib/postgresql/.pgpass';
 const BERTH_CONF = '/etc/postgresql/15/main/conf.d/berth.conf';
+const SETUP = '/etc/postgresql/15/main/berth-setup.sh';
 const PASSWORD = 'Admin-made-app-password-0815';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const unavailable =
@@ -73,7 +74,7 @@ describe('postgresql, set up by hand, driven through berth', () => {
 
   before(async () => {
     if (unavailable) return;
-    machines = keepAsFound(PGPASS, BERTH_CONF);
+    machines = keepAsFound(PGPASS, BERTH_CONF, SETUP);
     pgUid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
     pgGid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
     sh(STOP);
@@ -93,11 +94,9 @@ describe('postgresql, set up by hand, driven through berth', () => {
     world = await makeWorld();
     await world.writeSettings({ nodes: { host: { root: '/' } } });
     await world.writeModule('postgresql', EXAMPLE);
-    await mkdir(join(world.state, 'modules', 'postgresql'), { recursive: true });
-    copyFileSync(
-      join(EXAMPLES, 'postgresql', 'berth.conf'),
-      join(world.state, 'modules', 'postgresql', 'berth.conf'),
-    );
+    cpSync(join(EXAMPLES, 'postgresql'), join(world.state, 'modules', 'postgresql'), {
+      recursive: true,
+    });
   });
 
   after(async () => {
