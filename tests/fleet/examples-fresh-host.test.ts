@@ -12,15 +12,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { berthAtTerminal } from '../helpers/terminal.ts';
 import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { berthIn, exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
+import { berthIn, type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 
@@ -37,7 +37,7 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
   skip,
   timeout: 600_000,
 }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -48,9 +48,8 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
       .stdout;
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({ hosts: 2, ownUsr: true, aptRepository: repository as string });
-    runtime = await mkdtemp('/tmp/bfx-');
+    held = await packageFleet({ hosts: 2, repository: repository as string });
+    ({ fleet, runtime } = held);
     // berthAtTerminal runs berth with this process's environment.
     process.env.XDG_RUNTIME_DIR = runtime;
     delete process.env.SSH_AUTH_SOCK;
@@ -81,12 +80,8 @@ describe('the examples, each from nothing to serving in one converge on a fresh 
     }
   });
   after(async () => {
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
-    await fleet?.stop();
     await world?.cleanup();
-    if (runtime) await rm(runtime, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    await held?.stop();
   });
 
   it("the README's flow on a host whose lists are empty: nginx and redis serving after one converge at a terminal", async () => {

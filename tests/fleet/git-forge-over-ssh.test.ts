@@ -14,19 +14,11 @@ import { copyFile, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import {
-  berthIn,
-  exitMasters,
-  FLEET_DOMAIN,
-  type Fleet,
-  fleetUnavailable,
-  onHost,
-  startFleet,
-} from './fleet.ts';
+import { berthIn, FLEET_DOMAIN, type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 const run = promisify(execFile);
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
@@ -48,7 +40,7 @@ const repository = unavailable
 const skip = typeof repository === 'string' ? false : repository.skip;
 
 describe('the example git forge on fresh fleet hosts', { skip }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -113,16 +105,14 @@ describe('the example git forge on fresh fleet hosts', { skip }, () => {
   };
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({
+    held = await packageFleet({
       hosts: 2,
-      ownUsr: true,
-      aptRepository: repository as string,
+      repository: repository as string,
       // The fleet's sshd reads every user's keys from files of its own; a Debian host's
       // reads ~/.ssh/authorized_keys, where gitolite puts the keys it lets in.
       sshdOptions: ['Match User gitolite3', '  AuthorizedKeysFile .ssh/authorized_keys'],
     });
-    runtime = await mkdtemp('/tmp/bfg-');
+    ({ fleet, runtime } = held);
     keys = await mkdtemp('/tmp/bfg-keys-');
     for (const name of ['admin', 'admin2', 'stranger'])
       await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', key(name)]);
@@ -156,12 +146,9 @@ describe('the example git forge on fresh fleet hosts', { skip }, () => {
     });
   });
   after(async () => {
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
-    await fleet?.stop();
     await world?.cleanup();
-    for (const dir of [runtime, keys]) if (dir) await rm(dir, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    if (keys) await rm(keys, { recursive: true, force: true });
+    await held?.stop();
   });
 
   it('brings a fresh host to a forge in one converge: a push over ssh lands a repository cgit lists', async () => {

@@ -17,15 +17,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { cpSync, readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type ApiProcess, httpAsk, startApi } from '../helpers/api-process.ts';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
+import { type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const PACKAGES = ['glewlwyd', 'dbconfig-sqlite3', 'curl', 'jq', 'rnbyc', 'openssl'];
@@ -59,7 +59,7 @@ const headerOf = (token: string) =>
   JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString('utf8'));
 
 describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -128,9 +128,8 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
     });
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({ hosts: 3, ownUsr: true, aptRepository: repository as string });
-    runtime = await mkdtemp('/tmp/bfg-');
+    held = await packageFleet({ hosts: 3, repository: repository as string });
+    ({ fleet, runtime } = held);
     for (const host of ['alpha', 'charlie'])
       assert.equal(
         await on(host, `dpkg-query -W -f='\${db:Status-Status}' glewlwyd 2>/dev/null || true`),
@@ -164,12 +163,8 @@ describe('Glewlwyd as berth brings it up, and berth api trusting it', { skip }, 
     await api?.stop();
     for (const host of ['alpha', 'charlie'])
       await fleet?.host(host).exec(`sh ${D}/ctl.sh stop 2>/dev/null; true`);
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
-    await fleet?.stop();
     await world?.cleanup();
-    if (runtime) await rm(runtime, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    await held?.stop();
   });
 
   it('berth api, started before any identity provider, answers the seed 401 naming it', async () => {

@@ -8,14 +8,14 @@
  * the fleet cannot run.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Faces, openFaces } from '../codes/faces.ts';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { digestOf, type Run, runBerth } from '../helpers/world.ts';
 import { buildAptRepository, offerVersion, rebuildInRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
+import { type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 const HOSTILE = '1.0;id>/tmp/x;:';
 /** A package built twice at one version, with other content the second time. */
@@ -35,7 +35,7 @@ describe("exact bits: what a node's apt says is checked, and a digest covers eac
   skip,
   timeout: 300_000,
 }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let faces: Faces;
   let runtime: string;
@@ -45,9 +45,8 @@ describe("exact bits: what a node's apt says is checked, and a digest covers eac
   const on = (host: string, script: string) => onHost(fleet.host(host), script);
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({ hosts: 2, ownUsr: true, aptRepository: repository as string });
-    runtime = await mkdtemp('/tmp/bfe-');
+    held = await packageFleet({ hosts: 2, repository: repository as string });
+    ({ fleet, runtime } = held);
     faces = await openFaces({
       modules: {
         hostile: { packages: ['berth-test-hostile'], start: 'touch /var/lib/berth-test/hostile' },
@@ -67,12 +66,8 @@ describe("exact bits: what a node's apt says is checked, and a digest covers eac
     await copyFile(fleet.sshConfig, join(faces.world.state, 'ssh_config'));
   });
   after(async () => {
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
     await faces?.close();
-    await fleet?.stop();
-    if (runtime) await rm(runtime, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    await held?.stop();
   });
 
   /** The hostile version on @pair: a blocker on both faces, the act refused, nothing run. */

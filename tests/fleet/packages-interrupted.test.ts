@@ -11,14 +11,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { BERTH, digestOf, makeWorld, type Run, runBerth, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
+import { type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 /** A package whose postinst takes a while: the act is cut while it runs. */
 function slowPackage(name: string) {
@@ -65,7 +65,7 @@ describe('a converge cut while apt installs, carried on by the next', {
   skip,
   timeout: 600_000,
 }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -169,9 +169,8 @@ describe('a converge cut while apt installs, carried on by the next', {
   };
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({ hosts: 3, ownUsr: true, aptRepository: repository as string });
-    runtime = await mkdtemp('/tmp/bfi-');
+    held = await packageFleet({ hosts: 3, repository: repository as string });
+    ({ fleet, runtime } = held);
     world = await makeWorld({
       'berth-test-slow': slowModule('berth-test-slow'),
       'berth-test-held': slowModule('berth-test-held'),
@@ -188,12 +187,8 @@ describe('a converge cut while apt installs, carried on by the next', {
     });
   });
   after(async () => {
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
-    await fleet?.stop();
     await world?.cleanup();
-    if (runtime) await rm(runtime, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    await held?.stop();
   });
 
   it("told to stop (Ctrl-C's SIGINT) mid-install: the next converge carries it on; status advises removing nothing", async () => {

@@ -8,13 +8,13 @@
  * widen to another package is refused. Skipped, saying why, where the fleet cannot run.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { berthIn, exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
+import { berthIn, type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 const CONF = '/etc/berth-test-conf.conf';
 
@@ -36,7 +36,7 @@ const SETTINGS = {
 };
 
 describe('package lists that age by rule, and packages absent', { skip, timeout: 300_000 }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -68,9 +68,8 @@ describe('package lists that age by rule, and packages absent', { skip, timeout:
   };
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({ hosts: 2, ownUsr: true, aptRepository: repository as string });
-    runtime = await mkdtemp('/tmp/bfl-');
+    held = await packageFleet({ hosts: 2, repository: repository as string });
+    ({ fleet, runtime } = held);
     await on(
       'bravo',
       'DEBIAN_FRONTEND=noninteractive apt-get purge -y -q hello >/dev/null 2>&1; true',
@@ -84,12 +83,8 @@ describe('package lists that age by rule, and packages absent', { skip, timeout:
     await world.writeSettings(SETTINGS);
   });
   after(async () => {
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
-    await fleet?.stop();
     await world?.cleanup();
-    if (runtime) await rm(runtime, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    await held?.stop();
   });
 
   it("lists older than berth.json's refresh_after are refreshed as the act's first step, named in the preview", async () => {

@@ -9,14 +9,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdMachineApt } from '../helpers/machine-apt.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type Run, type World } from '../helpers/world.ts';
 import { buildAptRepository } from './apt-repository.ts';
-import { berthIn, exitMasters, type Fleet, fleetUnavailable, onHost, startFleet } from './fleet.ts';
+import { berthIn, type Fleet, fleetUnavailable, onHost } from './fleet.ts';
+import { type PackageFleet, packageFleet } from './package-fleet.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples/modules');
 const BROKEN = 'berth-test-broken';
@@ -49,7 +49,7 @@ function offered(name: string): string {
 const escaped = (text: string) => text.replace(/[.+*?^$()[\]{}|\\]/g, '\\$&');
 
 describe("a module's packages, installed over ssh on fresh fleet hosts", { skip }, () => {
-  let release: (() => Promise<void>) | undefined;
+  let held: PackageFleet | undefined;
   let fleet: Fleet;
   let world: World;
   let runtime: string;
@@ -70,9 +70,8 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
     berth(...options, 'converge', node, '--yes', '--digest', digestOf(said.stdout));
 
   before(async () => {
-    release = await holdMachineApt();
-    fleet = await startFleet({ hosts: 3, ownUsr: true, aptRepository: repository as string });
-    runtime = await mkdtemp('/tmp/bfp-');
+    held = await packageFleet({ hosts: 3, repository: repository as string });
+    ({ fleet, runtime } = held);
     // Fresh hosts: what this machine has installed of the packages, and left of them, is
     // not theirs; nor the redis account, which redis-server's package makes (its purge
     // leaves it) and the example names as the owner of its files.
@@ -110,12 +109,8 @@ describe("a module's packages, installed over ssh on fresh fleet hosts", { skip 
     });
   });
   after(async () => {
-    if (runtime) await exitMasters(join(runtime, 'berth-ssh'));
-    await fleet?.stop();
     await world?.cleanup();
-    if (runtime) await rm(runtime, { recursive: true, force: true });
-    if (typeof repository === 'string') await rm(repository, { recursive: true, force: true });
-    await release?.();
+    await held?.stop();
   });
 
   it('brings a fresh host to nginx and redis-server in one converge, both answering', async () => {
