@@ -98,12 +98,14 @@ describe('an act that met its node', () => {
         `berth process ${process.pid} on ${hostname()} holds the lock of node web1 \\(converge, since [^)]+\\)`,
       );
       for (const scope of ['node', 'group'] as const) {
-        const line = await faces.line('converge', asked[scope], '--lock-timeout', '1s');
+        // Waiting longer than the second after which berth says whose lock it waits for:
+        // a wait of 1s would race that line on a loaded machine.
+        const line = await faces.line('converge', asked[scope], '--lock-timeout', '3s');
         assert.equal(line.status, 3);
         assert.equal(line.body.format_version, 1);
         codes.refused(`cli ${scope}`, line, 'lock_timeout');
         assert.match(line.body.refused ?? '', holder);
-        assert.match(line.body.refused ?? '', /did not let go within 1s/);
+        assert.match(line.body.refused ?? '', /did not let go within 3s/);
         assert.match(line.stderr, /^waiting for the lock of web1, held by berth process /);
       }
       // berth api waits as long as its own --lock-timeout says.
