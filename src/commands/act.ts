@@ -3,7 +3,7 @@ import { type GrantedTarget, grantedTarget } from '../model/grants.ts';
 import { isName } from '../model/names.ts';
 import type { CommandRequest } from '../model/request.ts';
 import type { Settings } from '../model/settings.ts';
-import { resolveTarget } from '../model/targets.ts';
+import { readTarget } from '../model/targets.ts';
 import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
@@ -72,10 +72,10 @@ export async function openAct(
 }
 
 /**
- * The nodes a request names. Over the API, as the subject's grants give it the inventory:
- * the whole target or nothing, and nothing said of nodes or groups it is not granted. A
- * command on the records alone (`rekey`, the command line's) also reaches a node
- * berth.json no longer names while the stores keep its records.
+ * The nodes a request names: its target read on the inventory once, then, over the API,
+ * held to the subject's grants (the whole target or nothing, and nothing said of nodes or
+ * groups it is not granted). A command on the records alone (`rekey`, the command
+ * line's) also reaches a node berth.json no longer names while the stores keep its records.
  */
 async function targetOf(
   command: Command,
@@ -84,10 +84,11 @@ async function targetOf(
   deps: ActDeps,
   face: Face,
 ): Promise<GrantedTarget> {
-  if (face.via === 'api') return grantedTarget(settings, face.actor, command.name, request.node);
   const nodes = Object.keys(settings.nodes);
-  if (command.recordsAlone)
+  if (command.recordsAlone && face.via !== 'api')
     for (const node of await deps.stores.listNodes())
       if (!Object.hasOwn(settings.nodes, node)) nodes.push(node);
-  return resolveTarget(request.node, { nodes, groups: settings.groups });
+  const asked = readTarget(request.node, { nodes, groups: settings.groups });
+  if (face.via !== 'api') return asked.targeted;
+  return grantedTarget(settings, face.actor, command.name, asked);
 }
