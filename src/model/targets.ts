@@ -16,6 +16,12 @@ export type Groups = Readonly<Record<string, readonly string[]>>;
 /** `@all` is every node of the inventory, so no group may take that name. */
 export const ALL = 'all';
 
+/** What a target is read on: the nodes of berth.json (or of the records) and its groups. */
+export interface Inventory {
+  nodes: readonly string[];
+  groups: Groups;
+}
+
 /** A target as nodes: the sorted node names, or why it names none, in words. */
 export type Targeted =
   | { ok: true; nodes: string[] }
@@ -150,29 +156,19 @@ export interface ReadTarget {
 }
 
 /** Reads a target on the inventory: parsed, then resolved to its nodes. */
-export function readTarget(
-  target: string,
-  inventory: { nodes: readonly string[]; groups: Groups },
-): ReadTarget {
+export function readTarget(target: string, inventory: Inventory): ReadTarget {
   const terms = termsOf(target);
   if (!Array.isArray(terms)) return { target, targeted: { ok: false, ...terms } };
   return { target, terms, targeted: nodesOfTerms(target, terms, inventory) };
 }
 
 /** Turns a target into the nodes it names, on the inventory. */
-export function resolveTarget(
-  target: string,
-  inventory: { nodes: readonly string[]; groups: Groups },
-): Targeted {
+export function resolveTarget(target: string, inventory: Inventory): Targeted {
   return readTarget(target, inventory).targeted;
 }
 
 /** The nodes of a target's terms: those its parts add, less those they remove. */
-function nodesOfTerms(
-  target: string,
-  terms: readonly Term[],
-  inventory: { nodes: readonly string[]; groups: Groups },
-): Targeted {
+function nodesOfTerms(target: string, terms: readonly Term[], inventory: Inventory): Targeted {
   const known = new Set(inventory.nodes);
   const added = new Set<string>();
   const removed = new Set<string>();
