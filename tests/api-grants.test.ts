@@ -8,6 +8,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget, grantRefusal } from '../src/model/grants.ts';
+import { readTarget } from '../src/model/targets.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { digestOf, type World } from './helpers/world.ts';
 
@@ -287,7 +288,15 @@ describe('grants, as berth.json says them', () => {
       groups: { web: ['web1', 'web2'], canary: ['web1'], empty: [], mixed: ['web1', 'db1'] },
       grants: [{ sub: 'dep', may: ['converge' as const], on: '@web' }],
     };
-    const read = (target: string) => grantedTarget(settings, 'dep', 'converge', target);
+    // As the act asks it: the target read on the inventory, then held to the grants.
+    const granted = (given: Parameters<typeof grantedTarget>[0], command: string, target: string) =>
+      grantedTarget(
+        given,
+        'dep',
+        command,
+        readTarget(target, { nodes: Object.keys(given.nodes), groups: given.groups }),
+      );
+    const read = (target: string) => granted(settings, 'converge', target);
     assert.deepEqual(read('@canary,web2'), { ok: true, nodes: ['web1', 'web2'] });
     for (const [target, name] of [
       ['web1,@empty', '@empty'],
@@ -302,12 +311,12 @@ describe('grants, as berth.json says them', () => {
       });
     // A grant that takes in every node less one gives every name, the one it removes too.
     const allBut = { ...settings, grants: [{ sub: 'dep', may: ['*' as const], on: '@all,!db1' }] };
-    assert.deepEqual(grantedTarget(allBut, 'dep', 'adopt', '@all,!db1'), {
+    assert.deepEqual(granted(allBut, 'adopt', '@all,!db1'), {
       ok: true,
       nodes: ['web1', 'web2'],
     });
     assert.equal(
-      (grantedTarget(allBut, 'dep', 'adopt', '@all') as { refused: string }).refused,
+      (granted(allBut, 'adopt', '@all') as { refused: string }).refused,
       'dep may not adopt @all: no grant names every node of it',
     );
   });

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget } from '../src/model/grants.ts';
-import { resolveTarget, targetCovers } from '../src/model/targets.ts';
+import { readTarget, resolveTarget, targetCovers } from '../src/model/targets.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
@@ -61,7 +61,8 @@ describe('an intersection on an inventory', () => {
       groups: inventory.groups,
       grants: [{ sub: 'eu-web', may: ['converge' as const], on: '@web&@eu' }],
     };
-    const read = (target: string) => grantedTarget(settings, 'eu-web', 'converge', target);
+    const read = (target: string) =>
+      grantedTarget(settings, 'eu-web', 'converge', readTarget(target, inventory));
     assert.deepEqual(read('@web&@eu'), { ok: true, nodes: ['web1', 'web2'] });
     assert.deepEqual(read('web1'), { ok: true, nodes: ['web1'] });
     assert.deepEqual(read('web3'), {

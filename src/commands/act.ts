@@ -3,7 +3,7 @@ import { type GrantedTarget, grantedTarget } from '../model/grants.ts';
 import { isName } from '../model/names.ts';
 import type { CommandRequest } from '../model/request.ts';
 import type { Settings } from '../model/settings.ts';
-import { resolveTarget } from '../model/targets.ts';
+import { type Inventory, readTarget } from '../model/targets.ts';
 import { storesCannotOpen, storesCode } from '../stores/stores.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
@@ -39,19 +39,25 @@ export async function openAct(
     kind: 'ready',
     run: async () => ({ ...refusal }),
   });
-  let targeted: GrantedTarget;
   let config: Awaited<ReturnType<ActDeps['loadConfig']>>;
+  let inventory: Inventory;
   try {
     await deps.stores.open();
     // A node's name needs that node of the inventory alone; a group or a list, all of it.
     config = await deps.loadConfig(isName(request.node) ? [request.node] : undefined);
-    targeted = await targetOf(command, request, config.settings, deps, face);
+    inventory = await inventoryOf(command, config.settings, deps, face);
   } catch (error) {
     // The stores are chosen by berth.json: one that cannot be used is the operator's to mend.
     if (error instanceof ConfigError)
       return ready({ error: error.message, code: 'invalid_config' });
     return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
   }
+  // The target read once on the inventory; over the API, then held to the subject's grants:
+  // the whole target or nothing, and nothing said of nodes or groups it is not granted.
+  const asked = readTarget(request.node, inventory);
+  let targeted: GrantedTarget = asked.targeted;
+  if (face.via === 'api')
+    targeted = grantedTarget(config.settings, face.actor, command.name, asked);
   // A refresh is a preview's first step: on an act it would change what was approved.
   if (face.line.refresh && request.yes)
     return refusedUnplaced(command, request, deps, face, {
@@ -72,22 +78,19 @@ export async function openAct(
 }
 
 /**
- * The nodes a request names. Over the API, as the subject's grants give it the inventory:
- * the whole target or nothing, and nothing said of nodes or groups it is not granted. A
- * command on the records alone (`rekey`, the command line's) also reaches a node
- * berth.json no longer names while the stores keep its records.
+ * The inventory a request's target is read on: berth.json's. A command on the records
+ * alone (`rekey`, the command line's) also reaches a node berth.json no longer names
+ * while the stores keep its records.
  */
-async function targetOf(
+async function inventoryOf(
   command: Command,
-  request: CommandRequest,
   settings: Settings,
   deps: ActDeps,
   face: Face,
-): Promise<GrantedTarget> {
-  if (face.via === 'api') return grantedTarget(settings, face.actor, command.name, request.node);
+): Promise<Inventory> {
   const nodes = Object.keys(settings.nodes);
-  if (command.recordsAlone)
+  if (command.recordsAlone && face.via !== 'api')
     for (const node of await deps.stores.listNodes())
       if (!Object.hasOwn(settings.nodes, node)) nodes.push(node);
-  return resolveTarget(request.node, { nodes, groups: settings.groups });
+  return { nodes, groups: settings.groups };
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.ts';
 import { MachineError } from '../machines/machine.ts';
-import { surveyAgain } from '../machines/survey-again.ts';
+import type { SurveyAgain } from '../machines/survey-again.ts';
 import type { Code } from '../model/codes.ts';
 import type { CommandRequest } from '../model/request.ts';
 import {
@@ -36,20 +36,20 @@ export interface NodeAct {
 }
 
 /**
- * Opens one node of a resolved target for a command: its machine and its locked records.
- * The node is in the inventory (or, for a command on the records alone, in the stores).
+ * Opens one node of a resolved target for a command, on the machine the runner reached it
+ * by: its locked records. The node is in the inventory (or, for a command on the records
+ * alone, in the stores).
  */
 export async function lockNode(
   command: Command,
   node: string,
   target: string,
+  surveys: SurveyAgain,
   config: Config,
   deps: ActDeps,
   face: Face,
 ): Promise<{ kind: 'open'; act: NodeAct } | { kind: 'stores'; refused: string; code: Code }> {
   const now = face.now ?? (() => new Date());
-  // Made before the lock is taken: nothing between the lock and `run` may throw.
-  const surveys = surveyAgain(deps.machines(config.settings)(node));
   let store: Awaited<ReturnType<Stores['openNode']>>;
   try {
     store = await deps.stores.openNode(node, command.name);

@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.ts';
+import { type SurveyAgain, surveyAgain } from '../machines/survey-again.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { digestOf } from '../utils/digest.ts';
@@ -50,15 +51,35 @@ export class Runner {
   /** At most `parallel` nodes at once; a rolling act `batch` at a time (the request's, both faces). */
   private readonly options: { parallel: number; batch?: number };
 
+  private readonly command: Command;
+  private readonly request: CommandRequest;
+  private readonly nodes: readonly string[];
+  private readonly config: Config;
+  private readonly deps: ActDeps;
+  private readonly face: Face;
+  /** Each node's machine, as the inventory reaches it: the way to it, made for this run. */
+  private readonly machines: ReadonlyMap<string, SurveyAgain>;
+
   constructor(
-    private readonly command: Command,
-    private readonly request: CommandRequest,
-    private readonly nodes: readonly string[],
-    private readonly config: Config,
-    private readonly deps: ActDeps,
-    private readonly face: Face,
+    command: Command,
+    request: CommandRequest,
+    nodes: readonly string[],
+    config: Config,
+    deps: ActDeps,
+    face: Face,
   ) {
+    this.command = command;
+    this.request = request;
+    this.nodes = nodes;
+    this.config = config;
+    this.deps = deps;
+    this.face = face;
     this.options = { parallel: request.parallel ?? DEFAULT_PARALLEL, batch: request.batch };
+    // Made before any lock is taken: nothing between a lock and its act may throw.
+    const reach = deps.machines(config.settings);
+    const machines = new Map<string, SurveyAgain>();
+    for (const node of nodes) machines.set(node, surveyAgain(reach(node)));
+    this.machines = machines;
   }
 
   run(): Promise<RunOutcome> {
@@ -412,6 +433,7 @@ export class Runner {
       this.command,
       node,
       this.request.node,
+      this.machines.get(node) as SurveyAgain,
       this.config,
       this.deps,
       face,

@@ -3,6 +3,7 @@ import {
   ALL,
   type Atom,
   parseTarget,
+  type ReadTarget,
   resolveTarget,
   type Targeted,
   targetCovers,
@@ -40,10 +41,10 @@ export type GrantedTarget =
   | { ok: false; refused: string; code: 'not_granted'; byGrants: true };
 
 /**
- * A target as a subject over the API may name it, read on the inventory. One node is
- * asked of the grants before the inventory is looked at. Of a target of several, the
- * subject is told nothing of the inventory its grants for the command do not give it: a
- * name it is not given is refused in the same words whether berth.json has it or not,
+ * A target, read on the inventory, as a subject over the API may name it. One node is
+ * asked of the grants alone, whatever the inventory said of it. Of a target of several,
+ * the subject is told nothing of the inventory its grants for the command do not give it:
+ * a name it is not given is refused in the same words whether berth.json has it or not,
  * with no hint at what was meant and no count. A subject granted every node is told what
  * the command line would be.
  */
@@ -51,21 +52,20 @@ export function grantedTarget(
   settings: Pick<Settings, 'grants' | 'groups' | 'nodes'>,
   subject: string,
   command: string,
-  target: string,
+  asked: ReadTarget,
 ): GrantedTarget {
-  const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
-  const terms = parseTarget(target);
-  if (typeof terms === 'string' || settings.grants === undefined)
-    return resolveTarget(target, inventory);
+  const { target, terms, targeted } = asked;
+  if (terms === undefined || settings.grants === undefined) return targeted;
   const [first] = terms;
   const [only] = first?.all ?? [];
   if (terms.length === 1 && first?.all.length === 1 && only?.kind === 'node') {
     const refused = grantRefusal(settings, subject, command, only.name);
     if (refused) return { ok: false, refused, code: 'not_granted', byGrants: true };
-    return resolveTarget(target, inventory);
+    return targeted;
   }
+  const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
   const given = givenTo(settings, subject, command, inventory);
-  if (given.granted.size === inventory.nodes.length) return resolveTarget(target, inventory);
+  if (given.granted.size === inventory.nodes.length) return targeted;
   const refused = (what: string): GrantedTarget => ({
     ok: false,
     refused: `${subject} may not ${command} ${target}: no grant names ${what}`,
@@ -82,7 +82,6 @@ export function grantedTarget(
     }
   }
   // Every name is one the subject was given, so only "names no node" is left to refuse.
-  const targeted = resolveTarget(target, inventory);
   if (targeted.ok && targeted.nodes.some((node) => !given.granted.has(node)))
     return refused('every node of it');
   return targeted;

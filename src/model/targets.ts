@@ -16,6 +16,12 @@ export type Groups = Readonly<Record<string, readonly string[]>>;
 /** `@all` is every node of the inventory, so no group may take that name. */
 export const ALL = 'all';
 
+/** What a target is read on: the nodes of berth.json (or of the records) and its groups. */
+export interface Inventory {
+  nodes: readonly string[];
+  groups: Groups;
+}
+
 /** A target as nodes: the sorted node names, or why it names none, in words. */
 export type Targeted =
   | { ok: true; nodes: string[] }
@@ -138,13 +144,31 @@ function hasGroup(groups: Groups, name: string): boolean {
   return name === ALL || Object.hasOwn(groups, name);
 }
 
-/** Turns a target into the nodes it names, on the inventory. */
-export function resolveTarget(
-  target: string,
-  inventory: { nodes: readonly string[]; groups: Groups },
-): Targeted {
+/**
+ * A target read on the inventory, once: its terms (none when it is not a target) and the
+ * nodes they name, or why they name none. What is asked of it after (the grants) reads
+ * this, never the target again.
+ */
+export interface ReadTarget {
+  target: string;
+  terms?: Term[];
+  targeted: Targeted;
+}
+
+/** Reads a target on the inventory: parsed, then resolved to its nodes. */
+export function readTarget(target: string, inventory: Inventory): ReadTarget {
   const terms = termsOf(target);
-  if (!Array.isArray(terms)) return { ok: false, ...terms };
+  if (!Array.isArray(terms)) return { target, targeted: { ok: false, ...terms } };
+  return { target, terms, targeted: nodesOfTerms(target, terms, inventory) };
+}
+
+/** Turns a target into the nodes it names, on the inventory. */
+export function resolveTarget(target: string, inventory: Inventory): Targeted {
+  return readTarget(target, inventory).targeted;
+}
+
+/** The nodes of a target's terms: those its parts add, less those they remove. */
+function nodesOfTerms(target: string, terms: readonly Term[], inventory: Inventory): Targeted {
   const known = new Set(inventory.nodes);
   const added = new Set<string>();
   const removed = new Set<string>();
@@ -169,8 +193,19 @@ function nodesOf(
   known: ReadonlySet<string>,
   groups: Groups,
 ): ReadonlySet<string> | Extract<Targeted, { ok: false }> {
-  if (atom.kind === 'node') {
-    if (known.has(atom.name)) return new Set([atom.name]);
+  if (atom.kind === 'group' && hasGroup(groups, atom.name))
+    return atom.name === ALL ? known : membersOf(atom.name, groups);
+  if (atom.kind === 'node' && known.has(atom.name)) return new Set([atom.name]);
+  return unknown(atom, known, groups);
+}
+
+/** A name the inventory does not have, refused with the name it likely meant. */
+function unknown(
+  atom: Atom,
+  known: ReadonlySet<string>,
+  groups: Groups,
+): Extract<Targeted, { ok: false }> {
+  if (atom.kind === 'node')
     return {
       ok: false,
       code: 'unknown_node',
@@ -181,19 +216,15 @@ function nodesOf(
         'else add it under nodes in berth.json',
       ),
     };
-  }
-  if (!hasGroup(groups, atom.name)) {
-    const meant = didYouMean(`@${atom.name}`, [
-      ...Object.keys(groups).map((group) => `@${group}`),
-      `@${ALL}`,
-    ]);
-    return {
-      ok: false,
-      refused: `berth.json has no group ${atom.name}${meant}`,
-      code: 'unknown_group',
-    };
-  }
-  return atom.name === ALL ? known : membersOf(atom.name, groups);
+  const meant = didYouMean(`@${atom.name}`, [
+    ...Object.keys(groups).map((group) => `@${group}`),
+    `@${ALL}`,
+  ]);
+  return {
+    ok: false,
+    refused: `berth.json has no group ${atom.name}${meant}`,
+    code: 'unknown_group',
+  };
 }
 
 /**
