@@ -10,13 +10,18 @@ import type { StateLocation } from '../config/state-dir.ts';
 import { type Code, exitOf } from '../model/codes.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type CommandAnswer, enveloped } from '../model/result.ts';
-import { saidOf, untoldOf } from '../words/said.ts';
+import { type SaidOptions, saidOf, untoldOf } from '../words/said.ts';
 import { doneWords } from '../words/steps.ts';
 import { osUser, stateDeps } from './deps.ts';
 import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
 import type { PlanFile } from './plan-file.ts';
+
+/** How the command line shows a command's result: each file's whole diff with `--full-diff`. */
+function saidAs({ fullDiff }: LineOptions): SaidOptions {
+  return { fullDiff };
+}
 
 /** How the command line runs a command, beside its request. */
 export interface CliOptions {
@@ -66,7 +71,7 @@ export async function runFromCli(
     const preview = { ...request, yes: false };
     const shown = await run(preview);
     if ('exit' in shown) return shown.exit;
-    const next = approval.whatToAsk(answerOf(shown.outcome));
+    const next = approval.whatToAsk(answerOf(shown.outcome, saidAs(options)));
     if (next.to === 'act') return printed(await run({ ...request, digest: shown.digest }));
     printed(shown);
     if (next.to === 'refuse') {
@@ -90,7 +95,7 @@ export async function runFromCli(
   function printed(ran: Ran): number {
     if ('exit' in ran) return ran.exit;
     const { outcome, rest, asked, note } = ran;
-    if (options.json) io.out(JSON.stringify(answerOf(outcome)));
+    if (options.json) io.out(JSON.stringify(answerOf(outcome, saidAs(options))));
     else if (rest) io.out(rest);
     if (outcome.error !== undefined && !options.json) io.err(outcome.error);
     if (note) io.err(note);
@@ -117,6 +122,9 @@ async function runOnce(
   io: Io,
 ): Promise<Ran> {
   const { options } = cli;
+  // How much of each diff the words show is the command line's to say, not the command's.
+  const { fullDiff: _shown, ...line } = options;
+  const showing = saidAs(options);
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
   const refuseBefore = (refused: string, code: Code, nodes?: CommandAnswer['nodes']) => {
     if (options.json) io.out(JSON.stringify(enveloped({ refused, code, ...(nodes && { nodes }) })));
@@ -143,7 +151,8 @@ async function runOnce(
       { ...deps, stores },
       {
         ...(planFiles && {
-          writingPlan: (answer: CommandAnswer) => {
+          writingPlan: (preview: RunOutcome) => {
+            const answer = answerOf(preview, showing);
             plan = planFiles.planOf(command.name, request, cli, answer, new Date());
             return plan && planFiles.contentOf(plan);
           },
@@ -151,7 +160,7 @@ async function runOnce(
         ...(cli.plan && { actingOnPlan: cli.plan }),
         actor: osUser(io),
         via: 'cli',
-        line: options,
+        line,
         signal,
         // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
         progress: options.json
@@ -177,8 +186,10 @@ async function runOnce(
     // is whole.
     const several = Object.keys(outcome.target?.nodes ?? {}).length > 1;
     const rest =
-      several && !progress?.toldOnOutput ? saidOf(outcome) : (untoldOf(outcome) ?? saidOf(outcome));
-    const answer = answerOf(outcome);
+      several && !progress?.toldOnOutput
+        ? saidOf(outcome, showing)
+        : (untoldOf(outcome) ?? saidOf(outcome, showing));
+    const answer = answerOf(outcome, showing);
     const ran = { outcome, rest, asked: request, digest: answer.digest };
     if (options.out === undefined || !planFiles) return ran;
     if (!plan) return { ...ran, note: `no plan was written to ${options.out}` };

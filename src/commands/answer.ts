@@ -1,7 +1,7 @@
 import type { Code } from '../model/codes.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type CommandAnswer, FORMAT_VERSION, type NodeReport } from '../model/result.ts';
-import { saidOf } from '../words/said.ts';
+import { type SaidOptions, saidOf } from '../words/said.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { isAct } from './node-act.ts';
 import type { NodeEnd, Outcome } from './outcome.ts';
@@ -11,12 +11,14 @@ import type { NodeEnd, Outcome } from './outcome.ts';
  * (200 or 409): `said` and `refused` as docs/api.md has them, the preview's digest, and
  * each node's digest, steps, blockers, outcome and time. A command refused before it
  * reached a node (a target that names none, berth.json not valid) has no node in `nodes`.
+ * `said` shows each file's whole diff when `shown` asks (the command line's `--full-diff`),
+ * else its settings first and about 40 lines, as the API answers.
  */
-export function answerOf(outcome: Outcome): CommandAnswer {
+export function answerOf(outcome: Outcome, shown?: SaidOptions): CommandAnswer {
   const digest = outcome.target?.digest;
   return {
     format_version: FORMAT_VERSION,
-    said: saidOf(outcome),
+    said: saidOf(outcome, shown),
     ...(outcome.error === undefined ? {} : { refused: outcome.error, code: codeOf(outcome) }),
     ...(digest === undefined ? {} : { digest }),
     nodes: outcome.target?.nodes ?? {},

@@ -4,7 +4,7 @@ import type { Code } from '../model/codes.ts';
 import type { CommandRequest } from '../model/request.ts';
 import type { Settings } from '../model/settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
-import type { LineOptions } from './options.ts';
+import type { CommandOptions } from './options.ts';
 import type { Outcome } from './outcome.ts';
 import type { StateCaAccess } from './state-ca.ts';
 import type { Told } from './steps/told.ts';
@@ -33,10 +33,10 @@ export interface CommandContext {
    * command reads those it has: `mint` (secrets a take may mint over found data),
    * `rotate` (key secrets a converge rotates, by name), `lockTimeout` (how long an act waits for a lock it needs on the node, its package
    * manager's, as for the node's own; 10 s when not given), `refresh` (a converge preview
-   * fetches the node's package lists anew first), `fullDiff` (previews show each file's
-   * whole diff, not its settings first and about 40 lines).
+   * fetches the node's package lists anew first). Never `--full-diff`: how much of a diff
+   * is shown is the words' choice, at the edge.
    */
-  line: LineOptions;
+  line: CommandOptions;
   /**
    * Told each step as the engine does it, so that a command line shows a long converge
    * step by step; `said` still holds every step, in the same order.

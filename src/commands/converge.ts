@@ -65,12 +65,10 @@ export const converge: CommandFunction = async (request, context) => {
     blockers: plan.blockers.map((blocker) => blockerReport(blocker, node)),
   };
   if (gated.to === 'preview') {
-    const fullDiff = context.line.fullDiff ?? false;
     const preview = {
       plan,
       digest: gated.digest,
       nothingToDo,
-      fullDiff,
       ...(context.line.refresh ? { refreshed: true as const } : {}),
       ...(basis.facts ? { facts: basis.facts } : {}),
     };

@@ -21,17 +21,13 @@ export function keptSurvey(
   const { result, error } = end.outcome;
   const preview =
     result?.command === 'converge' && 'preview' in result ? result.preview : undefined;
-  const whole =
-    result?.command === 'converge' && preview
-      ? { ...result, preview: { ...preview, fullDiff: true } }
-      : result;
   return {
     node: end.node,
     at: at.toISOString(),
     actor: face.actor,
     via: face.via,
     report: nodeReport(command, request, end),
-    said: saidOf({ result: whole }),
+    said: saidOf({ result }, { fullDiff: true }),
     ...(error === undefined ? {} : { refused: error }),
     ...(preview?.facts ? { facts: { ...preview.facts } } : {}),
   };

@@ -304,5 +304,12 @@ export const LineOptionsSchema = v.object(
   ) as Schemas,
 );
 
-/** The command line's options as one typed value: what a command's context carries. */
+/** The command line's options as one typed value. */
 export type LineOptions = v.InferOutput<typeof LineOptionsSchema>;
+
+/**
+ * The command line's options as a command's context carries them: all but `--full-diff`,
+ * which chooses how much of each diff the words show, not what a command does. The
+ * command line keeps it, to render what a command returned (src/words/said.ts).
+ */
+export type CommandOptions = Omit<LineOptions, 'fullDiff'>;

@@ -48,7 +48,6 @@ export interface TargetRun {
   ends: readonly NodeEnd[];
   /** A preview's digest, over the target and every node's own. */
   digest?: string;
-  fullDiff: boolean;
   /** The act was refused by the target's gate: nothing was begun, nothing to say. */
   refused?: true;
 }

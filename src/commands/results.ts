@@ -20,7 +20,10 @@ export type CommandResult =
   /** Who read which kept value: never the value, which went to the command line alone. */
   | { command: 'secret'; node: string; module: string; secret: string; actor: string }
   | { command: 'rekey'; node: string; resealed: number }
-  /** A converge preview: its plan, sealed by its digest; `fullDiff` as asked. */
+  /**
+   * A converge preview: its plan, each file's diff in it whole, sealed by its digest. How
+   * much of a diff is shown is the renderer's choice (src/words/said.ts), not the result's.
+   */
   | {
       command: 'converge';
       node: string;
@@ -29,7 +32,6 @@ export type CommandResult =
         plan: ConvergePlan;
         digest: string;
         nothingToDo: boolean;
-        fullDiff: boolean;
         /** `--refresh`: the node's package lists were fetched anew first. */
         refreshed?: true;
         /** The node's facts, when the plan read them: kept with the node's newest survey. */
@@ -54,7 +56,10 @@ export type CommandResult =
       act: { told: Told[]; stopped: boolean; blocksConverge?: Unresolved };
     };
 
-/** A take preview, as a value: its plan, the account's age against the flip, its blockers. */
+/**
+ * A take preview, as a value: its plan (each file's diff whole), the account's age against
+ * the flip, its blockers.
+ */
 export interface TakePreview {
   plan: TakePlan;
   age: number;
@@ -62,5 +67,4 @@ export interface TakePreview {
   nothingHeld: boolean;
   digest: string;
   blockers: BlockerReport[];
-  fullDiff: boolean;
 }

@@ -5,7 +5,7 @@ import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
 import { digestOf } from '../utils/digest.ts';
 import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
-import { answerOf, nodeReport } from './answer.ts';
+import { nodeReport } from './answer.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
 import { inParallel } from './in-parallel.ts';
@@ -136,7 +136,7 @@ export class Runner {
       const { writingPlan } = this.face;
       // The plan file's whole content, kept by its digest beside its preview on each node.
       if (writingPlan && digest !== undefined) {
-        const plan = await planDigest(writingPlan(answerOf(answered)));
+        const plan = await planDigest(writingPlan(answered));
         // Not kept, no file is written: its act would be refused as edited.
         const failed = await storeFailure(() => keepPlan(this.storesOf(opened.acts), digest, plan));
         if (failed) return failed;
@@ -475,7 +475,6 @@ export class Runner {
       request: this.request,
       ends,
       ...(options.digest === undefined ? {} : { digest: options.digest }),
-      fullDiff: this.face.line.fullDiff ?? false,
       ...(options.refused ? { refused: true } : {}),
     };
     return { ...targetRefusal(ends), target, several };

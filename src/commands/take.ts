@@ -335,9 +335,8 @@ export const take: CommandFunction = async (request, context) => {
   };
 
   if (gated.to === 'preview') {
-    const fullDiff = context.line.fullDiff ?? false;
     const { digest, blockers } = report;
-    const preview = { plan, age, flip, nothingHeld, digest, blockers, fullDiff };
+    const preview = { plan, age, flip, nothingHeld, digest, blockers };
     return { result: { command: 'take', node, module, preview }, report };
   }
   if (gated.to === 'refused') return { error: gated.error, code: gated.code, report };

@@ -7,12 +7,16 @@ import { undeclaredWords, valueProblemWords } from '../model/values.ts';
 import { listsOldWords, packageBlockerWords } from './packages.ts';
 import { previewWords } from './steps.ts';
 
-/** A converge preview in words: each module's steps, the blockers, and the digest. */
+/**
+ * A converge preview in words: each module's steps, the blockers, and the digest; each
+ * file's diff whole with `fullDiff`, else its settings first and about 40 lines.
+ */
 export function describePreview(
   title: string,
   node: string,
   plan: ConvergePlan,
-  { nothingToDo, digest, fullDiff }: { nothingToDo: boolean; digest: string; fullDiff: boolean },
+  { nothingToDo, digest }: { nothingToDo: boolean; digest: string },
+  fullDiff = false,
   shownOnce?: DiffShownOnce,
 ) {
   const lines = [title];

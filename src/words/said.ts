@@ -11,20 +11,44 @@ import { datumWords, describeTakePreview } from './take.ts';
 import { actRecapLine, adoptRecapLine, prefixed, previewRecapLine, targetWords } from './target.ts';
 
 /**
+ * How the edge shows a result, which the result does not say: `fullDiff`, each file's
+ * whole diff in a preview (the command line's `--full-diff`, the kept survey always),
+ * else its settings first and about 40 lines.
+ */
+export interface SaidOptions {
+  fullDiff?: boolean;
+}
+
+/**
  * The one renderer of `said`: the words of a command's typed result, the same for the
  * command line, the API's answer and the journal; a target of several nodes in each
- * node's words and a recap. A target's preview may show a diff once for several nodes
- * (`shownOnce`), in place of each node's.
+ * node's words and a recap.
  */
 export function saidOf(
   outcome: Pick<Outcome, 'result' | 'several'>,
-  shownOnce?: DiffShownOnce,
+  options: SaidOptions = {},
 ): string {
-  if (outcome.several) return targetSaid(outcome.several).said;
-  return outcome.result ? said(outcome.result, shownOnce) : '';
+  if (outcome.several) return targetSaid(outcome.several, options).said;
+  return nodeSaid(outcome, options.fullDiff ?? false);
 }
 
-function said(result: CommandResult, shownOnce: DiffShownOnce | undefined): string {
+/**
+ * A node's own words; in a target's preview, a diff shown once for several nodes
+ * (`shownOnce`) stands in place of its own.
+ */
+function nodeSaid(
+  { result }: Pick<Outcome, 'result'>,
+  fullDiff: boolean,
+  shownOnce?: DiffShownOnce,
+): string {
+  return result ? said(result, fullDiff, shownOnce) : '';
+}
+
+function said(
+  result: CommandResult,
+  fullDiff: boolean,
+  shownOnce: DiffShownOnce | undefined,
+): string {
   const { node } = result;
   switch (result.command) {
     case 'assign':
@@ -53,6 +77,7 @@ function said(result: CommandResult, shownOnce: DiffShownOnce | undefined): stri
           node,
           result.preview.plan,
           result.preview,
+          fullDiff,
           shownOnce,
         );
         return result.preview.refreshed ? `${refreshedWords(node)}\n${preview}` : preview;
@@ -64,7 +89,7 @@ function said(result: CommandResult, shownOnce: DiffShownOnce | undefined): stri
     }
     case 'take': {
       if ('preview' in result)
-        return describeTakePreview(node, result.module, result.preview, shownOnce);
+        return describeTakePreview(node, result.module, result.preview, fullDiff, shownOnce);
       const lines = result.act.told.flatMap((told) => toldLines(told, node));
       const after = blockedLine(result);
       return [...lines, ...(after === undefined ? [] : [after])].join('\n');
@@ -97,11 +122,14 @@ export function untoldOf(outcome: Pick<Outcome, 'result' | 'several'>): string |
  * last. `untold`, after an act: what the command line has not printed yet when it printed
  * each node's steps as they were done.
  */
-export function targetSaid(run: TargetRun): { said: string; untold?: string } {
+export function targetSaid(
+  run: TargetRun,
+  { fullDiff = false }: SaidOptions = {},
+): { said: string; untold?: string } {
   const { ends, command } = run;
   const recapOf = `recap of ${targetWords(command, run.request)}:`;
   if (run.kind === 'each') {
-    const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+    const said = ends.flatMap(({ node, outcome }) => prefixed(node, nodeSaid(outcome, fullDiff)));
     // An adopt of many nodes ends with what each holds, a line a node, to read at a glance.
     if (command === 'adopt') {
       const adopted = ends.filter(({ outcome }) => outcome.error === undefined).length;
@@ -117,12 +145,12 @@ export function targetSaid(run: TargetRun): { said: string; untold?: string } {
     // A diff the same on several nodes is shown once, after the nodes, naming them.
     const shared = new SharedDiffs(new Map(ends.map(({ node, outcome }) => [node, outcome])));
     const blocks = ends.map(({ node, outcome }) => {
-      const said = saidOf(outcome, shared.shownOnceFor(node));
+      const said = nodeSaid(outcome, fullDiff, shared.shownOnceFor(node));
       const lines = said === '' ? [] : [said];
       if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
       return lines.join('\n');
     });
-    const once = shared.words(run.fullDiff);
+    const once = shared.words(fullDiff);
     const recap = ends.map(({ node, outcome }) => previewRecapLine(node, command, outcome));
     const said = [
       ...blocks,
@@ -136,7 +164,7 @@ export function targetSaid(run: TargetRun): { said: string; untold?: string } {
   const recap = ends.map((end) => actRecapLine(end.node, end));
   const done = ends.filter((end) => end.how === 'done').length;
   const last = `${done} of ${ends.length} nodes done`;
-  const said = ends.flatMap(({ node, outcome }) => prefixed(node, saidOf(outcome)));
+  const said = ends.flatMap(({ node, outcome }) => prefixed(node, nodeSaid(outcome, fullDiff)));
   const untold = ends.flatMap(({ node, outcome }) => prefixed(node, untoldOf(outcome) ?? ''));
   return {
     said: [...said, recapOf, ...recap, last].join('\n'),

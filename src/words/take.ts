@@ -30,11 +30,15 @@ export function datumWords(datum: { found: boolean; empty?: true; link?: string 
   return datum.link ?? (datum.found ? 'found' : datum.empty ? 'empty' : 'not found');
 }
 
-/** A take preview in words: the account, each datum, secret, check and file, the refusals, the digest. */
+/**
+ * A take preview in words: the account, each datum, secret, check and file (its diff whole
+ * with `fullDiff`), the refusals, the digest.
+ */
 export function describeTakePreview(
   node: string,
   module: string,
   facts: TakePreview,
+  fullDiff = false,
   shownOnce?: DiffShownOnce,
 ): string {
   const { plan } = facts;
@@ -79,7 +83,7 @@ export function describeTakePreview(
       `file ${file.path}: differs from what berth writes${readingWords(file.why.reading)}; the next converge rewrites it`,
     );
     const once = shownOnce?.(file.path, file.why.diff);
-    for (const line of once ? [once] : shownDiff(file.why.diff, facts.fullDiff))
+    for (const line of once ? [once] : shownDiff(file.why.diff, fullDiff))
       lines.push(`    ${line}`);
   }
   if (facts.nothingHeld)

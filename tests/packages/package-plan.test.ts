@@ -173,7 +173,6 @@ describe('a converge of a module with packages, planned', () => {
       describePreview('converge web1', 'web1', planned, {
         nothingToDo: false,
         digest: 'd',
-        fullDiff: false,
       }),
       [
         'converge web1',
@@ -223,7 +222,6 @@ describe('a converge of a module with packages, planned', () => {
       describePreview('converge web1', 'web1', installing, {
         nothingToDo: false,
         digest: 'd',
-        fullDiff: false,
       }),
       [
         'converge web1',
@@ -281,7 +279,6 @@ describe('package lists that age by rule, packages absent, and the words of both
     describePreview('converge web1', 'web1', planned, {
       nothingToDo: false,
       digest: 'd',
-      fullDiff: false,
     });
   /** Lists never fetched: they offer nothing, and apt's simulation fails. */
   const empty: PackageFacts = {
