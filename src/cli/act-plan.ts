@@ -36,7 +36,6 @@ export async function actOnPlan(
     file,
     madeWith: plan.state,
     using: location.dir,
-    shown: options.json ? undefined : () => io.out(planWords(file, plan)),
   };
   return runFromCli(
     command,
@@ -57,7 +56,7 @@ export async function actOnPlan(
         mint: plan.command === 'take' ? plan.mint : [],
         rotate: plan.command === 'converge' ? (plan.rotate ?? []) : [],
       },
-      plan: asked,
+      plan: { asked, words: planWords(file, plan) },
     },
     io,
   );

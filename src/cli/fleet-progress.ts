@@ -1,5 +1,7 @@
 import { writeSync } from 'node:fs';
-import type { FleetEvent, NodeStage } from '../commands/fleet-watch.ts';
+import type { NodeEnd } from '../commands/outcome.ts';
+import type { ProgressEvent } from '../commands/progress-events.ts';
+import { progressLine } from '../words/progress.ts';
 import { doneWords } from '../words/steps.ts';
 import type { Io } from './io.ts';
 import { visible } from './visible.ts';
@@ -11,7 +13,7 @@ import { visible } from './visible.ts';
  * comes, on standard output, prefixed by its node (`web1: wrote /etc/redis/redis.conf`).
  */
 export interface FleetProgress {
-  watch: (event: FleetEvent) => void;
+  tell: (event: ProgressEvent) => void;
   /** Whether the steps went to standard output as they came (then only the untold is left). */
   toldOnOutput: boolean;
   /** Draws the last state and lets the terminal go. */
@@ -22,10 +24,9 @@ export function fleetProgress(io: Io, options: { terminal: boolean }): FleetProg
   if (!options.terminal) {
     return {
       toldOnOutput: true,
-      watch(event) {
-        if (event.kind === 'step')
-          io.out(`${event.node}: ${doneWords(event.told.step, event.node, event.told.voice)}`);
-        else if (event.kind === 'output') io.out(`${event.node}: ${event.line}`);
+      tell(event) {
+        const line = progressLine(event);
+        if (line !== undefined && 'node' in event) io.out(`${event.node}: ${line}`);
       },
       end() {},
     };
@@ -33,11 +34,17 @@ export function fleetProgress(io: Io, options: { terminal: boolean }): FleetProg
   return liveView(io);
 }
 
+/** Where a node of a target stands, as its line shows it. */
+type NodeStage = 'waiting' | 'surveying' | 'acting' | NodeEnd['how'];
+
 interface Row {
   stage: NodeStage;
   since: number;
   ended?: number;
   detail: string;
+  /** Steps done of the act, and of how many when its plan was counted. */
+  done: number;
+  of: number;
 }
 
 const REDRAW_MS = 100;
@@ -76,19 +83,40 @@ function liveView(io: Io): FleetProgress {
 
   return {
     toldOnOutput: false,
-    watch(event) {
+    tell(event) {
       const now = performance.now();
-      const row = rows.get(event.node) ?? { stage: 'waiting', since: now, detail: '' };
-      if (event.kind === 'stage') {
-        if (event.stage !== row.stage && (event.stage === 'surveying' || event.stage === 'acting'))
-          row.since = now;
-        row.stage = event.stage;
-        row.detail = event.words ?? '';
-        if (isEnd(event.stage)) row.ended = now;
-      } else if (event.kind === 'step') {
-        row.detail = `step ${event.done} of ${event.of}: ${doneWords(event.told.step, event.node, event.told.voice)}`;
+      const rowOf = (node: string): Row => {
+        const row = rows.get(node) ?? { stage: 'waiting', since: now, detail: '', done: 0, of: 0 };
+        rows.set(node, row);
+        return row;
+      };
+      switch (event.kind) {
+        case 'waiting':
+        case 'surveying':
+        case 'acting': {
+          const row = rowOf(event.node);
+          if (event.kind !== row.stage && event.kind !== 'waiting') row.since = now;
+          row.stage = event.kind;
+          row.detail = '';
+          if (event.kind === 'acting') row.of = event.steps ?? 0;
+          break;
+        }
+        case 'ended': {
+          const row = rowOf(event.end.node);
+          row.stage = event.end.how;
+          row.detail = event.end.outcome.error ?? '';
+          row.ended = now;
+          break;
+        }
+        case 'step': {
+          const row = rowOf(event.node);
+          row.done += 1;
+          row.detail = `step ${row.done} of ${row.of}: ${doneWords(event.told.step, event.node, event.told.voice)}`;
+          break;
+        }
+        default:
+          return;
       }
-      rows.set(event.node, row);
       schedule();
     },
     end() {
@@ -100,10 +128,6 @@ function liveView(io: Io): FleetProgress {
       if (rows.size > 0) draw();
     },
   };
-}
-
-function isEnd(stage: NodeStage): boolean {
-  return ['done', 'failed', 'blocked', 'refused', 'not-begun'].includes(stage);
 }
 
 const COLOURS: Partial<Record<NodeStage, string>> = {

@@ -1,22 +1,21 @@
 import { setMaxListeners } from 'node:events';
 import { isatty } from 'node:tty';
 import { missingFields, openAct } from '../commands/act.ts';
-import type { Face } from '../commands/act-shapes.ts';
 import { answerOf, codeOf } from '../commands/answer.ts';
 import type { CommandShape as Command } from '../commands/command-shape.ts';
 import type { LineOptions } from '../commands/options.ts';
 import type { Outcome, RunOutcome } from '../commands/outcome.ts';
+import type { PlanAsked } from '../commands/plan-records.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { type Code, exitOf } from '../model/codes.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type CommandAnswer, enveloped } from '../model/result.ts';
 import { type SaidOptions, saidOf, untoldOf } from '../words/said.ts';
-import { doneWords } from '../words/steps.ts';
 import { osUser, stateDeps } from './deps.ts';
-import { fleetProgress } from './fleet-progress.ts';
 import { EXIT, type Io } from './io.ts';
 import { sayingWhenWaiting } from './lock-wait.ts';
 import type { PlanFile } from './plan-file.ts';
+import { shownProgress } from './progress.ts';
 
 /** How the command line shows a command's result: each file's whole diff with `--full-diff`. */
 function saidAs({ fullDiff }: LineOptions): SaidOptions {
@@ -28,8 +27,11 @@ export interface CliOptions {
   location: StateLocation;
   /** The command line's options, as one typed value (`--out`, `--json`, `--mint`, …). */
   options: LineOptions;
-  /** `berth act FILE`: the plan file acted on, checked against the stores (act-plan.ts). */
-  plan?: Face['actingOnPlan'];
+  /**
+   * `berth act FILE`: the plan file acted on, checked against the stores (act-plan.ts),
+   * and what it says it will do, printed once it was checked.
+   */
+  plan?: { asked: PlanAsked; words: string };
 }
 
 /**
@@ -130,8 +132,10 @@ async function runOnce(
     if (options.json) io.out(JSON.stringify(enveloped({ refused, code, ...(nodes && { nodes }) })));
     else io.err(refused);
   };
-  // A target of several nodes is shown node by node; one node as before.
-  const progress = options.json ? undefined : fleetProgress(io, { terminal: isatty(2) });
+  // Shown as it goes, but for --json: a target of several node by node, one node alone.
+  const progress = options.json
+    ? undefined
+    : shownProgress(io, { terminal: isatty(2), planWords: cli.plan?.words });
   try {
     // As over the API, a request without its fields is refused before the stores open.
     const missing = missingFields(command, request);
@@ -157,17 +161,12 @@ async function runOnce(
             return plan && planFiles.contentOf(plan);
           },
         }),
-        ...(cli.plan && { actingOnPlan: cli.plan }),
+        ...(cli.plan && { actingOnPlan: cli.plan.asked }),
         actor: osUser(io),
         via: 'cli',
         line,
         signal,
-        // A step is printed as it is done; a hook's own lines were streamed as it wrote them.
-        progress: options.json
-          ? undefined
-          : (told) => io.out(doneWords(told.step, request.node, told.voice)),
-        output: options.json ? undefined : (line) => io.out(line),
-        watch: progress?.watch,
+        tell: progress?.tell,
       },
     );
     if (opened.kind !== 'ready') {

@@ -4,7 +4,6 @@ import type { Code } from '../model/codes.ts';
 import type { Settings } from '../model/settings.ts';
 import type { Stores } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
-import type { FleetEvent } from './fleet-watch.ts';
 import type { RunOutcome } from './outcome.ts';
 import type { PlanAsked } from './plan-records.ts';
 
@@ -16,13 +15,8 @@ export interface ActDeps {
 }
 
 /** What both faces give the runner of themselves: who is asking, and how it is shown. */
-export type Face = Pick<
-  CommandContext,
-  'actor' | 'via' | 'line' | 'progress' | 'output' | 'signal'
-> & {
+export type Face = Pick<CommandContext, 'actor' | 'via' | 'line' | 'tell' | 'signal'> & {
   now?: () => Date;
-  /** Told how each node of a target of several is getting on: the command line shows it. */
-  watch?: (event: FleetEvent) => void;
   /**
    * A preview to be written to a plan file (`--out`): makes the file's content from the
    * preview's outcome, its words rendered as the face shows them; the runner keeps its
@@ -31,9 +25,9 @@ export type Face = Pick<
   writingPlan?: (outcome: RunOutcome) => unknown;
   /**
    * An act of a plan file (`berth act FILE`): checked against each node's records under
-   * its lock before anything else; `shown` is told once it may be acted on.
+   * its lock before anything else; `plan-checked` is told once it may be acted on.
    */
-  actingOnPlan?: PlanAsked & { shown?: () => void };
+  actingOnPlan?: PlanAsked;
 };
 
 /**

@@ -6,8 +6,8 @@ import type { Settings } from '../model/settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
 import type { CommandOptions } from './options.ts';
 import type { Outcome } from './outcome.ts';
+import type { Tell } from './progress-events.ts';
 import type { StateCaAccess } from './state-ca.ts';
-import type { Told } from './steps/told.ts';
 
 /** What every command function is given besides the request: one node, opened for the act. */
 export interface CommandContext {
@@ -38,16 +38,11 @@ export interface CommandContext {
    */
   line: CommandOptions;
   /**
-   * Told each step as the engine does it, so that a command line shows a long converge
-   * step by step; `said` still holds every step, in the same order.
+   * Told each step as the engine does it, each hook as it begins and each line it writes
+   * (cleared of secrets), so that a command line shows a long act as it goes. `said`
+   * still holds every step, in the same order, and a hook's last lines after its step.
    */
-  progress?: (done: Told) => void;
-  /**
-   * Told, as it comes, that a hook runs ("running start of gitea …") and each line it
-   * writes, cleared of secrets: the command line shows them. Not part of `said`, which
-   * keeps a hook's last lines after the step's own line.
-   */
-  output?: (line: string) => void;
+  tell?: Tell;
   /**
    * Aborts when the act must stop now (berth api's close deadline, or Ctrl-C on the
    * command line): a running hook is stopped, and the act ends with what it did.

@@ -1,3 +1,6 @@
+/** Nodes of a target acted on at once when the request does not say (`--parallel`, `parallel`). */
+export const DEFAULT_PARALLEL = 10;
+
 /**
  * Runs `work` on each item, at most `limit` at once, and answers the results in the items'
  * order. A rejection of one does not stop the others from being begun or awaited; the

@@ -68,8 +68,7 @@ export async function lockNode(
     now,
     line: face.line,
     ca: stateCaAccess(deps.stores, { actor: face.actor, via: face.via }, now),
-    progress: face.progress,
-    output: face.output,
+    tell: face.tell,
     signal: face.signal,
   };
   return {

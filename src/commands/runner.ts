@@ -7,21 +7,20 @@ import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
 import { nodeReport } from './answer.ts';
 import type { CommandShape as Command } from './command-shape.ts';
-import { DEFAULT_PARALLEL, type FleetEvent } from './fleet-watch.ts';
-import { inParallel } from './in-parallel.ts';
+import { DEFAULT_PARALLEL, inParallel } from './in-parallel.ts';
 import { keptSurvey } from './kept-survey.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from './outcome.ts';
 import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
+import type { ProgressEvent } from './progress-events.ts';
 import { type GatedNode, gateTarget, sealTarget } from './steps/gate.ts';
 
 /** Nodes surveyed at once for a target's preview: surveys wait on machines, not on berth. */
 const SURVEYS_AT_ONCE = 32;
 
-/** A node's act opened under its lock, with the count of steps its progress is told against. */
+/** A node's act opened under its lock. */
 interface Opened {
   act: NodeAct;
-  steps: { of: number };
   closed: boolean;
 }
 
@@ -83,17 +82,18 @@ export class Runner {
   }
 
   run(): Promise<RunOutcome> {
+    this.tell({ kind: 'target', nodes: this.nodes });
     if (!this.command.options.includes('yes')) return this.eachNode();
     return this.request.yes ? this.act() : this.preview();
   }
 
-  /** A target of one is shown as its node alone: no progress by node, no recap. */
+  /** A target of one is answered as its node alone: its own outcome, no recap. */
   private get one(): boolean {
     return this.nodes.length === 1;
   }
 
-  private watch(event: FleetEvent): void {
-    if (!this.one) this.face.watch?.(event);
+  private tell(event: ProgressEvent): void {
+    this.face.tell?.(event);
   }
 
   /** A command with no preview: the same on each node, each under its own lock. */
@@ -105,8 +105,7 @@ export class Runner {
       try {
         const outcome = await opened.act.run(this.requestFor(node));
         const how = outcome.error === undefined ? 'done' : 'refused';
-        this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
-        return this.ended(node, how, outcome, started);
+        return this.told(this.ended(node, how, outcome, started));
       } finally {
         await this.close(opened);
       }
@@ -212,7 +211,7 @@ export class Runner {
     });
     if (failed) return failed;
     if (!refusal) {
-      asked.shown?.();
+      this.tell({ kind: 'plan-checked', file: asked.file });
       return undefined;
     }
     const ends = this.nodes.map(
@@ -232,8 +231,7 @@ export class Runner {
       const batch = this.nodes.slice(from, from + size);
       if (stopped) {
         for (const node of batch) {
-          ends.set(node, { node, how: 'not-begun', outcome: {}, ms: 0 });
-          this.watch({ node, kind: 'stage', stage: 'not-begun' });
+          ends.set(node, this.told({ node, how: 'not-begun', outcome: {}, ms: 0 }));
           await this.close(acts.get(node) as Opened);
         }
         continue;
@@ -263,12 +261,8 @@ export class Runner {
   ): Promise<NodeEnd> {
     const started = performance.now();
     try {
-      if (plan?.error !== undefined) {
-        this.watch({ node, kind: 'stage', stage: 'refused', words: plan.error });
-        return this.ended(node, 'refused', plan, started);
-      }
-      opened.steps.of = plan?.report?.steps.length ?? 0;
-      this.watch({ node, kind: 'stage', stage: 'acting' });
+      if (plan?.error !== undefined) return this.told(this.ended(node, 'refused', plan, started));
+      this.tell({ kind: 'acting', node, steps: plan?.report?.steps.length });
       const outcome = await opened.act.run({
         ...this.requestFor(node),
         yes: true,
@@ -293,8 +287,7 @@ export class Runner {
           spendPlan(opened.act.context.store, asked.digest, { at, by: this.face.actor }),
         );
       }
-      this.watch({ node, kind: 'stage', stage: how, words: outcome.error });
-      return this.ended(node, how, outcome, started);
+      return this.told(this.ended(node, how, outcome, started));
     } finally {
       await this.close(opened);
     }
@@ -302,6 +295,12 @@ export class Runner {
 
   private ended(node: string, how: NodeEnd['how'], outcome: RunOutcome, started: number): NodeEnd {
     return { node, how, outcome, ms: performance.now() - started };
+  }
+
+  /** A node's end, told as it comes. */
+  private told(end: NodeEnd): NodeEnd {
+    this.tell({ kind: 'ended', end });
+    return end;
   }
 
   /** The target's digest: over the target, the command, and every node's own digest. */
@@ -342,7 +341,7 @@ export class Runner {
   /** Every node's preview, in parallel, under the locks already held. */
   private async planAll(acts: ReadonlyMap<string, Opened>): Promise<Plans> {
     const plans = await inParallel(this.nodes, SURVEYS_AT_ONCE, async (node) => {
-      this.watch({ node, kind: 'stage', stage: 'surveying' });
+      this.tell({ kind: 'surveying', node });
       const started = performance.now();
       const outcome = await (acts.get(node) as Opened).act.run({
         ...this.requestFor(node),
@@ -400,7 +399,7 @@ export class Runner {
    */
   private async lockAll(): Promise<{ acts: Map<string, Opened> } | { outcome: RunOutcome }> {
     const acts = new Map<string, Opened>();
-    for (const node of this.nodes) this.watch({ node, kind: 'stage', stage: 'waiting' });
+    for (const node of this.nodes) this.tell({ kind: 'waiting', node });
     for (const node of this.nodes) {
       const started = performance.now();
       const opened = await this.open(node);
@@ -417,18 +416,6 @@ export class Runner {
   }
 
   private async open(node: string): Promise<Opened | { outcome: RunOutcome }> {
-    const steps = { of: 0 };
-    let done = 0;
-    const { watch } = this.face;
-    // A node of several tells its steps and its hooks' lines through the watcher, by node.
-    const face: Face =
-      this.one || !watch
-        ? this.face
-        : {
-            ...this.face,
-            progress: (told) => watch({ node, kind: 'step', told, done: ++done, of: steps.of }),
-            output: (line) => watch({ node, kind: 'output', line }),
-          };
     const opened = await lockNode(
       this.command,
       node,
@@ -436,9 +423,9 @@ export class Runner {
       this.machines.get(node) as SurveyAgain,
       this.config,
       this.deps,
-      face,
+      this.face,
     );
-    if (opened.kind === 'open') return { act: opened.act, steps, closed: false };
+    if (opened.kind === 'open') return { act: opened.act, closed: false };
     return {
       outcome: { error: opened.refused, code: opened.code, storeFailed: true },
     };

@@ -75,10 +75,18 @@ describe('the step engine', () => {
 
   it('carries out every step in order, tells each, and records the module as started', async () => {
     const told: string[] = [];
-    context.progress = (done) => told.push(done.step.do);
+    context.tell = (event) =>
+      told.push(event.kind === 'step' ? `${event.node} ${event.told.step.do}` : event.kind);
     const carried = await carryOut([install], 'box', context, 'converge');
     assert.equal(carried.failure, undefined);
-    assert.deepEqual(told, ['manage', 'mkdir', 'mint', 'write', 'start']);
+    assert.deepEqual(told, [
+      'box manage',
+      'box mkdir',
+      'box mint',
+      'box write',
+      'hook-started',
+      'box start',
+    ]);
     assert.deepEqual(
       carried.told.flatMap((done) => toldLines(done, 'box')),
       [

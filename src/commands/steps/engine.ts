@@ -86,7 +86,7 @@ export async function carryOut(
   const tell = (done: Omit<Told, 'voice'>) => {
     const said = { ...done, voice };
     told.push(said);
-    context.progress?.(said);
+    context.tell?.({ kind: 'step', node, told: said });
   };
   // The owners looked up after the packages that make them were installed, by name.
   const later: LaterIds = { users: new Map(), groups: new Map() };

@@ -22,9 +22,9 @@ export class HookFailed extends Error {
 }
 
 /**
- * Runs a module's setup, start, stop or reload, streaming its output (whole lines, cleared of
- * secrets) to `context.output`, stopped with all it started once `timeout` (the
- * definition's, else HOOK_DEADLINE_MS) passes; a failure, its deadline or a stop by berth
+ * Runs a module's setup, start, stop or reload, telling that it begins and each whole
+ * line of its output, cleared of secrets (`context.tell`), stopped with all it started
+ * once `timeout` (the definition's, else HOOK_DEADLINE_MS) passes; a failure, its deadline or a stop by berth
  * throws HookFailed, in words whose output was cleared of secrets before it was cut. The
  * module's values and the node's facts (`readings`) are in its environment.
  */
@@ -37,16 +37,16 @@ export async function runHook(
   readings?: Readings,
 ): Promise<HookDone> {
   const secrets = await context.store.vault.all();
-  const tell = context.output;
+  const { tell } = context;
   const deadline = step.timeout ?? HOOK_DEADLINE_MS;
-  tell?.(`running ${hook} of ${module} …`);
+  tell?.({ kind: 'hook-started', node, module, hook });
   const { code, shown, stopped } = await runClearedHook(
     context,
     step.script,
     hookEnv(node, module, readings),
     secrets,
     deadline,
-    tell && ((line) => tell(`  ${line}`)),
+    tell && ((line) => tell({ kind: 'hook-line', node, line })),
   );
   if (stopped === 'deadline') {
     // Its own output, without the line the machine adds to say it was stopped.
