@@ -12,6 +12,8 @@ import { makeBenchWorld } from './world.ts';
  * time from spawn to exit, and CPU time (user and system, the child's own). Runs are
  * interleaved, each command's run beside a run of the floor: a wall ratio is taken within
  * each run (the median, and the middle half), the CPU ratio is of the totals over the runs.
+ * Another build's dist/berth.mjs (BENCH_BERTH_BEFORE) runs `--version` and `status` in the
+ * same runs: what a change cost, on the same machine at the same load.
  */
 export async function benchColdStart(runs: number): Promise<string> {
   const world = await makeBenchWorld(1);
@@ -20,11 +22,18 @@ export async function benchColdStart(runs: number): Promise<string> {
   // What any program shipped as an ES module pays before its first line: Node's ES loader.
   const empty = join(world.dir, 'empty.mjs');
   await writeFile(empty, '');
+  const before = process.env.BENCH_BERTH_BEFORE;
   const cases: [string, string[]][] = [
     ['node -e 0', ['-e', '0']],
     ['node empty.mjs (an empty ES module)', [empty]],
     ['berth --version', [BERTH, '--version']],
     ['berth status', [BERTH, ...state, 'status']],
+    ...(before
+      ? ([
+          ['berth --version (before)', [before, '--version']],
+          ['berth status (before)', [before, ...state, 'status']],
+        ] as [string, string[]][])
+      : []),
     ['berth completion bash', [BERTH, 'completion', 'bash']],
     // What a shell runs at each Tab: the candidates for `berth assign <Tab>`.
     ['berth __complete assign (a Tab)', [BERTH, '__complete', ...state, 'assign', '']],
@@ -45,7 +54,10 @@ export async function benchColdStart(runs: number): Promise<string> {
     }
     const floor = times.get('node -e 0') ?? [];
     const floorCpu = cpu.get('node -e 0') ?? Number.NaN;
-    const loaded = await whatEachCommandLoads(world.state);
+    const loaded = await whatEachCommandLoads(world.state, BERTH);
+    if (before)
+      for (const [name, found] of await whatEachCommandLoads(world.state, before))
+        loaded.set(`${name} (before)`, found);
     const rows = cases.map(([name]) => {
       const mine = times.get(name) ?? [];
       const paired = name === 'node -e 0' ? [] : mine.map((ms, i) => ms / (floor[i] ?? Number.NaN));
@@ -71,10 +83,11 @@ export async function benchColdStart(runs: number): Promise<string> {
 }
 
 /**
- * Which files of dist/ each command loads (a loader hook records them), and whether it loads
- * Node's HTTP stack and node:crypto (a preload records Node's modules as it exits).
+ * Which files of `binary`'s dist/ each command loads (a loader hook records them), and
+ * whether it loads Node's HTTP stack and node:crypto (a preload records Node's modules as it
+ * exits).
  */
-async function whatEachCommandLoads(state: string): Promise<Map<string, string>> {
+async function whatEachCommandLoads(state: string, binary: string): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const dir = await mkdtemp(join(tmpdir(), 'berth-bench-loads-'));
   try {
@@ -85,7 +98,7 @@ async function whatEachCommandLoads(state: string): Promise<Map<string, string>>
       [
         "import { appendFileSync } from 'node:fs';",
         'export async function load(url, context, next) {',
-        `  if (url.startsWith(${JSON.stringify(pathToFileURL(dirname(BERTH)).href)}))`,
+        `  if (url.startsWith(${JSON.stringify(pathToFileURL(dirname(binary)).href)}))`,
         `    appendFileSync(${JSON.stringify(files)}, url + '\\n');`,
         '  return next(url, context);',
         '}',
@@ -100,7 +113,7 @@ async function whatEachCommandLoads(state: string): Promise<Map<string, string>>
         `process.on('exit', () => writeFileSync(${JSON.stringify(builtins)}, JSON.stringify(process.moduleLoadList)));`,
       ].join('\n'),
     );
-    const total = (await readdir(dirname(BERTH), { recursive: true })).filter((name) =>
+    const total = (await readdir(dirname(binary), { recursive: true })).filter((name) =>
       name.endsWith('.mjs'),
     ).length;
     const env = cleanEnv({ NODE_OPTIONS: `--import ${join(dir, 'record.mjs')}` });
@@ -117,14 +130,14 @@ async function whatEachCommandLoads(state: string): Promise<Map<string, string>>
       ['berth assign n0 m0 (already; journaled, fsync)', ['--state', state, 'assign', 'n0', 'm0']],
     ];
     for (const [name, rest] of args) {
-      await timeNode([BERTH, ...rest], { env });
+      await timeNode([binary, ...rest], { env });
       found.set(name, await describe());
     }
     await new Promise<void>((done) => {
       const child = spawn(
         process.execPath,
         [
-          BERTH,
+          binary,
           'api',
           '--state',
           state,

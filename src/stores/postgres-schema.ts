@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { processSeal } from '../vault/process-seal.ts';
 import type { Seal } from '../vault/seal.ts';
 import { journalKeys, parseJournalLine, StoreError } from './stores.ts';
 
@@ -296,8 +297,7 @@ export async function migrate(
       refuseNewer(version, where);
       if (step.version > version) {
         await client.query(step.sql);
-        if (step.run)
-          await step.run(client, seal ?? (await import('../vault/process-seal.ts')).processSeal());
+        if (step.run) await step.run(client, seal ?? processSeal());
         await client.query('INSERT INTO berth_schema (version, about) VALUES ($1, $2)', [
           step.version,
           step.about,
