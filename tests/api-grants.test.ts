@@ -8,6 +8,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget, grantRefusal } from '../src/model/grants.ts';
+import { refusalWords, refusedWords } from '../src/words/refusals.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { digestOf, type World } from './helpers/world.ts';
 
@@ -287,7 +288,13 @@ describe('grants, as berth.json says them', () => {
       groups: { web: ['web1', 'web2'], canary: ['web1'], empty: [], mixed: ['web1', 'db1'] },
       grants: [{ sub: 'dep', may: ['converge' as const], on: '@web' }],
     };
-    const read = (target: string) => grantedTarget(settings, 'dep', 'converge', target);
+    // A refusal as the API answers it: its words, rendered from the typed value, and its code.
+    const shown = (granted: ReturnType<typeof grantedTarget>) => {
+      if (granted.ok) return granted;
+      const { refusal, ...rest } = granted;
+      return { ...rest, refused: refusalWords(refusal), code: refusal.code };
+    };
+    const read = (target: string) => shown(grantedTarget(settings, 'dep', 'converge', target));
     assert.deepEqual(read('@canary,web2'), { ok: true, nodes: ['web1', 'web2'] });
     for (const [target, name] of [
       ['web1,@empty', '@empty'],
@@ -302,12 +309,12 @@ describe('grants, as berth.json says them', () => {
       });
     // A grant that takes in every node less one gives every name, the one it removes too.
     const allBut = { ...settings, grants: [{ sub: 'dep', may: ['*' as const], on: '@all,!db1' }] };
-    assert.deepEqual(grantedTarget(allBut, 'dep', 'adopt', '@all,!db1'), {
+    assert.deepEqual(shown(grantedTarget(allBut, 'dep', 'adopt', '@all,!db1')), {
       ok: true,
       nodes: ['web1', 'web2'],
     });
     assert.equal(
-      (grantedTarget(allBut, 'dep', 'adopt', '@all') as { refused: string }).refused,
+      (shown(grantedTarget(allBut, 'dep', 'adopt', '@all')) as { refused: string }).refused,
       'dep may not adopt @all: no grant names every node of it',
     );
   });
@@ -315,7 +322,7 @@ describe('grants, as berth.json says them', () => {
   it('lets everyone do everything without grants, and no one anything with none', () => {
     assert.equal(grantRefusal({ groups }, 'anyone', 'converge', 'db1'), undefined);
     assert.equal(
-      grantRefusal({ groups, grants: [] }, 'anyone', 'converge', 'db1'),
+      refusedWords(grantRefusal({ groups, grants: [] }, 'anyone', 'converge', 'db1')),
       'anyone may not converge db1: no grant names it',
     );
   });
@@ -328,11 +335,11 @@ describe('grants, as berth.json says them', () => {
     assert.equal(grantRefusal({ groups, grants }, 'dep', 'adopt', 'web1'), undefined);
     assert.equal(grantRefusal({ groups, grants }, 'dep', 'converge', 'db1'), undefined);
     assert.equal(
-      grantRefusal({ groups, grants }, 'dep', 'converge', 'web1'),
+      refusedWords(grantRefusal({ groups, grants }, 'dep', 'converge', 'web1')),
       'dep may not converge web1: no grant names it',
     );
     assert.equal(
-      grantRefusal({ groups, grants }, 'other', 'adopt', 'web1'),
+      refusedWords(grantRefusal({ groups, grants }, 'other', 'adopt', 'web1')),
       'other may not adopt web1: no grant names it',
     );
   });

@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import type { FleetEvent, NodeStage } from '../commands/fleet-watch.ts';
+import { refusalWords } from '../words/refusals.ts';
 import { doneWords } from '../words/steps.ts';
 import type { Io } from './io.ts';
 import { visible } from './visible.ts';
@@ -83,7 +84,7 @@ function liveView(io: Io): FleetProgress {
         if (event.stage !== row.stage && (event.stage === 'surveying' || event.stage === 'acting'))
           row.since = now;
         row.stage = event.stage;
-        row.detail = event.words ?? '';
+        row.detail = event.refusal === undefined ? '' : refusalWords(event.refusal);
         if (isEnd(event.stage)) row.ended = now;
       } else if (event.kind === 'step') {
         row.detail = `step ${event.done} of ${event.of}: ${doneWords(event.told.step, event.node, event.told.voice)}`;

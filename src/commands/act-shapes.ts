@@ -1,7 +1,6 @@
 import type { LoadConfig } from '../config/config.ts';
 import type { ReachMachine } from '../machines/machine.ts';
-import type { Code } from '../model/codes.ts';
-import type { CommandAnswer } from '../model/result.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import type { Settings } from '../model/settings.ts';
 import type { Stores } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
@@ -26,9 +25,9 @@ export type Face = Pick<
   watch?: (event: FleetEvent) => void;
   /**
    * A preview to be written to a plan file (`--out`): makes the file's content from the
-   * typed answer; the runner keeps its digest on each node (plan-records.ts).
+   * preview's outcome; the runner keeps its digest on each node (plan-records.ts).
    */
-  writingPlan?: (answer: CommandAnswer) => unknown;
+  writingPlan?: (outcome: RunOutcome) => unknown;
   /**
    * An act of a plan file (`berth act FILE`): checked against each node's records under
    * its lock before anything else; `shown` is told once it may be acted on.
@@ -43,6 +42,6 @@ export type Face = Pick<
  * with 200/409, 0/1.
  */
 export type OpenedAct =
-  | { kind: 'missing'; refused: string; code: 'fields_missing' }
-  | { kind: 'stores'; refused: string; code: Code }
+  | { kind: 'missing'; refusal: RefusalOf<'fields-missing'> }
+  | { kind: 'stores'; refusal: RefusalOf<'stores'> }
   | { kind: 'ready'; run(): Promise<RunOutcome> };

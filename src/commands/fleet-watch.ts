@@ -1,3 +1,4 @@
+import type { Refusal } from '../model/refusal.ts';
 import type { Told } from './steps/told.ts';
 
 /** Nodes of a target acted on at once when the request does not say (`--parallel`, `parallel`). */
@@ -16,7 +17,7 @@ export type NodeStage =
 
 /** What a target's run tells its watcher, node by node, as it goes. */
 export type FleetEvent =
-  | { node: string; kind: 'stage'; stage: NodeStage; words?: string }
+  | { node: string; kind: 'stage'; stage: NodeStage; refusal?: Refusal }
   /** A step done: `done` of the node's `of` steps. */
   | { node: string; kind: 'step'; told: Told; done: number; of: number }
   /** A line a hook wrote, cleared of secrets. */

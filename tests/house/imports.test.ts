@@ -21,12 +21,10 @@ const IMPORT =
 
 /** The files of commands/ that still import words/ (see above). */
 const COMMANDS_MAKING_WORDS = [
-  'commands/answer.ts',
   'commands/converge.ts',
   'commands/kept-survey.ts',
   'commands/node-act.ts',
   'commands/refresh.ts',
-  'commands/runner.ts',
   'commands/steps/engine.ts',
   'commands/take.ts',
 ];
