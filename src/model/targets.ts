@@ -179,6 +179,11 @@ export function resolveTarget(
   return { ok: true, nodes };
 }
 
+/** What was meant, when a name is close to one: nothing at all when none is. */
+function hint(meant: string | undefined): { meant?: string } {
+  return meant === undefined ? {} : { meant };
+}
+
 /** The nodes of a node or group of a target, or why the inventory has none of that name. */
 function nodesOf(
   atom: Atom,
@@ -190,7 +195,7 @@ function nodesOf(
     const meant = closest(atom.name, known);
     return {
       ok: false,
-      refusal: { kind: 'unknown-node', code: 'unknown_node', node: atom.name, meant },
+      refusal: { kind: 'unknown-node', code: 'unknown_node', node: atom.name, ...hint(meant) },
     };
   }
   if (!hasGroup(groups, atom.name)) {
@@ -200,7 +205,7 @@ function nodesOf(
     ]);
     return {
       ok: false,
-      refusal: { kind: 'unknown-group', code: 'unknown_group', group: atom.name, meant },
+      refusal: { kind: 'unknown-group', code: 'unknown_group', group: atom.name, ...hint(meant) },
     };
   }
   return atom.name === ALL ? known : membersOf(atom.name, groups);

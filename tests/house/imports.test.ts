@@ -5,8 +5,8 @@
  * Checked on src/ as it is, and shown to fail on planted circles.
  *
  * One circle is left, listed here so that it can only shrink: commands that still make
- * words themselves (a refusal's, the journal's `said`) import them from words/, which
- * renders commands' typed results. A file that stops doing so must leave the list; a file
+ * words themselves (a blocker's, the journal's `said` and `error`) import them from
+ * words/, which renders commands' typed results. A file that stops doing so must leave the list; a file
  * that starts fails.
  */
 import assert from 'node:assert/strict';
