@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget, grantRefusal } from '../src/model/grants.ts';
 import { readTarget } from '../src/model/targets.ts';
+import { refusalWords, refusedWords } from '../src/words/refusals.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { digestOf, type World } from './helpers/world.ts';
 
@@ -288,14 +289,23 @@ describe('grants, as berth.json says them', () => {
       groups: { web: ['web1', 'web2'], canary: ['web1'], empty: [], mixed: ['web1', 'db1'] },
       grants: [{ sub: 'dep', may: ['converge' as const], on: '@web' }],
     };
-    // As the act asks it: the target read on the inventory, then held to the grants.
-    const granted = (given: Parameters<typeof grantedTarget>[0], command: string, target: string) =>
-      grantedTarget(
+    // As the act asks it: the target read on the inventory, then held to the grants; a
+    // refusal as the API answers it, its words rendered from the typed value, and its code.
+    const granted = (
+      given: Parameters<typeof grantedTarget>[0],
+      command: string,
+      target: string,
+    ) => {
+      const answer = grantedTarget(
         given,
         'dep',
         command,
         readTarget(target, { nodes: Object.keys(given.nodes), groups: given.groups }),
       );
+      if (answer.ok) return answer;
+      const { refusal, ...rest } = answer;
+      return { ...rest, refused: refusalWords(refusal), code: refusal.code };
+    };
     const read = (target: string) => granted(settings, 'converge', target);
     assert.deepEqual(read('@canary,web2'), { ok: true, nodes: ['web1', 'web2'] });
     for (const [target, name] of [
@@ -324,7 +334,7 @@ describe('grants, as berth.json says them', () => {
   it('lets everyone do everything without grants, and no one anything with none', () => {
     assert.equal(grantRefusal({ groups }, 'anyone', 'converge', 'db1'), undefined);
     assert.equal(
-      grantRefusal({ groups, grants: [] }, 'anyone', 'converge', 'db1'),
+      refusedWords(grantRefusal({ groups, grants: [] }, 'anyone', 'converge', 'db1')),
       'anyone may not converge db1: no grant names it',
     );
   });
@@ -337,11 +347,11 @@ describe('grants, as berth.json says them', () => {
     assert.equal(grantRefusal({ groups, grants }, 'dep', 'adopt', 'web1'), undefined);
     assert.equal(grantRefusal({ groups, grants }, 'dep', 'converge', 'db1'), undefined);
     assert.equal(
-      grantRefusal({ groups, grants }, 'dep', 'converge', 'web1'),
+      refusedWords(grantRefusal({ groups, grants }, 'dep', 'converge', 'web1')),
       'dep may not converge web1: no grant names it',
     );
     assert.equal(
-      grantRefusal({ groups, grants }, 'other', 'adopt', 'web1'),
+      refusedWords(grantRefusal({ groups, grants }, 'other', 'adopt', 'web1')),
       'other may not adopt web1: no grant names it',
     );
   });

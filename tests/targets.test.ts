@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resolveTarget, targetCovers } from '../src/model/targets.ts';
+import { refusalWords } from '../src/words/refusals.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
 const inventory = {
@@ -14,7 +15,13 @@ const inventory = {
 };
 
 describe('a target turned into nodes', () => {
-  const nodes = (target: string) => resolveTarget(target, inventory);
+  // A refusal as both faces show it: its words, rendered from the typed value, and its code.
+  const nodes = (target: string) => {
+    const targeted = resolveTarget(target, inventory);
+    if (targeted.ok) return targeted;
+    const { refusal } = targeted;
+    return { ok: false, refused: refusalWords(refusal), code: refusal.code };
+  };
 
   it('takes a node, a group, @all and a list, sorted and once each', () => {
     assert.deepEqual(nodes('web2'), { ok: true, nodes: ['web2'] });

@@ -3,6 +3,7 @@
 import { fileDeps } from '../../src/cli/deps.ts';
 import { openAct } from '../../src/commands/act.ts';
 import { shapeOf } from '../../src/commands/table.ts';
+import { refusalWords } from '../../src/words/refusals.ts';
 
 const [state = '', seconds = '2'] = process.argv.slice(2);
 const deps = fileDeps({ dir: state, createIfMissing: false });
@@ -16,9 +17,9 @@ while (performance.now() < until) {
     via: 'cli',
     line: {},
   });
-  if (opened.kind !== 'ready') throw new Error(opened.refused);
+  if (opened.kind !== 'ready') throw new Error(refusalWords(opened.refusal));
   const outcome = await opened.run();
-  if (outcome.error !== undefined) throw new Error(outcome.error);
+  if (outcome.refusal !== undefined) throw new Error(refusalWords(outcome.refusal));
   acts++;
 }
 process.stdout.write(`${acts / ((performance.now() - started) / 1000)}\n`);

@@ -11,6 +11,7 @@ import { fileConfig } from '../../src/config/file-config.ts';
 import { machinesOf } from '../../src/machines/machines-of.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
 import { ageSeal, heldKeys, SEALED_HEAD, type Seal } from '../../src/vault/seal.ts';
+import { refusalWords } from '../../src/words/refusals.ts';
 import { saidOf } from '../../src/words/said.ts';
 import { buildBerth } from '../build.mjs';
 import { bypassed } from './bypassed-seal.ts';
@@ -152,9 +153,9 @@ function inProcess(identity: string): MakeWorld {
 
 async function run(command: CommandShape, request: Parameters<typeof openAct>[1], deps: ActDeps) {
   const opened = await openAct(command, request, deps, { actor: 'bench', via: 'cli', line: {} });
-  if (opened.kind !== 'ready') throw new Error(opened.refused);
+  if (opened.kind !== 'ready') throw new Error(refusalWords(opened.refusal));
   const outcome = await opened.run();
-  if (outcome.error) throw new Error(outcome.error);
+  if (outcome.refusal) throw new Error(refusalWords(outcome.refusal));
   return saidOf(outcome);
 }
 

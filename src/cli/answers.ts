@@ -1,5 +1,8 @@
+import type { Refused, RefusedReading } from '../commands/reading-answer.ts';
 import type { AnswerName, AnswerOf } from '../commands/table.ts';
 import { entryOf } from '../commands/table.ts';
+import { FORMAT_VERSION } from '../model/result.ts';
+import { refusalWords } from '../words/refusals.ts';
 import type { AnswerWords } from './answer-words.ts';
 import { osUser, stateDeps } from './deps.ts';
 import { exitOfAnswer } from './io.ts';
@@ -11,7 +14,7 @@ import { statusWords } from './reading.ts';
  * The words of each command that answers a typed value, loaded at its first use; the type
  * checker holds the list complete against the command table.
  */
-const ANSWER_WORDS: { [N in AnswerName]: () => Promise<AnswerWords<AnswerOf<N>>> } = {
+const ANSWER_WORDS: { [N in AnswerName]: () => Promise<AnswerWords<Shown<AnswerOf<N>>>> } = {
   // `berth status` is the reading run most: its words come with this file.
   status: async () => statusWords,
   log: async () => (await import('./log.ts')).logWords,
@@ -24,6 +27,15 @@ const ANSWER_WORDS: { [N in AnswerName]: () => Promise<AnswerWords<AnswerOf<N>>>
 };
 
 type Answered = { refused?: string; said?: string; code?: Parameters<typeof exitOfAnswer>[0] };
+
+/** A reading as the command line shows it: a refusal in its words, in the one envelope. */
+type Shown<A> = Exclude<A, RefusedReading> | Refused;
+
+function shown<A extends object>(answer: A | RefusedReading): Shown<A> {
+  if (!('refusal' in answer)) return answer as Exclude<A, RefusedReading>;
+  const { refusal } = answer;
+  return { format_version: FORMAT_VERSION, refused: refusalWords(refusal), code: refusal.code };
+}
 
 /**
  * A command that answers a typed value, on the command line: the answer made over this
@@ -39,12 +51,14 @@ export async function runAnswer<N extends AnswerName>(name: N, given: Given): Pr
   const loading = ANSWER_WORDS[name]();
   const deps = stateDeps(given.location(), io.env, { lockWaitMs: options.lockTimeout });
   const asked = { words: given.words, options };
-  const answer = (await entry.runs.answer(asked, {
-    ...deps,
-    // A wait for a node's lock is said, as an act's is.
-    stores: sayingWhenWaiting(deps.stores, (line) => io.err(line)),
-    actor: osUser(io),
-  })) as AnswerOf<N> & Answered;
+  const answer = shown(
+    (await entry.runs.answer(asked, {
+      ...deps,
+      // A wait for a node's lock is said, as an act's is.
+      stores: sayingWhenWaiting(deps.stores, (line) => io.err(line)),
+      actor: osUser(io),
+    })) as AnswerOf<N> & object,
+  ) as Shown<AnswerOf<N>> & Answered;
   const words = await loading;
   if (options.json) {
     const json = words.json ? words.json(answer) : JSON.stringify(answer);

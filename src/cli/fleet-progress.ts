@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import type { NodeEnd } from '../commands/outcome.ts';
 import type { ProgressEvent } from '../commands/progress-events.ts';
 import { progressLine } from '../words/progress.ts';
+import { refusalWords } from '../words/refusals.ts';
 import { doneWords } from '../words/steps.ts';
 import type { Io } from './io.ts';
 import { visible } from './visible.ts';
@@ -103,8 +104,9 @@ function liveView(io: Io): FleetProgress {
         }
         case 'ended': {
           const row = rowOf(event.end.node);
+          const { refusal } = event.end.outcome;
           row.stage = event.end.how;
-          row.detail = event.end.outcome.error ?? '';
+          row.detail = refusal === undefined ? '' : refusalWords(refusal);
           row.ended = now;
           break;
         }

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { LineOptions } from '../commands/options.ts';
 import type { StateLocation } from '../config/state-dir.ts';
 import { writeFileAtomic } from '../fs/atomic-file.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type CommandAnswer, CommandAnswerSchema } from '../model/result.ts';
 import { describeIssues } from '../utils/schema-issues.ts';
@@ -102,16 +103,19 @@ export function contentOf(plan: object): Record<string, unknown> {
  * its owner alone: it shows the files' diffs, which may say how a service is set up.
  * Answers the failure in words, or undefined.
  */
-export async function writePlan(path: string, plan: PlanFile): Promise<string | undefined> {
+export async function writePlan(
+  path: string,
+  plan: PlanFile,
+): Promise<RefusalOf<'plan-unwritten'> | undefined> {
   try {
     await writeFileAtomic(path, `${JSON.stringify(plan, null, 2)}\n`, { mode: 0o600 });
     return undefined;
   } catch (error) {
-    const why =
+    const message =
       (error as NodeJS.ErrnoException).code === 'ENOENT'
         ? 'its directory does not exist'
         : fileFailure(error);
-    return `berth could not write the plan file ${path}: ${why}`;
+    return { kind: 'plan-unwritten', code: 'failed', file: path, message };
   }
 }
 

@@ -1,15 +1,17 @@
 import { setMaxListeners } from 'node:events';
 import { isatty } from 'node:tty';
 import { missingFields, openAct } from '../commands/act.ts';
-import { answerOf, codeOf } from '../commands/answer.ts';
 import type { CommandShape as Command } from '../commands/command-shape.ts';
 import type { LineOptions } from '../commands/options.ts';
 import type { Outcome, RunOutcome } from '../commands/outcome.ts';
 import type { PlanAsked } from '../commands/plan-records.ts';
 import type { StateLocation } from '../config/state-dir.ts';
-import { type Code, exitOf } from '../model/codes.ts';
+import { exitOf } from '../model/codes.ts';
+import type { Refusal } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type CommandAnswer, enveloped } from '../model/result.ts';
+import { answerOf } from '../words/answer.ts';
+import { refusalWords } from '../words/refusals.ts';
 import { type SaidOptions, saidOf, untoldOf } from '../words/said.ts';
 import { osUser, stateDeps } from './deps.ts';
 import { EXIT, type Io } from './io.ts';
@@ -99,9 +101,10 @@ export async function runFromCli(
     const { outcome, rest, asked, note } = ran;
     if (options.json) io.out(JSON.stringify(answerOf(outcome, saidAs(options))));
     else if (rest) io.out(rest);
-    if (outcome.error !== undefined && !options.json) io.err(outcome.error);
+    const { refusal } = outcome;
+    if (refusal !== undefined && !options.json) io.err(refusalWords(refusal));
     if (note) io.err(note);
-    if (outcome.error !== undefined) return exitOf(codeOf(outcome));
+    if (refusal !== undefined) return exitOf(refusal.code);
     if (options.detailedExitcode && !asked.yes) return previewExit(outcome);
     return EXIT.done;
   }
@@ -128,9 +131,12 @@ async function runOnce(
   const { fullDiff: _shown, ...line } = options;
   const showing = saidAs(options);
   // Refused before the command ran: as over the API (400, 503), there is no `said`.
-  const refuseBefore = (refused: string, code: Code, nodes?: CommandAnswer['nodes']) => {
+  const refuseBefore = (refusal: Refusal, nodes?: CommandAnswer['nodes']) => {
+    const refused = refusalWords(refusal);
+    const { code } = refusal;
     if (options.json) io.out(JSON.stringify(enveloped({ refused, code, ...(nodes && { nodes }) })));
     else io.err(refused);
+    return { exit: exitOf(code) };
   };
   // Shown as it goes, but for --json: a target of several node by node, one node alone.
   const progress = options.json
@@ -139,10 +145,7 @@ async function runOnce(
   try {
     // As over the API, a request without its fields is refused before the stores open.
     const missing = missingFields(command, request);
-    if (missing) {
-      refuseBefore(missing, 'fields_missing');
-      return { exit: exitOf('fields_missing') };
-    }
+    if (missing) return refuseBefore(missing);
     const deps = stateDeps(cli.location, io.env, { lockWaitMs: options.lockTimeout });
     const stores = sayingWhenWaiting(deps.stores, (line) => io.err(line));
     // With --out, the plan's content is made from the preview's answer, under its locks.
@@ -169,17 +172,12 @@ async function runOnce(
         tell: progress?.tell,
       },
     );
-    if (opened.kind !== 'ready') {
-      refuseBefore(opened.refused, opened.code);
-      return { exit: exitOf(opened.code) };
-    }
+    if (opened.kind !== 'ready') return refuseBefore(opened.refusal);
     const outcome = await opened.run();
     progress?.end();
-    if (outcome.storeFailed) {
-      // A node whose lock or records could not be had is named, with its code.
-      refuseBefore(outcome.error ?? '', codeOf(outcome), outcome.target?.nodes);
-      return { exit: exitOf(codeOf(outcome)) };
-    }
+    // A node whose lock or records could not be had is named, with its code.
+    if (outcome.storeFailed && outcome.refusal)
+      return refuseBefore(outcome.refusal, outcome.target?.nodes);
     // What was told step by step is printed already; the rest of said is printed now.
     // A target of several shown on a terminal had its steps drawn on standard error: said
     // is whole.
@@ -193,7 +191,7 @@ async function runOnce(
     if (options.out === undefined || !planFiles) return ran;
     if (!plan) return { ...ran, note: `no plan was written to ${options.out}` };
     const failed = await planFiles.writePlan(options.out, plan);
-    if (failed) return { ...ran, outcome: { ...outcome, error: outcome.error ?? failed } };
+    if (failed) return { ...ran, outcome: { ...outcome, refusal: outcome.refusal ?? failed } };
     return { ...ran, note: `the plan is in ${options.out}; berth act ${options.out} acts on it` };
   } finally {
     progress?.end();

@@ -8,9 +8,10 @@ import { fileConfig } from '../config/file-config.ts';
 import type { Catalog, ModuleDefinition } from '../model/catalog.ts';
 import { isName } from '../model/names.ts';
 import { type Entries, moduleResolver } from '../model/resolve.ts';
-import { FORMAT_VERSION } from '../model/result.ts';
+import { enveloped, FORMAT_VERSION } from '../model/result.ts';
 import { defaultSettings, type Settings } from '../model/settings.ts';
 import { didYouMean } from '../utils/did-you-mean.ts';
+import { refusalWords } from '../words/refusals.ts';
 import { exitOfAnswer } from './io.ts';
 import type { Program } from './program.ts';
 import { valuesProblems } from './validate-values.ts';
@@ -64,7 +65,8 @@ async function validateAnswer(stateDir: string): Promise<ValidateAnswer> {
       catalog: catalogDir,
     };
   } catch (error) {
-    return refusedFor(error);
+    const { refusal } = refusedFor(error);
+    return enveloped({ refused: refusalWords(refusal), code: refusal.code });
   }
 }
 

@@ -1,6 +1,6 @@
 import type { LoadConfig } from '../config/config.ts';
 import type { ReachMachine } from '../machines/machine.ts';
-import type { Code } from '../model/codes.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import type { Settings } from '../model/settings.ts';
 import type { Stores } from '../stores/stores.ts';
 import type { CommandContext } from './context.ts';
@@ -37,6 +37,6 @@ export type Face = Pick<CommandContext, 'actor' | 'via' | 'line' | 'tell' | 'sig
  * with 200/409, 0/1.
  */
 export type OpenedAct =
-  | { kind: 'missing'; refused: string; code: 'fields_missing' }
-  | { kind: 'stores'; refused: string; code: Code }
+  | { kind: 'missing'; refusal: RefusalOf<'fields-missing'> }
+  | { kind: 'stores'; refusal: RefusalOf<'stores'> }
   | { kind: 'ready'; run(): Promise<RunOutcome> };

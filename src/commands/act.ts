@@ -1,21 +1,24 @@
 import { ConfigError } from '../config/config.ts';
 import { type GrantedTarget, grantedTarget } from '../model/grants.ts';
 import { isName } from '../model/names.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import type { Settings } from '../model/settings.ts';
 import { type Inventory, readTarget } from '../model/targets.ts';
-import { storesCannotOpen, storesCode } from '../stores/stores.ts';
+import { storesRefusal } from '../stores/stores.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { refusedUnplaced } from './node-act.ts';
 import { Runner } from './runner.ts';
 
 /** The refusal for a request without the fields its command needs, or undefined. */
-export function missingFields(command: Command, request: CommandRequest): string | undefined {
+export function missingFields(
+  command: Command,
+  request: CommandRequest,
+): RefusalOf<'fields-missing'> | undefined {
   const needsModule = command.needs.includes('module');
-  if (request.node === '' || (needsModule && request.module === '')) {
-    return needsModule ? 'both node and module are needed' : 'node is needed';
-  }
+  if (request.node === '' || (needsModule && request.module === ''))
+    return { kind: 'fields-missing', code: 'fields_missing', needsModule };
   return undefined;
 }
 
@@ -33,11 +36,11 @@ export async function openAct(
   face: Face,
 ): Promise<OpenedAct> {
   const missing = missingFields(command, request);
-  if (missing) return { kind: 'missing', refused: missing, code: 'fields_missing' };
+  if (missing) return { kind: 'missing', refusal: missing };
 
-  const ready = (refusal: { error: string; code: 'invalid_config' }): OpenedAct => ({
+  const ready = (refusal: RefusalOf<'config'>): OpenedAct => ({
     kind: 'ready',
-    run: async () => ({ ...refusal }),
+    run: async () => ({ refusal }),
   });
   let config: Awaited<ReturnType<ActDeps['loadConfig']>>;
   let inventory: Inventory;
@@ -49,8 +52,8 @@ export async function openAct(
   } catch (error) {
     // The stores are chosen by berth.json: one that cannot be used is the operator's to mend.
     if (error instanceof ConfigError)
-      return ready({ error: error.message, code: 'invalid_config' });
-    return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
+      return ready({ kind: 'config', code: 'invalid_config', message: error.message });
+    return { kind: 'stores', refusal: storesRefusal(error) };
   }
   // The target read once on the inventory; over the API, then held to the subject's grants:
   // the whole target or nothing, and nothing said of nodes or groups it is not granted.
@@ -61,18 +64,13 @@ export async function openAct(
   // A refresh is a preview's first step: on an act it would change what was approved.
   if (face.line.refresh && request.yes)
     return refusedUnplaced(command, request, deps, face, {
-      error: `--refresh refreshes the package lists before a preview: preview with it (berth ${command.name} ${request.node} --refresh), then act on that preview's digest`,
+      kind: 'refresh-on-act',
       code: 'refresh_not_on_act',
+      command: command.name,
+      target: request.node,
     });
   if (!targeted.ok)
-    return refusedUnplaced(
-      command,
-      request,
-      deps,
-      face,
-      { error: targeted.refused, code: targeted.code },
-      'byGrants' in targeted,
-    );
+    return refusedUnplaced(command, request, deps, face, targeted.refusal, 'byGrants' in targeted);
   const runner = new Runner(command, request, targeted.nodes, config, deps, face);
   return { kind: 'ready', run: () => runner.run() };
 }

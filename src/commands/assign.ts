@@ -1,5 +1,5 @@
-import { checkName } from '../model/names.ts';
-import { catalogHint, doesNotResolve, loadEntries, resolveModule } from '../model/resolve.ts';
+import { isName } from '../model/names.ts';
+import { catalogMeant, loadEntries, resolveModule } from '../model/resolve.ts';
 import { withAssigned } from '../model/state.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
@@ -8,8 +8,8 @@ import { type CommandFunction, refuse } from './context.ts';
  * kept, and both facts are said: the assignment, and why it does not resolve.
  */
 export const assign: CommandFunction = async ({ node, module }, { store, catalog }) => {
-  const refusal = checkName('module', module);
-  if (refusal) return refuse('invalid_name', refusal);
+  if (!isName(module))
+    return refuse({ kind: 'name', code: 'invalid_name', of: 'module', given: module });
 
   const record = await store.record();
   const already = record.assigned.includes(module);
@@ -19,11 +19,18 @@ export const assign: CommandFunction = async ({ node, module }, { store, catalog
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
   if (!resolution.ok) {
     // Kept all the same (a module may be added to the catalog later), with a hint at a typo.
-    const hint = await catalogHint(resolution.unresolved, module, catalog);
+    const meant = await catalogMeant(resolution.unresolved, module, catalog);
+    const { unresolved } = resolution;
     return {
       result,
-      code: 'does_not_resolve',
-      error: `${doesNotResolve(module, node, resolution.unresolved)}${hint}`,
+      refusal: {
+        kind: 'does-not-resolve',
+        code: 'does_not_resolve',
+        module,
+        node,
+        unresolved,
+        ...(meant === undefined ? {} : { meant }),
+      },
     };
   }
   return { result };

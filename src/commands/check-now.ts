@@ -56,7 +56,7 @@ export function checkNow(seen: (node: string, checks: ChecksNow) => void): Comma
     } catch (error) {
       if (!(error instanceof MachineError)) throw error;
       const code = error.failure === 'unreachable' ? 'unreachable' : 'hook_failed';
-      return refuse(code, `a check could not be run: ${error.message}`);
+      return refuse({ kind: 'check-not-run', code, message: error.message });
     }
     seen(node, checks);
     return {};

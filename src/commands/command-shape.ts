@@ -1,6 +1,7 @@
 import type { ActDeps } from './act-shapes.ts';
 import type { CommandFunction } from './context.ts';
 import type { LineOptions, OptionName } from './options.ts';
+import type { Reading } from './reading-answer.ts';
 
 /**
  * A command as the act runner runs it, whichever face asks: made from its entry of the
@@ -46,4 +47,4 @@ export interface AnswerDeps extends ActDeps {
 }
 
 /** A command that answers a typed value, which the command line renders in words. */
-export type AnswerFunction<A> = (asked: Asked, deps: AnswerDeps) => Promise<A>;
+export type AnswerFunction<A> = (asked: Asked, deps: AnswerDeps) => Promise<Reading<A>>;

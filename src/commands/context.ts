@@ -1,6 +1,6 @@
 import type { Machine } from '../machines/machine.ts';
 import type { Catalog } from '../model/catalog.ts';
-import type { Code } from '../model/codes.ts';
+import type { Refusal } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import type { Settings } from '../model/settings.ts';
 import type { NodeStore } from '../stores/stores.ts';
@@ -55,7 +55,7 @@ export type CommandFunction = (
   context: CommandContext,
 ) => Promise<Outcome>;
 
-/** A command's refusal: its code and its words (nothing done, so nothing said). */
-export function refuse(code: Code, error: string): Outcome {
-  return { error, code };
+/** A command's refusal (nothing done, so nothing said). */
+export function refuse(refusal: Refusal): Outcome {
+  return { refusal };
 }

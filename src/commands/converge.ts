@@ -1,6 +1,6 @@
 import type { ModuleDefinition } from '../model/catalog.ts';
 import { BLOCKER_CODES } from '../model/codes.ts';
-import { checkName } from '../model/names.ts';
+import { isName } from '../model/names.ts';
 import type { Readings } from '../model/readings.ts';
 import { loadEntries } from '../model/resolve.ts';
 import type { BlockerReport } from '../model/result.ts';
@@ -41,8 +41,8 @@ import { surveyModules } from './survey.ts';
 export const converge: CommandFunction = async (request, context) => {
   const { node } = request;
   const filter = request.filter === '' ? undefined : request.filter;
-  const refusal = filter === undefined ? undefined : checkName('module', filter);
-  if (refusal) return refuse('invalid_name', refusal);
+  if (filter !== undefined && !isName(filter))
+    return refuse({ kind: 'name', code: 'invalid_name', of: 'module', given: filter });
   // An act with --refresh never reaches here: it is refused before its target (act.ts).
   if (context.line.refresh) {
     const refused = await refreshLists(node, context);
@@ -50,7 +50,7 @@ export const converge: CommandFunction = async (request, context) => {
   }
 
   const gathered = await gatherAndPlan(node, filter, context, request.yes);
-  if (gathered.refused) return refuse(gathered.refused.code, gathered.refused.error);
+  if (gathered.refused) return refuse(gathered.refused);
   const { plan, basis, held, readings } = gathered;
   const nothingToDo = plan.modules.length === 0 && plan.blockers.length === 0;
   const gated = await gate(request, context, {
@@ -74,15 +74,9 @@ export const converge: CommandFunction = async (request, context) => {
     };
     return { result: { command: 'converge', node, filter, preview }, report };
   }
-  if (gated.to === 'refused') return { error: gated.error, code: gated.code, report };
-  if (plan.blockers.length > 0) {
-    const words = report.blockers.map((blocker) => blocker.words);
-    return {
-      code: 'blocked',
-      error: `the act is refused while ${words.length === 1 ? 'a blocker stands' : 'blockers stand'}: ${words.join('; ')}`,
-      report,
-    };
-  }
+  if (gated.to === 'refused') return { refusal: gated.refusal, report };
+  if (plan.blockers.length > 0)
+    return { refusal: { kind: 'blocked', code: 'blocked', blockers: report.blockers }, report };
   // An install berth did not see end left no hold on service starts after all: forgotten.
   if (held === false) await forgetStartsHeld(context);
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
@@ -108,7 +102,7 @@ function coveredPlan(plan: ConvergePlan) {
   return { ...plan, modules };
 }
 
-/** Carries the plan out through the step engine; said holds what was done, error where it stopped. */
+/** Carries the plan out through the step engine: what was done, and where it stopped. */
 async function act(
   plan: ConvergePlan,
   node: string,
@@ -125,11 +119,9 @@ async function act(
     act: { told: carried.told, stopped: failure !== undefined },
   } as const;
   if (!failure) return { result, report };
-  const error =
-    failure.how === 'stopped'
-      ? `converge of ${node} stopped before ${failure.module}'s next step: ${failure.why}`
-      : `converge of ${node} stopped at ${failure.module}: ${failure.why}`;
-  return { result, error, code: failure.code, report: { ...report, failed: true } };
+  const { code, module, how, why } = failure;
+  const refusal = { kind: 'stopped', code, command: 'converge', node, module, how, why } as const;
+  return { result, refusal, report: { ...report, failed: true } };
 }
 
 /**

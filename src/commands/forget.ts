@@ -1,4 +1,4 @@
-import { checkName } from '../model/names.ts';
+import { isName } from '../model/names.ts';
 import { withManaged } from '../model/state.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
@@ -8,19 +8,13 @@ import { type CommandFunction, refuse } from './context.ts';
  * on the machine, and the secrets in the vault. Command line only; journaled as an act.
  */
 export const forget: CommandFunction = async ({ node, module }, { store }) => {
-  const refusal = checkName('module', module);
-  if (refusal) return refuse('invalid_name', refusal);
+  if (!isName(module))
+    return refuse({ kind: 'name', code: 'invalid_name', of: 'module', given: module });
   const record = await store.record();
   if (!Object.hasOwn(record.managed, module))
-    return refuse(
-      'not_managed',
-      `berth does not manage ${module} on ${node}; there is nothing to forget`,
-    );
+    return refuse({ kind: 'not-managed', code: 'not_managed', module, node });
   if (record.assigned.includes(module))
-    return refuse(
-      'still_assigned',
-      `${node} is to run ${module}; berth forgets only what is no longer assigned: unassign it first (berth unassign ${node} ${module})`,
-    );
+    return refuse({ kind: 'still-assigned', code: 'still_assigned', module, node });
   await store.saveRecord(withManaged(record, module, undefined));
   return { result: { command: 'forget', node, module } };
 };

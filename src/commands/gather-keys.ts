@@ -3,6 +3,7 @@ import { isKeySecretKind, type KeySecretKind } from '../keys/kinds.ts';
 import { keyValueBytes, rotatingName } from '../keys/secret-value.ts';
 import type { ModuleDefinition } from '../model/catalog.ts';
 import { type Readings, renderFor } from '../model/readings.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import { readsOf } from '../model/template.ts';
 import { closest } from '../utils/did-you-mean.ts';
 import { once } from '../utils/once.ts';
@@ -16,11 +17,8 @@ import { bytesAt, type ModuleSurvey } from './survey.ts';
 const loadKeyReading = once(() => import('../keys/key-secret.ts'));
 const loadMint = once(() => import('../keys/mint.ts'));
 
-/** A `--rotate` that names no key secret of the node's modules, in words with its code. */
-export interface RotateRefusal {
-  code: 'rotate_unknown' | 'rotate_not_a_key';
-  error: string;
-}
+/** A `--rotate` that names no key secret of the node's modules. */
+export type RotateRefusal = RefusalOf<'rotate-unknown' | 'rotate-not-a-key'>;
 
 /** Each key secret of the modules, with its module and definition. */
 function keySecrets(definitions: ReadonlyMap<string, ModuleDefinition>) {
@@ -54,8 +52,11 @@ export function rotationsAsked(
       );
       const meant = closest(name, all);
       return {
+        kind: 'rotate-unknown',
         code: 'rotate_unknown',
-        error: `--rotate ${name} names no secret of the modules ${node} is to run${meant ? `; did you mean ${meant}?` : ''}`,
+        name,
+        node,
+        ...(meant === undefined ? {} : { meant }),
       };
     }
     const keyed = having.filter(([, definition]) =>
@@ -63,8 +64,10 @@ export function rotationsAsked(
     );
     if (keyed.length === 0)
       return {
+        kind: 'rotate-not-a-key',
         code: 'rotate_not_a_key',
-        error: `--rotate ${name}: ${name} of ${having.map(([module]) => module).join(' and ')} is a random secret, and berth rotates keys and certificates alone (kind ec-p256, ed25519, rsa-3072 or tls)`,
+        name,
+        modules: having.map(([module]) => module),
       };
     for (const [module] of keyed) asked.add(`${module}/${name}`);
   }

@@ -1,9 +1,10 @@
 import type { CommandRequest } from '../model/request.ts';
 import type { KeptSurvey } from '../stores/stores.ts';
+import { refusalWords } from '../words/refusals.ts';
 import { saidOf } from '../words/said.ts';
 import type { Face } from './act-shapes.ts';
-import { nodeReport } from './answer.ts';
 import type { CommandShape as Command } from './command-shape.ts';
+import { nodeReport } from './node-report.ts';
 import type { NodeEnd } from './outcome.ts';
 
 /**
@@ -18,7 +19,7 @@ export function keptSurvey(
   face: Pick<Face, 'actor' | 'via'>,
   at: Date,
 ): KeptSurvey {
-  const { result, error } = end.outcome;
+  const { result, refusal } = end.outcome;
   const preview =
     result?.command === 'converge' && 'preview' in result ? result.preview : undefined;
   return {
@@ -28,7 +29,7 @@ export function keptSurvey(
     via: face.via,
     report: nodeReport(command, request, end),
     said: saidOf({ result }, { fullDiff: true }),
-    ...(error === undefined ? {} : { refused: error }),
+    ...(refusal === undefined ? {} : { refused: refusalWords(refusal) }),
     ...(preview?.facts ? { facts: { ...preview.facts } } : {}),
   };
 }

@@ -39,7 +39,7 @@ export const log: AnswerFunction<LogAnswer> = async ({ words, options }, deps) =
       const kept = await deps.stores.listNodes();
       const nodes = [...new Set([...Object.keys(settings.nodes), ...kept])];
       const targeted = resolveTarget(target, { nodes, groups: settings.groups });
-      if (!targeted.ok) return refused(targeted.refused, targeted.code);
+      if (!targeted.ok) return refused(targeted.refusal);
       query.about = [...targeted.nodes, target];
     }
     return { format_version: FORMAT_VERSION, lines: await deps.stores.readJournal(query) };

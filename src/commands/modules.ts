@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { CatalogEntry } from '../model/catalog.ts';
 import { FORMAT_VERSION } from '../model/result.ts';
-import { didYouMean } from '../utils/did-you-mean.ts';
+import { closest } from '../utils/did-you-mean.ts';
 import type { AnswerFunction } from './command-shape.ts';
 import { RefusedSchema, refused, refusedFor } from './reading-answer.ts';
 
@@ -58,10 +58,12 @@ export const modules: AnswerFunction<ModulesAnswer> = async ({ words }, deps) =>
     if (name !== undefined) {
       const entry = await catalog.entry(name);
       if ('problem' in entry && entry.missing)
-        return refused(
-          `the catalog has no module ${name}${didYouMean(name, names)}`,
-          'unknown_module',
-        );
+        return refused({
+          kind: 'no-module',
+          code: 'unknown_module',
+          module: name,
+          ...(closest(name, names) === undefined ? {} : { meant: closest(name, names) }),
+        });
       const shown = shownOf(entry);
       return {
         format_version: FORMAT_VERSION,

@@ -1,16 +1,11 @@
 import type { Config } from '../config/config.ts';
 import { MachineError } from '../machines/machine.ts';
 import type { SurveyAgain } from '../machines/survey-again.ts';
-import type { Code } from '../model/codes.ts';
+import type { LeafRefusal, Refusal, RefusalOf } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
-import {
-  type JournalEntry,
-  StoreError,
-  type Stores,
-  storesCannotOpen,
-  storesCode,
-} from '../stores/stores.ts';
+import { type JournalEntry, StoreError, type Stores, storesRefusal } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
+import { refusedWords } from '../words/refusals.ts';
 import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
@@ -48,13 +43,13 @@ export async function lockNode(
   config: Config,
   deps: ActDeps,
   face: Face,
-): Promise<{ kind: 'open'; act: NodeAct } | { kind: 'stores'; refused: string; code: Code }> {
+): Promise<{ kind: 'open'; act: NodeAct } | { kind: 'stores'; refusal: RefusalOf<'stores'> }> {
   const now = face.now ?? (() => new Date());
   let store: Awaited<ReturnType<Stores['openNode']>>;
   try {
     store = await deps.stores.openNode(node, command.name);
   } catch (error) {
-    return { kind: 'stores', refused: storesCannotOpen(error), code: storesCode(error) };
+    return { kind: 'stores', refusal: storesRefusal(error) };
   }
   const context: CommandContext = {
     // It is to run what berth.json declares too; that is never kept as an assignment.
@@ -81,12 +76,14 @@ export async function lockNode(
           outcome = await command.run(asked, context);
         } catch (error) {
           if (error instanceof StoreError)
-            return { error: storesCannotOpen(error), code: storesCode(error), storeFailed: true };
+            return { refusal: storesRefusal(error), storeFailed: true };
           // A value berth cannot seal or open: refused in its own words (exit 1, 409).
-          outcome =
-            error instanceof VaultError
-              ? { error: error.message, code: 'vault_unopened' }
-              : failed(command, asked, error);
+          outcome = {
+            refusal:
+              error instanceof VaultError
+                ? { kind: 'vault', code: 'vault_unopened', message: error.message }
+                : failed(command, asked, error),
+          };
         }
         // It reached its node: the node is in the typed result, with or without steps.
         outcome.report ??= { steps: [], blockers: [] };
@@ -109,7 +106,7 @@ export function refusedUnplaced(
   request: CommandRequest,
   deps: ActDeps,
   face: Face,
-  refusal: { error: string; code: Code },
+  refusal: Refusal,
   previewToo = false,
 ): Extract<OpenedAct, { kind: 'ready' }> {
   const now = face.now ?? (() => new Date());
@@ -122,7 +119,7 @@ export function refusedUnplaced(
         request.node,
         face,
         now,
-        { ...refusal },
+        { refusal },
         (entry) => deps.stores.journalUnplaced(entry),
         { previewToo },
       ),
@@ -149,9 +146,8 @@ async function journaled(
   const act = isAct(command, request);
   if (!act && !previewToo) return outcome;
   // Failed is begun and stopped at a step; refused is nothing begun.
-  const ended =
-    outcome.error === undefined ? 'done' : outcome.report?.failed ? 'failed' : 'refused';
-  const { report } = outcome;
+  const { report, refusal } = outcome;
+  const ended = refusal === undefined ? 'done' : report?.failed ? 'failed' : 'refused';
   try {
     await append({
       at: now().toISOString(),
@@ -163,23 +159,23 @@ async function journaled(
       module: command.needs.includes('module') ? request.module : request.filter || undefined,
       digest: report?.digest,
       outcome: ended,
-      // A refusal made without a code of its own is a failure berth did not foresee.
-      code: outcome.error === undefined ? undefined : (outcome.code ?? 'failed'),
+      code: refusal?.code,
       steps: report?.steps ?? [],
       blockers: report?.blockers ?? [],
       said: saidOf(outcome),
-      error: outcome.error,
+      error: refusedWords(refusal),
     });
     return outcome;
   } catch (error) {
-    const why = (error as Error).message;
+    const message = (error as Error).message;
+    const unjournaled = { kind: 'unjournaled', command: command.name, ended, message } as const;
+    // A refusal's own journal entry is not one of these, nor a target's: a leaf, always.
     return {
       ...outcome,
-      error:
-        outcome.error === undefined
-          ? `${command.name} was done, but the journal could not record it: ${why}`
-          : `${outcome.error} (and the journal could not record this ${ended === 'failed' ? 'failure' : 'refusal'}: ${why})`,
-      code: outcome.code ?? 'journal_failed',
+      refusal:
+        refusal === undefined
+          ? { ...unjournaled, code: 'journal_failed' }
+          : { ...unjournaled, code: refusal.code, refusal: refusal as LeafRefusal },
     };
   }
 }
@@ -190,9 +186,10 @@ export function isAct(command: Command, request: CommandRequest) {
   return !command.options.includes('yes') || request.yes;
 }
 
-/** An unexpected failure inside a command, as a refusal in words, never a stack trace. */
-function failed(command: Command, request: CommandRequest, error: unknown): Outcome {
+/** An unexpected failure inside a command, as a refusal, never a stack trace. */
+function failed(command: Command, request: CommandRequest, error: unknown): Refusal {
+  const { message } = error as Error;
   if (error instanceof MachineError && error.failure === 'unreachable')
-    return { error: `${request.node} cannot be reached: ${error.message}`, code: 'unreachable' };
-  return { error: `${command.name} failed: ${(error as Error).message}`, code: 'failed' };
+    return { kind: 'unreachable', code: 'unreachable', node: request.node, message };
+  return { kind: 'failed', code: 'failed', command: command.name, message };
 }

@@ -57,7 +57,7 @@ export const nodes: AnswerFunction<NodesAnswer> = async ({ words }, deps) => {
     let names = inventory.nodes.sort();
     if (target !== undefined) {
       const targeted = resolveTarget(target, inventory);
-      if (!targeted.ok) return refused(targeted.refused, targeted.code);
+      if (!targeted.ok) return refused(targeted.refusal);
       names = targeted.nodes;
     }
     const groupsOf = groupsHolding(settings.groups);

@@ -1,17 +1,16 @@
-import type { Code } from '../model/codes.ts';
+import type { Refusal } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import type { BlockerReport, NodeReport, StepReport } from '../model/result.ts';
 import type { CommandResult } from './results.ts';
 
 /**
  * What a command returns: what it did as a typed value (`result`), and its refusal if it
- * refused. Its words are rendered from it at the edge, by `saidOf` (src/words/said.ts).
+ * refused or stopped, typed with its code (src/model/refusal.ts). Their words are rendered
+ * from them at the edge (src/words/said.ts, src/words/refusals.ts).
  */
 export interface Outcome {
   result?: CommandResult;
-  error?: string;
-  /** Beside `error`, always: why, as a code from the closed list (src/model/codes.ts). */
-  code?: Code;
+  refusal?: Refusal;
   /** The node's part of the typed result; `failed` when a step of the act failed. */
   report?: {
     digest?: string;

@@ -1,5 +1,5 @@
-import type { Code } from '../model/codes.ts';
-import { KEPT_PREVIEWS, type NodeStore } from '../stores/stores.ts';
+import type { RefusalOf } from '../model/refusal.ts';
+import type { NodeStore } from '../stores/stores.ts';
 import { digestOf } from '../utils/digest.ts';
 
 /**
@@ -39,6 +39,11 @@ export async function keepPlan(
   }
 }
 
+/** Why a plan file may not be acted on. */
+export type PlanRefusal = RefusalOf<
+  'plan-acted-on' | 'plan-gone' | 'plan-edited' | 'plan-elsewhere'
+>;
+
 /**
  * Why the plan may not be acted on, or undefined: a file edited since berth wrote it (its
  * preview is kept here, its content is not); one made with another state or store (no
@@ -50,7 +55,7 @@ export async function planRefusal(
   nodes: readonly { node: string; store: NodeStore }[],
   asked: PlanAsked,
   previewDigest: string,
-): Promise<{ error: string; code: Code } | undefined> {
+): Promise<PlanRefusal | undefined> {
   const found = await Promise.all(
     nodes.map(async ({ node, store }) => ({
       node,
@@ -59,32 +64,17 @@ export async function planRefusal(
     })),
   );
   const acted = found.find((item) => item.plan?.plan?.acted)?.plan?.plan?.acted;
-  if (acted)
-    return {
-      code: 'plan_acted_on',
-      error: `${asked.file} was acted on already, at ${acted.at} by ${acted.by}; nothing was done: preview again for a new plan`,
-    };
+  if (acted) return { kind: 'plan-acted-on', code: 'plan_acted_on', file: asked.file, ...acted };
   const keeping = found.filter((item) => item.plan?.plan?.of === previewDigest);
   if (keeping.length === found.length) return undefined;
   if (keeping.length > 0) {
     const gone = found.filter((item) => !keeping.includes(item)).map((item) => item.node);
-    return {
-      code: 'digest_stale',
-      error: `${gone.join(', ')} no longer ${gone.length === 1 ? 'keeps' : 'keep'} the preview of ${asked.file} (a node keeps its latest ${KEPT_PREVIEWS}); nothing was done: preview again`,
-    };
+    return { kind: 'plan-gone', code: 'digest_stale', file: asked.file, nodes: gone };
   }
   if (found.some((item) => item.preview))
-    return {
-      code: 'plan_edited',
-      error: `${asked.file} was edited since berth wrote it: what it shows is not the preview its digest names; nothing was done: preview again with --out`,
-    };
-  return {
-    code: 'plan_elsewhere',
-    error:
-      asked.madeWith === asked.using
-        ? `no node of ${target} keeps the preview of ${asked.file}: it was made with another store than the one ${asked.using} names now, or more than ${KEPT_PREVIEWS} previews ago; nothing was done: preview again`
-        : `${asked.file} was made with the state ${asked.madeWith}, and this berth uses ${asked.using}, where no node of ${target} keeps its preview; nothing was done: act on it with --state ${asked.madeWith}, or preview again`,
-  };
+    return { kind: 'plan-edited', code: 'plan_edited', file: asked.file };
+  const { file, madeWith, using } = asked;
+  return { kind: 'plan-elsewhere', code: 'plan_elsewhere', file, target, madeWith, using };
 }
 
 /** Marks the plan acted on, on a node whose act began: it is not acted on again. */

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { Asked, RefusalOf } from '../model/refusal.ts';
 import { describePackageChanges } from '../packages/packages-basis.ts';
 import type { KeptPreview, NodeStore } from '../stores/stores.ts';
 import { canonicalJson, digestOf } from '../utils/digest.ts';
@@ -55,6 +56,15 @@ export function scopeWords(node: string, scope: unknown): string {
     : `converge ${node} --filter ${output.filter}`;
 }
 
+/** A preview's command as it was asked, for the words of a refusal to name it. */
+export function scopeOf(basis: Pick<Basis, 'node' | 'scope'>): Asked {
+  const { node, scope } = basis;
+  if (scope.command === 'take') return { command: 'take', node, module: scope.module };
+  return scope.filter === undefined
+    ? { command: 'converge', node }
+    : { command: 'converge', node, filter: scope.filter };
+}
+
 const DIGEST = /^[0-9a-f]{64}$/;
 
 /** Whether `given` is spelt as a digest: 64 lower-case hex characters. */
@@ -101,24 +111,12 @@ export async function checkDigest(
   given: string,
   current: string,
   basis: Basis,
-): Promise<{ error: string; code: 'invalid_digest' | 'digest_stale' } | undefined> {
+): Promise<RefusalOf<'invalid-digest' | 'digest-stale'> | undefined> {
   if (given === current) return undefined;
-  if (!isDigest(given)) return { error: notADigest(given), code: 'invalid_digest' };
+  if (!isDigest(given)) return { kind: 'invalid-digest', code: 'invalid_digest', given };
   const kept = await store.findPreview(given);
   const changes = kept ? describeChanges(kept.basis as Basis, basis) : [];
-  return { error: changedSince(given, changes), code: 'digest_stale' };
-}
-
-/** The words of a stale digest: what changed since it, when berth can tell. */
-export function changedSince(given: string, changes: readonly string[], after = ''): string {
-  const shown = `${given.slice(0, 12)}…`;
-  const what = changes.length === 0 ? '' : `: ${changes.join('; ')}`;
-  return `the preview changed since digest ${shown}${what}${after}; preview again`;
-}
-
-/** The words for a digest that is not one at all. */
-export function notADigest(given: string): string {
-  return `${JSON.stringify(given.slice(0, 80))} is not a digest: a digest is the 64 lower-case hex characters on the last line of a preview`;
+  return { kind: 'digest-stale', code: 'digest_stale', given, changes };
 }
 
 /** Says, in the operator's words, what differs between two bases. */

@@ -1,13 +1,14 @@
 import * as v from 'valibot';
 import { ConfigError } from '../config/config.ts';
-import { type Code, CodeSchema } from '../model/codes.ts';
+import { CodeSchema } from '../model/codes.ts';
+import type { Refusal } from '../model/refusal.ts';
 import { FORMAT_VERSION } from '../model/result.ts';
-import { storesCannotOpen, storesCode } from '../stores/stores.ts';
+import { storesRefusal } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
 
 /**
- * A reading's refusal (`status`, `log`, `nodes`, `modules`, `ca`, `rekey`, `secret`): the
- * one envelope every `--json` prints, with the words and the code, and nothing else.
+ * A reading's refusal (`status`, `log`, `nodes`, `modules`, `ca`, `rekey`, `secret`) as
+ * `--json` prints it: the one envelope, with the words and the code, and nothing else.
  */
 export const RefusedSchema = v.object({
   format_version: v.literal(FORMAT_VERSION),
@@ -16,16 +17,26 @@ export const RefusedSchema = v.object({
 });
 export type Refused = v.InferOutput<typeof RefusedSchema>;
 
-export function refused(words: string, code: Code): Refused {
-  return { format_version: FORMAT_VERSION, refused: words, code };
+/** A reading refused, as the command answers it: typed; the edge renders it as `Refused`. */
+export interface RefusedReading {
+  refusal: Refusal;
+}
+
+/** What a reading answers: its answer, or its refusal typed in place of the envelope. */
+export type Reading<A> = Exclude<A, Refused> | RefusedReading;
+
+export function refused(refusal: Refusal): RefusedReading {
+  return { refusal };
 }
 
 /**
  * A reading that could not be made: berth.json's words, or a value berth cannot open
  * (the command refused), or the stores' words (they could not be used).
  */
-export function refusedFor(error: unknown): Refused {
-  if (error instanceof ConfigError) return refused(error.message, 'invalid_config');
-  if (error instanceof VaultError) return refused(error.message, 'vault_unopened');
-  return refused(storesCannotOpen(error), storesCode(error));
+export function refusedFor(error: unknown): RefusedReading {
+  if (error instanceof ConfigError)
+    return refused({ kind: 'config', code: 'invalid_config', message: error.message });
+  if (error instanceof VaultError)
+    return refused({ kind: 'vault', code: 'vault_unopened', message: error.message });
+  return refused(storesRefusal(error));
 }

@@ -9,9 +9,5 @@ export const rekey: CommandFunction = async ({ node }, { store }) => {
   const { resealed, unopened } = await store.vault.reseal();
   const result = { command: 'rekey', node, resealed } as const;
   if (unopened.length === 0) return { result };
-  return {
-    result,
-    code: 'vault_unopened',
-    error: `berth's identity cannot open ${unopened.join(', ')}; kept as sealed before: rekey again with an identity they were sealed to`,
-  };
+  return { result, refusal: { kind: 'rekey-unopened', code: 'vault_unopened', unopened } };
 };

@@ -1,15 +1,15 @@
 import type { Config } from '../config/config.ts';
 import { type SurveyAgain, surveyAgain } from '../machines/survey-again.ts';
+import type { NodeRefusal, Refusal } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
-import { StoreError, storesCannotOpen, storesCode } from '../stores/stores.ts';
+import { StoreError, storesRefusal } from '../stores/stores.ts';
 import { digestOf } from '../utils/digest.ts';
-import { targetRefusal, targetWords } from '../words/target.ts';
 import type { ActDeps, Face } from './act-shapes.ts';
-import { nodeReport } from './answer.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { DEFAULT_PARALLEL, inParallel } from './in-parallel.ts';
 import { keptSurvey } from './kept-survey.ts';
 import { lockNode, type NodeAct } from './node-act.ts';
+import { nodeReport } from './node-report.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from './outcome.ts';
 import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
 import type { ProgressEvent } from './progress-events.ts';
@@ -31,7 +31,7 @@ async function storeFailure(work: () => Promise<void>): Promise<RunOutcome | und
     return undefined;
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
-    return { error: storesCannotOpen(error), code: storesCode(error), storeFailed: true };
+    return { refusal: storesRefusal(error), storeFailed: true };
   }
 }
 
@@ -104,7 +104,7 @@ export class Runner {
       if ('outcome' in opened) return this.ended(node, 'refused', opened.outcome, started);
       try {
         const outcome = await opened.act.run(this.requestFor(node));
-        const how = outcome.error === undefined ? 'done' : 'refused';
+        const how = outcome.refusal === undefined ? 'done' : 'refused';
         return this.told(this.ended(node, how, outcome, started));
       } finally {
         await this.close(opened);
@@ -128,7 +128,7 @@ export class Runner {
         await sealTarget(digest, this.gatedNodes(plans, opened.acts));
       const ends = this.nodes.map((node) => {
         const { outcome, ms } = plans.get(node) as { outcome: RunOutcome; ms: number };
-        const how = outcome.error === undefined ? 'previewed' : 'refused';
+        const how = outcome.refusal === undefined ? 'previewed' : 'refused';
         return { node, how, outcome, ms } as const;
       });
       const answered = this.answer('preview', ends, { digest });
@@ -164,12 +164,16 @@ export class Runner {
         plans = await this.planAll(acts);
         const stores = this.storeFailure(plans);
         if (stores) return stores;
+        const { node, module, filter } = this.request;
         const refusal = await gateTarget(
           {
             digest: this.request.digest,
-            command: this.command.name,
-            target: this.request.node,
-            words: targetWords(this.command.name, this.request),
+            asked: {
+              command: this.command.name,
+              node,
+              ...(module ? { module } : {}),
+              ...(filter ? { filter } : {}),
+            },
           },
           await this.digestOf(plans),
           this.gatedNodes(plans, acts),
@@ -180,9 +184,9 @@ export class Runner {
               outcome: RunOutcome;
               ms: number;
             };
-            return { node, how: 'refused', outcome: { ...outcome, ...refusal }, ms } as const;
+            return { node, how: 'refused', outcome: { ...outcome, refusal }, ms } as const;
           });
-          return { ...this.answer('act', ends, { refused: true }), ...refusal };
+          return { ...this.answer('act', ends, { refused: true }), refusal };
         }
       }
       return this.answer('act', await this.actInBatches(plans, acts));
@@ -215,9 +219,9 @@ export class Runner {
       return undefined;
     }
     const ends = this.nodes.map(
-      (node) => ({ node, how: 'refused', outcome: { ...refusal }, ms: 0 }) as const,
+      (node) => ({ node, how: 'refused', outcome: { refusal }, ms: 0 }) as const,
     );
-    return { ...this.answer('act', ends, { refused: true }), ...refusal };
+    return { ...this.answer('act', ends, { refused: true }), refusal };
   }
 
   private async actInBatches(
@@ -261,7 +265,7 @@ export class Runner {
   ): Promise<NodeEnd> {
     const started = performance.now();
     try {
-      if (plan?.error !== undefined) return this.told(this.ended(node, 'refused', plan, started));
+      if (plan?.refusal !== undefined) return this.told(this.ended(node, 'refused', plan, started));
       this.tell({ kind: 'acting', node, steps: plan?.report?.steps.length });
       const outcome = await opened.act.run({
         ...this.requestFor(node),
@@ -270,7 +274,7 @@ export class Runner {
       });
       const blocked = ((plan ?? outcome).report?.blockers.length ?? 0) > 0;
       const how: NodeEnd['how'] =
-        outcome.error === undefined
+        outcome.refusal === undefined
           ? 'done'
           : outcome.report?.failed || outcome.storeFailed
             ? 'failed'
@@ -331,7 +335,7 @@ export class Runner {
         store: (acts.get(node) as Opened).act.context.store,
         own: plan?.report?.digest,
         nothing:
-          plan?.error === undefined &&
+          plan?.refusal === undefined &&
           plan?.report?.steps.length === 0 &&
           plan?.report?.blockers.length === 0,
       };
@@ -366,7 +370,7 @@ export class Runner {
     const kept = await Promise.allSettled(
       this.nodes.map((node) => {
         const { outcome, ms } = plans.get(node) as { outcome: RunOutcome; ms: number };
-        const how = outcome.error === undefined ? 'previewed' : 'refused';
+        const how = outcome.refusal === undefined ? 'previewed' : 'refused';
         const end = { node, how, outcome, ms } as const;
         const survey = keptSurvey(this.command, this.requestFor(node), end, this.face, at);
         return (acts.get(node) as Opened).act.context.store.keepSurvey(survey);
@@ -375,10 +379,7 @@ export class Runner {
     const index = kept.findIndex((result) => result.status === 'rejected');
     if (index === -1) return undefined;
     const error = (kept[index] as PromiseRejectedResult).reason;
-    return this.storesFailed(this.nodes[index] as string, {
-      error: storesCannotOpen(error),
-      code: storesCode(error),
-    });
+    return this.storesFailed(this.nodes[index] as string, { refusal: storesRefusal(error) });
   }
 
   /** A store that failed for a node while planning: the whole target is a store failure. */
@@ -389,8 +390,12 @@ export class Runner {
   }
 
   private storesFailed(node: string, outcome: RunOutcome): RunOutcome {
-    const error = this.one ? outcome.error : `${node}: ${outcome.error}`;
-    return { error, code: outcome.code, storeFailed: true };
+    const { refusal } = outcome;
+    if (this.one || refusal?.kind !== 'stores') return { refusal, storeFailed: true };
+    return {
+      refusal: { kind: 'node-stores', code: refusal.code, node, refusal },
+      storeFailed: true,
+    };
   }
 
   /**
@@ -427,7 +432,7 @@ export class Runner {
     );
     if (opened.kind === 'open') return { act: opened.act, closed: false };
     return {
-      outcome: { error: opened.refused, code: opened.code, storeFailed: true },
+      outcome: { refusal: opened.refusal, storeFailed: true },
     };
   }
 
@@ -464,6 +469,28 @@ export class Runner {
       ...(options.digest === undefined ? {} : { digest: options.digest }),
       ...(options.refused ? { refused: true } : {}),
     };
-    return { ...targetRefusal(ends), target, several };
+    return { refusal: targetRefusal(ends), target, several };
   }
+}
+
+/**
+ * A target's refusal: each node refused or failed, by name, and those not begun; one
+ * code when they share one, else `nodes_refused` (each node has its own).
+ */
+function targetRefusal(ends: readonly NodeEnd[]): Refusal | undefined {
+  const nodes: NodeRefusal[] = [];
+  const codes = new Set<Refusal['code']>();
+  for (const { node, how, outcome } of ends) {
+    if (outcome.refusal !== undefined) {
+      // A node's own run refuses with a refusal of its own, never a target's.
+      nodes.push({ node, refusal: outcome.refusal as NodeRefusal['refusal'] });
+      codes.add(outcome.refusal.code);
+    } else if (how === 'not-begun') {
+      nodes.push({ node });
+      codes.add('not_begun');
+    }
+  }
+  if (nodes.length === 0) return undefined;
+  const [code] = codes;
+  return { kind: 'nodes', code: codes.size === 1 && code ? code : 'nodes_refused', nodes };
 }

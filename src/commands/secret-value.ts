@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import { FORMAT_VERSION } from '../model/result.ts';
 import { openAct } from './act.ts';
-import { codeOf } from './answer.ts';
 import type { AnswerFunction, CommandShape } from './command-shape.ts';
 import { RefusedSchema, refused } from './reading-answer.ts';
 import { readSecret } from './secret.ts';
@@ -21,7 +20,7 @@ export type SecretAnswer = v.InferOutput<typeof SecretAnswerSchema>;
 export const secretValue: AnswerFunction<SecretAnswer> = async ({ words }, deps) => {
   const [node, module, name, ...more] = words;
   if (node === undefined || module === undefined || name === undefined || more.length > 0)
-    return refused('berth secret takes a node, a module and a secret name', 'usage');
+    return refused({ kind: 'secret-usage', code: 'usage' });
   let value: Uint8Array | undefined;
   const command: CommandShape = {
     name: 'secret',
@@ -38,9 +37,9 @@ export const secretValue: AnswerFunction<SecretAnswer> = async ({ words }, deps)
       via: 'cli',
       line: {},
     });
-    if (opened.kind !== 'ready') return refused(opened.refused, opened.code);
-    const outcome = await opened.run();
-    if (outcome.error !== undefined) return refused(outcome.error, codeOf(outcome));
+    if (opened.kind !== 'ready') return refused(opened.refusal);
+    const { refusal } = await opened.run();
+    if (refusal !== undefined) return refused(refusal);
     return { format_version: FORMAT_VERSION, value: secretText(value ?? new Uint8Array()) };
   } finally {
     await deps.stores.close();

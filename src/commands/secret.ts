@@ -1,4 +1,4 @@
-import { checkName } from '../model/names.ts';
+import { isName } from '../model/names.ts';
 import { type CommandFunction, refuse } from './context.ts';
 
 /**
@@ -8,16 +8,19 @@ import { type CommandFunction, refuse } from './context.ts';
  */
 export function readSecret(name: string, reveal: (value: Uint8Array) => void): CommandFunction {
   return async ({ node, module }, { store, actor }) => {
-    const refusal = checkName('module', module);
-    if (refusal) return refuse('invalid_name', refusal);
+    if (!isName(module))
+      return refuse({ kind: 'name', code: 'invalid_name', of: 'module', given: module });
     if (name === '' || name.includes('/'))
-      return refuse('invalid_name', `${JSON.stringify(name)} is not a secret name`);
+      return refuse({ kind: 'secret-name', code: 'invalid_name', given: name });
     const kept = await store.vault.get(module, name);
     if (!kept)
-      return refuse(
-        'secret_not_kept',
-        `the vault keeps no secret ${name} of ${module} for ${node}`,
-      );
+      return refuse({
+        kind: 'secret-not-kept',
+        code: 'secret_not_kept',
+        secret: name,
+        module,
+        node,
+      });
     reveal(kept.value);
     return { result: { command: 'secret', node, module, secret: name, actor } };
   };

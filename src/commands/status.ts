@@ -3,15 +3,16 @@ import type { Catalog } from '../model/catalog.ts';
 import { isName } from '../model/names.ts';
 import { catalogHint, doesNotResolve, loadEntries, moduleResolver } from '../model/resolve.ts';
 import { FORMAT_VERSION } from '../model/result.ts';
-import { checkNodeIn, type Settings } from '../model/settings.ts';
+import type { Settings } from '../model/settings.ts';
 import { ManagedSchema } from '../model/state.ts';
 import { resolveTarget } from '../model/targets.ts';
 import { type LockHolder, LockHolderSchema } from '../stores/stores.ts';
+import { closest } from '../utils/did-you-mean.ts';
 import type { ActDeps } from './act-shapes.ts';
 import type { ChecksNow } from './check-now.ts';
 import type { AnswerFunction, CommandShape } from './command-shape.ts';
 import { declaredFor, runField, toRun } from './declared.ts';
-import { type Refused, RefusedSchema, refused, refusedFor } from './reading-answer.ts';
+import { type RefusedReading, RefusedSchema, refused, refusedFor } from './reading-answer.ts';
 
 /** A node of berth.json: a directory of this machine, or an ssh destination. */
 const MachineSchema = v.union([
@@ -72,12 +73,9 @@ export const status: AnswerFunction<StatusAnswer> = async ({ words, options }, d
     const one = node !== undefined && isName(node);
     const { settings, catalog } = await deps.loadConfig(one ? [node] : undefined);
     if (options.check && node === undefined)
-      return refused(
-        'berth status --check runs checks on a target: berth status TARGET --check',
-        'invalid_target',
-      );
+      return refused({ kind: 'check-needs-target', code: 'invalid_target' });
     const nodes = statusNodes(node, settings);
-    if ('refused' in nodes) return nodes;
+    if ('refusal' in nodes) return nodes;
     const holders = new Map<string, LockHolder>(
       // `status NODE` reads that node's lock alone: its cost does not grow with the fleet.
       (await stores.lockHolders(node === undefined ? undefined : nodes)).map((holder) => [
@@ -87,7 +85,7 @@ export const status: AnswerFunction<StatusAnswer> = async ({ words, options }, d
     );
     // The checks run through the runner, each node under its lock, before anything is said.
     const checks = options.check ? await checksNow(nodes, deps) : undefined;
-    if (checks && 'refused' in checks) return checks;
+    if (checks && 'refusal' in checks) return checks;
     const report: NodeStatus[] = [];
     let misdeclared = false;
     for (const name of nodes) {
@@ -109,17 +107,24 @@ export const status: AnswerFunction<StatusAnswer> = async ({ words, options }, d
 };
 
 /** The nodes a status names: every node, one node, or a target's. */
-function statusNodes(node: string | undefined, settings: Settings): string[] | Refused {
+function statusNodes(node: string | undefined, settings: Settings): string[] | RefusedReading {
   if (node === undefined) return Object.keys(settings.nodes).sort();
   if (isName(node)) {
-    const unknown = checkNodeIn(settings, node);
-    return unknown === undefined ? [node] : refused(unknown, 'unknown_node');
+    // Own names only: `constructor` is in every object, and is no node of the inventory.
+    if (Object.hasOwn(settings.nodes, node)) return [node];
+    const meant = closest(node, Object.keys(settings.nodes));
+    return refused({
+      kind: 'unknown-node',
+      code: 'unknown_node',
+      node,
+      ...(meant === undefined ? {} : { meant }),
+    });
   }
   const targeted = resolveTarget(node, {
     nodes: Object.keys(settings.nodes),
     groups: settings.groups,
   });
-  return targeted.ok ? targeted.nodes : refused(targeted.refused, targeted.code);
+  return targeted.ok ? targeted.nodes : refused(targeted.refusal);
 }
 
 /** One node's part of the status, and whether berth.json names a module the catalog has not. */
@@ -200,7 +205,7 @@ function unneededPackages(
 async function checksNow(
   nodes: readonly string[],
   deps: ActDeps,
-): Promise<Map<string, ChecksNow> | Refused> {
+): Promise<Map<string, ChecksNow> | RefusedReading> {
   const { openAct } = await import('./act.ts');
   const { checkNow } = await import('./check-now.ts');
   const checks = new Map<string, ChecksNow>();
@@ -214,8 +219,7 @@ async function checksNow(
   const request = { node: nodes.join(','), module: '', yes: false };
   // Not journaled (it changes nothing): there is no one to name.
   const opened = await openAct(command, request, deps, { actor: '', via: 'cli', line: {} });
-  if (opened.kind !== 'ready') return refused(opened.refused, opened.code);
-  const outcome = await opened.run();
-  if (outcome.error === undefined) return checks;
-  return refused(outcome.error, outcome.code ?? 'failed');
+  if (opened.kind !== 'ready') return refused(opened.refusal);
+  const { refusal } = await opened.run();
+  return refusal === undefined ? checks : refused(refusal);
 }

@@ -4,16 +4,16 @@ import { isKeySecretKind, TLS_DAYS } from '../keys/kinds.ts';
 import { accountNames, type ModuleDefinition, type SecretDefinition } from '../model/catalog.ts';
 import { BLOCKER_CODES } from '../model/codes.ts';
 import type { MachineFacts } from '../model/facts.ts';
-import { checkName } from '../model/names.ts';
+import { isName } from '../model/names.ts';
 import { inputsFor, type Readings, renderFor } from '../model/readings.ts';
-import { doesNotResolve, loadEntries, resolveModule } from '../model/resolve.ts';
+import { loadEntries, resolveModule } from '../model/resolve.ts';
 import type { BlockerReport } from '../model/result.ts';
 import { flipMs } from '../model/settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../model/state.ts';
 import type { PublicHalf, TemplateInputs } from '../model/template.ts';
 import type { PackageFacts } from '../packages/packages.ts';
 import type { PackagesBasis } from '../packages/packages-basis.ts';
-import { didYouMean } from '../utils/did-you-mean.ts';
+import { closest } from '../utils/did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../utils/digest.ts';
 import { describeAgeBeyond, describeDuration } from '../utils/duration.ts';
 import { once } from '../utils/once.ts';
@@ -223,30 +223,29 @@ async function surveyForTake(
  */
 export const take: CommandFunction = async (request, context) => {
   const { node, module } = request;
-  const refusal = checkName('module', module);
-  if (refusal) return refuse('invalid_name', refusal);
+  if (!isName(module))
+    return refuse({ kind: 'name', code: 'invalid_name', of: 'module', given: module });
 
   const { store, catalog } = context;
   const record = await store.record();
   const entry = await catalog.entry(module);
   if ('problem' in entry) {
-    const hint = entry.missing ? didYouMean(module, await catalog.names()) : '';
-    return refuse(
-      entry.missing ? 'unknown_module' : 'invalid_module',
-      `${doesNotResolve(module, node, { why: 'not-valid', problem: entry.problem })}${hint}`,
-    );
+    const meant = entry.missing ? closest(module, await catalog.names()) : undefined;
+    return refuse({
+      kind: 'module-entry',
+      code: entry.missing ? 'unknown_module' : 'invalid_module',
+      module,
+      node,
+      problem: entry.problem,
+      ...(meant === undefined ? {} : { meant }),
+    });
   }
   if (Object.hasOwn(record.managed, module))
-    return refuse('already_managed', `berth already manages ${module} on ${node}`);
+    return refuse({ kind: 'already-managed', code: 'already_managed', module, node });
   const account = record.account;
-  if (!account) return refuse('not_adopted', `no account of ${node} yet; adopt it first`);
+  if (!account) return refuse({ kind: 'not-adopted', code: 'not_adopted', node });
   const holdings = ownValue(account.modules, module);
-  if (!holdings) {
-    return refuse(
-      'not_in_account',
-      `the account of ${node} says nothing of ${module} (it was taken before ${module} was in the catalog); adopt ${node} again`,
-    );
-  }
+  if (!holdings) return refuse({ kind: 'not-in-account', code: 'not_in_account', module, node });
 
   const kept = new Map<string, Uint8Array>();
   for (const name of Object.keys(entry.definition.secrets)) {
@@ -339,11 +338,11 @@ export const take: CommandFunction = async (request, context) => {
     const preview = { plan, age, flip, nothingHeld, digest, blockers };
     return { result: { command: 'take', node, module, preview }, report };
   }
-  if (gated.to === 'refused') return { error: gated.error, code: gated.code, report };
-  const [firstRefusal] = report.blockers;
-  if (firstRefusal) return { error: firstRefusal.words, code: firstRefusal.code, report };
+  if (gated.to === 'refused') return { refusal: gated.refusal, report };
+  const [blocker] = report.blockers;
+  if (blocker) return { refusal: { kind: 'blocker', code: blocker.code, blocker }, report };
   const outcome = await actOnTake(node, module, plan, holdings, gated.digest, surveyed, context);
-  if (outcome.error !== undefined) return outcome;
+  if (outcome.refusal !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
   const assigned = new Set((await store.record()).assigned);
   const resolution = resolveModule(module, assigned, await loadEntries(catalog, [module]));
@@ -604,19 +603,22 @@ async function actOnTake(
   const fingerprints = new Map<string, { key?: string; certificate?: string }>();
   for (const secret of plan.secrets) {
     const fact = surveyed.facts.get(secret.path);
-    const unreadable =
+    const why =
       fact?.kind === 'unreadable'
-        ? fact.reason
-        : fact?.kind === 'directory'
-          ? 'it is a directory, not a file'
-          : fact?.kind === 'other'
-            ? 'it is not a file'
-            : undefined;
-    if (unreadable)
-      return refuse(
-        'secret_unreadable',
-        `secret ${secret.name} of ${module} at ${secret.path} on ${node} cannot be read: ${unreadable}`,
-      );
+        ? { reason: fact.reason }
+        : fact?.kind === 'directory' || fact?.kind === 'other'
+          ? fact.kind
+          : undefined;
+    if (why)
+      return refuse({
+        kind: 'secret-unreadable',
+        code: 'secret_unreadable',
+        secret: secret.name,
+        module,
+        node,
+        path: secret.path,
+        why,
+      });
     const value = secretHeld(surveyed.facts, secret);
     const now = value?.length ? await fingerprintWith(key, value) : undefined;
     // A tls secret's certificate, found beside its key, is what the account saw too.
@@ -627,10 +629,13 @@ async function actOnTake(
       value?.length && certificate?.length ? await fingerprintWith(key, certificate) : undefined;
     const seen = ownValue(holdings.secrets, secret.name);
     if (now !== seen?.fingerprint || certified !== seen?.certificate)
-      return refuse(
-        'account_stale',
-        `secret ${secret.name} of ${module} changed on ${node} since the account was taken; adopt ${node} again`,
-      );
+      return refuse({
+        kind: 'secret-changed',
+        code: 'account_stale',
+        secret: secret.name,
+        module,
+        node,
+      });
     fingerprints.set(secret.name, { key: now, certificate: certified });
   }
 
@@ -643,6 +648,7 @@ async function actOnTake(
   const act = { told: carried.told, stopped: carried.failure !== undefined };
   const result = { command: 'take', node, module, act } as const;
   if (!carried.failure) return { result, report };
-  const error = `the take of ${module} on ${node} stopped: ${carried.failure.why}`;
-  return { result, error, code: carried.failure.code, report: { ...report, failed: true } };
+  const { code, how, why } = carried.failure;
+  const refusal = { kind: 'stopped', code, command: 'take', node, module, how, why } as const;
+  return { result, refusal, report: { ...report, failed: true } };
 }

@@ -1,27 +1,35 @@
-import { checkName } from '../model/names.ts';
+import { isName } from '../model/names.ts';
 import { withAssigned } from '../model/state.ts';
-import { didYouMean } from '../utils/did-you-mean.ts';
+import { closest } from '../utils/did-you-mean.ts';
 import { type CommandFunction, refuse } from './context.ts';
 import { declaredFor } from './declared.ts';
 
 /** Drops an assignment. It touches no machine: the next converge releases the module. */
 export const unassign: CommandFunction = async ({ node, module }, { store, catalog, settings }) => {
-  const refusal = checkName('module', module);
-  if (refusal) return refuse('invalid_name', refusal);
+  if (!isName(module))
+    return refuse({ kind: 'name', code: 'invalid_name', of: 'module', given: module });
   // Declared in berth.json, it stays desired whatever is unassigned: berth.json is where it goes.
   const declared = declaredFor(settings, node).find((item) => item.module === module);
   if (declared)
-    return refuse(
-      'declared_in_config',
-      `${node} is to run ${module} because berth.json declares it (run.${declared.from.join(', run.')}); remove it there to stop running it`,
-    );
+    return refuse({
+      kind: 'declared-in-config',
+      code: 'declared_in_config',
+      module,
+      node,
+      from: [...declared.from],
+    });
 
   const record = await store.record();
-  if (!record.assigned.includes(module))
-    return refuse(
-      'not_assigned',
-      `${node} is not to run ${module}; there is nothing to unassign${didYouMean(module, record.assigned)}`,
-    );
+  if (!record.assigned.includes(module)) {
+    const meant = closest(module, record.assigned);
+    return refuse({
+      kind: 'not-assigned',
+      code: 'not_assigned',
+      module,
+      node,
+      ...(meant === undefined ? {} : { meant }),
+    });
+  }
 
   const neededBy: string[] = [];
   for (const other of record.assigned) {
@@ -30,10 +38,7 @@ export const unassign: CommandFunction = async ({ node, module }, { store, catal
     if ('definition' in entry && entry.definition.needs.includes(module)) neededBy.push(other);
   }
   if (neededBy.length > 0) {
-    return refuse(
-      'still_needed',
-      `${module} is needed by ${neededBy.join(' and ')}, which ${node} is to run; unassign ${neededBy[0]} first`,
-    );
+    return refuse({ kind: 'still-needed', code: 'still_needed', module, node, neededBy });
   }
 
   await store.saveRecord(

@@ -1,6 +1,8 @@
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type Code, statusOf } from '../model/codes.ts';
+import type { Refusal } from '../model/refusal.ts';
+import { refusalWords } from '../words/refusals.ts';
 import { answer } from './answer.ts';
 
 /**
@@ -17,4 +19,9 @@ export function refusal(
   return new HTTPException(status, {
     res: answer(status, { refused, code, ...more }, headers),
   });
+}
+
+/** A command's refusal before it ran, typed: thrown as `refusal` is, in its words. */
+export function refusedAs(refused: Refusal, options: { more?: object } = {}): HTTPException {
+  return refusal(refused.code, refusalWords(refused), options);
 }

@@ -1,3 +1,4 @@
+import type { RefusalOf } from './refusal.ts';
 import type { Settings } from './settings.ts';
 import {
   ALL,
@@ -15,14 +16,14 @@ import {
  * one of its grants names the command (or `*`) and its target takes in the node. The
  * command line is not asked: its user can edit berth.json.
  *
- * The refusal in words, or undefined when the subject may. `node` is in the inventory.
+ * The refusal, or undefined when the subject may. `node` is in the inventory.
  */
 export function grantRefusal(
   settings: Pick<Settings, 'grants' | 'groups'>,
   subject: string,
   command: string,
   node: string,
-): string | undefined {
+): RefusalOf<'not-granted'> | undefined {
   const { grants, groups } = settings;
   if (grants === undefined) return undefined;
   const granted = grants.some(
@@ -32,13 +33,13 @@ export function grantRefusal(
       targetCovers(grant.on, node, groups),
   );
   if (granted) return undefined;
-  return `${subject} may not ${command} ${node}: no grant names it`;
+  return { kind: 'not-granted', code: 'not_granted', subject, command, target: node, what: 'it' };
 }
 
 /** A target resolved for a subject: a refusal `byGrants` is journaled as one, previews too. */
 export type GrantedTarget =
   | Targeted
-  | { ok: false; refused: string; code: 'not_granted'; byGrants: true };
+  | { ok: false; refusal: RefusalOf<'not-granted'>; byGrants: true };
 
 /**
  * A target, read on the inventory, as a subject over the API may name it. One node is
@@ -59,17 +60,16 @@ export function grantedTarget(
   const [first] = terms;
   const [only] = first?.all ?? [];
   if (terms.length === 1 && first?.all.length === 1 && only?.kind === 'node') {
-    const refused = grantRefusal(settings, subject, command, only.name);
-    if (refused) return { ok: false, refused, code: 'not_granted', byGrants: true };
+    const refusal = grantRefusal(settings, subject, command, only.name);
+    if (refusal) return { ok: false, refusal, byGrants: true };
     return targeted;
   }
   const inventory = { nodes: Object.keys(settings.nodes), groups: settings.groups };
   const given = givenTo(settings, subject, command, inventory);
   if (given.granted.size === inventory.nodes.length) return targeted;
-  const refused = (what: string): GrantedTarget => ({
+  const refused = (what: RefusalOf<'not-granted'>['what']): GrantedTarget => ({
     ok: false,
-    refused: `${subject} may not ${command} ${target}: no grant names ${what}`,
-    code: 'not_granted',
+    refusal: { kind: 'not-granted', code: 'not_granted', subject, command, target, what },
     byGrants: true,
   });
   const alone = terms.length === 1 && first?.all.length === 1;
@@ -78,12 +78,12 @@ export function grantedTarget(
     if (term.all.length > 1 && given.intersections.has(intersectionText(term.all))) continue;
     for (const atom of term.all) {
       const seen = atom.kind === 'node' ? given.nodes.has(atom.name) : given.groups.has(atom.name);
-      if (!seen) return refused(alone ? 'it' : atomText(atom));
+      if (!seen) return refused(alone ? 'it' : { name: atomText(atom) });
     }
   }
   // Every name is one the subject was given, so only "names no node" is left to refuse.
   if (targeted.ok && targeted.nodes.some((node) => !given.granted.has(node)))
-    return refused('every node of it');
+    return refused('every-node');
   return targeted;
 }
 
@@ -129,7 +129,7 @@ function givenTo(
     const targeted = resolveTarget(grant.on, inventory);
     if (targeted.ok) for (const node of targeted.nodes) granted.add(node);
     const terms = parseTarget(grant.on);
-    if (typeof terms === 'string') continue;
+    if (!Array.isArray(terms)) continue;
     for (const term of terms) {
       const [atom] = term.all;
       if (term.all.length > 1) {

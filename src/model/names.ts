@@ -16,6 +16,10 @@ function quote(text: string): string {
 
 /** The refusal for a name that breaks the rule, or undefined when it keeps it. */
 export function checkName(kind: 'node' | 'module', text: string): string | undefined {
-  if (isName(text)) return undefined;
+  return isName(text) ? undefined : nameWords(kind, text);
+}
+
+/** The words of a name that breaks the rule. */
+export function nameWords(kind: 'node' | 'module', text: string): string {
   return `${quote(text)} is not a ${kind} name: names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`;
 }

@@ -1,22 +1,32 @@
-import { didYouMean } from '../utils/did-you-mean.ts';
+import * as v from 'valibot';
+import { closest } from '../utils/did-you-mean.ts';
 import type { Catalog, CatalogEntry, ModuleDefinition } from './catalog.ts';
+
+/** A module's own reason not to resolve, not one of a module below it. */
+const OwnReasonSchema = v.variant('why', [
+  v.object({ why: v.literal('not-in-catalog'), problem: v.string() }),
+  v.object({ why: v.literal('not-valid'), problem: v.string() }),
+  v.object({ why: v.literal('need-not-in-catalog'), need: v.string() }),
+  v.object({ why: v.literal('need-not-assigned'), need: v.string() }),
+]);
 
 /**
  * Why a module does not resolve on a node, as a value: the words are made from it. A need
  * that does not resolve names the module, however far down, whose own reason it is, and
  * how far down that is: the value stays small whatever the depth of the needs.
  */
-export type Unresolved =
-  | OwnReason
-  | { why: 'need-does-not-resolve'; need: string; at: string; depth: number; below: OwnReason }
-  | { why: 'cycle'; cycle: string[] };
-
-/** A module's own reason not to resolve, not one of a module below it. */
-type OwnReason =
-  | { why: 'not-in-catalog'; problem: string }
-  | { why: 'not-valid'; problem: string }
-  | { why: 'need-not-in-catalog'; need: string }
-  | { why: 'need-not-assigned'; need: string };
+export const UnresolvedSchema = v.variant('why', [
+  ...OwnReasonSchema.options,
+  v.object({
+    why: v.literal('need-does-not-resolve'),
+    need: v.string(),
+    at: v.string(),
+    depth: v.number(),
+    below: OwnReasonSchema,
+  }),
+  v.object({ why: v.literal('cycle'), cycle: v.array(v.string()) }),
+]);
+export type Unresolved = v.InferOutput<typeof UnresolvedSchema>;
 
 export type Resolution =
   | { ok: true; definition: ModuleDefinition }
@@ -177,16 +187,22 @@ export function doesNotResolve(module: string, node: string, unresolved: Unresol
 }
 
 /**
- * `; did you mean gitea?` when a module (or a need) is not in the catalog and a name of
- * the catalog is close to it; nothing otherwise. Read only when something is missing.
+ * The name of the catalog a module (or a need) not in it is close to, if any: what was
+ * meant. Read only when something is missing.
  */
-export async function catalogHint(unresolved: Unresolved, module: string, catalog: Catalog) {
+export async function catalogMeant(unresolved: Unresolved, module: string, catalog: Catalog) {
   const missing =
     unresolved.why === 'not-in-catalog'
       ? module
       : unresolved.why === 'need-not-in-catalog'
         ? unresolved.need
         : undefined;
-  if (missing === undefined) return '';
-  return didYouMean(missing, await catalog.names());
+  if (missing === undefined) return undefined;
+  return closest(missing, await catalog.names());
+}
+
+/** `; did you mean gitea?` when `catalogMeant` finds what was meant; nothing otherwise. */
+export async function catalogHint(unresolved: Unresolved, module: string, catalog: Catalog) {
+  const meant = await catalogMeant(unresolved, module, catalog);
+  return meant === undefined ? '' : `; did you mean ${meant}?`;
 }

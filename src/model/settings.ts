@@ -1,12 +1,17 @@
 import * as v from 'valibot';
 import { RefreshAfter } from '../packages/packages-field.ts';
-import { didYouMean, withHint } from '../utils/did-you-mean.ts';
 import { parseDuration } from '../utils/duration.ts';
 import { jsonRecord, strictJsonObject } from '../utils/strict-json.ts';
 import { isAgeRecipient } from '../vault/recipient.ts';
-import { checkName, isName } from './names.ts';
+import { isName } from './names.ts';
 import { checkStoreUrl } from './store-url.ts';
-import { ALL, groupsProblem, resolveTarget, targetSyntaxProblem } from './targets.ts';
+import {
+  ALL,
+  groupsProblem,
+  resolveTarget,
+  targetRefusalWords,
+  targetSyntaxProblem,
+} from './targets.ts';
 import { GivenValuesSchema, valuesProblem } from './values.ts';
 
 /**
@@ -189,11 +194,11 @@ export function settingsProblem(settings: Settings): string | undefined {
   if (groups) return groups;
   for (const target of Object.keys(settings.run)) {
     const targeted = resolveTarget(target, { nodes, groups: settings.groups });
-    if (!targeted.ok) return `run.${target}: ${targeted.refused}`;
+    if (!targeted.ok) return `run.${target}: ${targetRefusalWords(targeted.refusal)}`;
   }
   for (const [index, grant] of (settings.grants ?? []).entries()) {
     const targeted = resolveTarget(grant.on, { nodes, groups: settings.groups });
-    if (!targeted.ok) return `grants.${index}.on: ${targeted.refused}`;
+    if (!targeted.ok) return `grants.${index}.on: ${targetRefusalWords(targeted.refusal)}`;
   }
   return valuesProblem(settings.values, nodes, settings.groups);
 }
@@ -204,17 +209,4 @@ export function defaultSettings(): Settings {
 
 export function flipMs(settings: Settings): number {
   return parseDuration(settings.flip) ?? 15 * 60_000;
-}
-
-/** The first refusal a node name meets: the name rule, then the inventory. */
-export function checkNodeIn(settings: Settings, node: string): string | undefined {
-  if (!isName(node)) return checkName('node', node);
-  // Own names only: `constructor` is in every object, and is no node of the inventory.
-  if (Object.hasOwn(settings.nodes, node)) return undefined;
-  return withHint(
-    `berth does not know node ${node}`,
-    didYouMean(node, Object.keys(settings.nodes)),
-    'add it under nodes in berth.json',
-    'else add it under nodes in berth.json',
-  );
 }

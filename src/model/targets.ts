@@ -1,6 +1,7 @@
-import { didYouMean, withHint } from '../utils/did-you-mean.ts';
+import { closest, withHint } from '../utils/did-you-mean.ts';
 import { ownValue } from '../utils/own-record.ts';
-import { checkName, isName } from './names.ts';
+import { isName, nameWords } from './names.ts';
+import type { RefusalOf } from './refusal.ts';
 
 /**
  * Targets: where a command takes a node, a node (`web1`), a group (`@web`), every node
@@ -22,14 +23,13 @@ export interface Inventory {
   groups: Groups;
 }
 
-/** A target as nodes: the sorted node names, or why it names none, in words. */
-export type Targeted =
-  | { ok: true; nodes: string[] }
-  | {
-      ok: false;
-      refused: string;
-      code: 'invalid_name' | 'invalid_target' | 'unknown_node' | 'unknown_group';
-    };
+/** Why a target names no node, as a value. */
+export type TargetRefusal = RefusalOf<
+  'name' | 'group-name' | 'target-shape' | 'target-empty' | 'unknown-node' | 'unknown-group'
+>;
+
+/** A target as nodes: the sorted node names, or why it names none. */
+export type Targeted = { ok: true; nodes: string[] } | { ok: false; refusal: TargetRefusal };
 
 /** A node or a group, as a target names it. */
 export type Atom = { kind: 'node'; name: string } | { kind: 'group'; name: string };
@@ -41,17 +41,17 @@ export type Atom = { kind: 'node'; name: string } | { kind: 'group'; name: strin
 export type Term = { remove: boolean; all: Atom[] };
 
 /** Why a target is not one: a name that breaks the naming rule, or the target's shape. */
-type TargetProblem = { refused: string; code: 'invalid_name' | 'invalid_target' };
+type TargetProblem = RefusalOf<'name' | 'group-name' | 'target-shape'>;
 
-/** The target's terms, or the words of the first that is not one. */
-export function parseTarget(target: string): Term[] | string {
-  const terms = termsOf(target);
-  return Array.isArray(terms) ? terms : terms.refused;
-}
-
-function termsOf(target: string): Term[] | TargetProblem {
-  const shape = (refused: string): TargetProblem => ({ refused, code: 'invalid_target' });
-  if (target === '') return shape('node is needed');
+/** The target's terms, or why the first that is not one is not. */
+export function parseTarget(target: string): Term[] | TargetProblem {
+  const shape = (kind: 'empty' | 'part' | 'only-removes'): TargetProblem => ({
+    kind: 'target-shape',
+    code: 'invalid_target',
+    target,
+    shape: kind,
+  });
+  if (target === '') return shape('empty');
   const terms: Term[] = [];
   for (const part of target.split(',')) {
     const remove = part.startsWith('!');
@@ -59,36 +59,52 @@ function termsOf(target: string): Term[] | TargetProblem {
     for (const atom of (remove ? part.slice(1) : part).split('&')) {
       const group = atom.startsWith('@');
       const name = group ? atom.slice(1) : atom;
-      if (name === '' || name.startsWith('!'))
-        return shape(
-          `${JSON.stringify(target)} is not a target: each part is a node, @group or @all, or several joined by & (the nodes in all of them), and ! before a part removes it`,
-        );
-      if (group) {
-        if (!isName(name))
-          return {
-            refused: `${JSON.stringify(`@${name}`)} is not a group: group names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`,
-            code: 'invalid_name',
-          };
-        all.push({ kind: 'group', name });
-      } else {
-        const refused = checkName('node', name);
-        if (refused) return { refused, code: 'invalid_name' };
-        all.push({ kind: 'node', name });
-      }
+      if (name === '' || name.startsWith('!')) return shape('part');
+      if (!isName(name))
+        return group
+          ? { kind: 'group-name', code: 'invalid_name', given: name }
+          : { kind: 'name', code: 'invalid_name', of: 'node', given: name };
+      all.push({ kind: group ? 'group' : 'node', name });
     }
     terms.push({ remove, all });
   }
-  if (terms.every((term) => term.remove))
-    return shape(
-      `${JSON.stringify(target)} names only nodes to remove: name the nodes or groups to take them from`,
-    );
+  if (terms.every((term) => term.remove)) return shape('only-removes');
   return terms;
 }
 
 /** Whether a target is spelt as one (its names are not looked up): for berth.json's schema. */
 export function targetSyntaxProblem(target: string): string | undefined {
   const parsed = parseTarget(target);
-  return typeof parsed === 'string' ? parsed : undefined;
+  return Array.isArray(parsed) ? undefined : targetRefusalWords(parsed);
+}
+
+/**
+ * A target's refusal in words: the command line's, the API's and berth.json's own checks
+ * (which read a target where no renderer of commands reaches) alike.
+ */
+export function targetRefusalWords(refusal: TargetRefusal): string {
+  switch (refusal.kind) {
+    case 'name':
+      return nameWords(refusal.of, refusal.given);
+    case 'group-name':
+      return `${JSON.stringify(`@${refusal.given}`)} is not a group: group names are 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit`;
+    case 'target-shape':
+      if (refusal.shape === 'empty') return 'node is needed';
+      return refusal.shape === 'part'
+        ? `${JSON.stringify(refusal.target)} is not a target: each part is a node, @group or @all, or several joined by & (the nodes in all of them), and ! before a part removes it`
+        : `${JSON.stringify(refusal.target)} names only nodes to remove: name the nodes or groups to take them from`;
+    case 'target-empty':
+      return `${refusal.target} names no node`;
+    case 'unknown-node':
+      return withHint(
+        `berth does not know node ${refusal.node}`,
+        refusal.meant === undefined ? '' : `; did you mean ${refusal.meant}?`,
+        'add it under nodes in berth.json',
+        'else add it under nodes in berth.json',
+      );
+    case 'unknown-group':
+      return `berth.json has no group ${refusal.group}${refusal.meant === undefined ? '' : `; did you mean ${refusal.meant}?`}`;
+  }
 }
 
 /**
@@ -157,8 +173,8 @@ export interface ReadTarget {
 
 /** Reads a target on the inventory: parsed, then resolved to its nodes. */
 export function readTarget(target: string, inventory: Inventory): ReadTarget {
-  const terms = termsOf(target);
-  if (!Array.isArray(terms)) return { target, targeted: { ok: false, ...terms } };
+  const terms = parseTarget(target);
+  if (!Array.isArray(terms)) return { target, targeted: { ok: false, refusal: terms } };
   return { target, terms, targeted: nodesOfTerms(target, terms, inventory) };
 }
 
@@ -183,8 +199,13 @@ function nodesOfTerms(target: string, terms: readonly Term[], inventory: Invento
   }
   const nodes = [...added].filter((node) => !removed.has(node)).sort();
   if (nodes.length === 0)
-    return { ok: false, refused: `${target} names no node`, code: 'invalid_target' };
+    return { ok: false, refusal: { kind: 'target-empty', code: 'invalid_target', target } };
   return { ok: true, nodes };
+}
+
+/** What was meant, when a name is close to one: nothing at all when none is. */
+function hint(meant: string | undefined): { meant?: string } {
+  return meant === undefined ? {} : { meant };
 }
 
 /** The nodes of a node or group of a target, or why the inventory has none of that name. */
@@ -205,25 +226,20 @@ function unknown(
   known: ReadonlySet<string>,
   groups: Groups,
 ): Extract<Targeted, { ok: false }> {
-  if (atom.kind === 'node')
+  if (atom.kind === 'node') {
+    const meant = closest(atom.name, known);
     return {
       ok: false,
-      code: 'unknown_node',
-      refused: withHint(
-        `berth does not know node ${atom.name}`,
-        didYouMean(atom.name, known),
-        'add it under nodes in berth.json',
-        'else add it under nodes in berth.json',
-      ),
+      refusal: { kind: 'unknown-node', code: 'unknown_node', node: atom.name, ...hint(meant) },
     };
-  const meant = didYouMean(`@${atom.name}`, [
+  }
+  const meant = closest(`@${atom.name}`, [
     ...Object.keys(groups).map((group) => `@${group}`),
     `@${ALL}`,
   ]);
   return {
     ok: false,
-    refused: `berth.json has no group ${atom.name}${meant}`,
-    code: 'unknown_group',
+    refusal: { kind: 'unknown-group', code: 'unknown_group', group: atom.name, ...hint(meant) },
   };
 }
 
@@ -234,7 +250,7 @@ function unknown(
  */
 export function targetCovers(target: string, node: string, groups: Groups): boolean {
   const terms = parseTarget(target);
-  if (typeof terms === 'string') return false;
+  if (!Array.isArray(terms)) return false;
   const takesIn = (term: Term) =>
     term.all.every((atom) =>
       atom.kind === 'node'

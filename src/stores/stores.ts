@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { CodeSchema } from '../model/codes.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import { BlockerReportSchema, NodeReportSchema, StepReportSchema } from '../model/result.ts';
 import type { NodeRecord } from '../model/state.ts';
 
@@ -266,6 +267,18 @@ export class LockTimeout extends StoreError {
 /** The code of a store failure: a lock not had in time, or the stores themselves. */
 export function storesCode(error: unknown): 'lock_timeout' | 'stores_unavailable' {
   return error instanceof LockTimeout ? 'lock_timeout' : 'stores_unavailable';
+}
+
+/** Why the stores could not be opened or used, as a refusal: a 503, or exit 3. */
+export function storesRefusal(error: unknown): RefusalOf<'stores'> {
+  return error instanceof StoreError
+    ? { kind: 'stores', code: storesCode(error), message: error.message }
+    : {
+        kind: 'stores',
+        code: storesCode(error),
+        message: (error as Error).message,
+        unforeseen: true,
+      };
 }
 
 /** The words both faces use when the stores cannot be opened: a 503, or exit 3. */

@@ -1,6 +1,5 @@
 import { openAct } from '../commands/act.ts';
 import type { ActDeps, Face } from '../commands/act-shapes.ts';
-import { answerOf } from '../commands/answer.ts';
 import { declaredFor, toRun } from '../commands/declared.ts';
 import { inParallel } from '../commands/in-parallel.ts';
 import { shapeOf } from '../commands/table.ts';
@@ -17,6 +16,8 @@ import {
   storesCannotOpen,
   storesCode,
 } from '../stores/stores.ts';
+import { answerOf } from '../words/answer.ts';
+import { refusalWords } from '../words/refusals.ts';
 import type { NodeModules, NodeSurveyed } from './matrix.ts';
 
 /** Why a page could not be drawn, in words, with its code and the status it is answered with. */
@@ -139,7 +140,10 @@ export function viewSource(
         const { settings, catalog } = await deps.loadConfig(undefined);
         const names = Object.keys(settings.nodes);
         const known = resolveTarget(name, { nodes: names, groups: settings.groups });
-        if (!known.ok) return { refused: known.refused, code: known.code, status: 404 };
+        if (!known.ok) {
+          const { refusal } = known;
+          return { refused: refusalWords(refusal), code: refusal.code, status: 404 };
+        }
         const surveyed = (await surveyedOf([name])).get(name) as NodeSurveyed;
         const modules = await modulesOf(name, settings);
         const definitions = new Map<string, ModuleDefinition>();
@@ -178,7 +182,10 @@ export function viewSource(
       via: 'cli',
       now,
     });
-    if (opened.kind !== 'ready') return { refused: opened.refused, code: opened.code, status: 503 };
+    if (opened.kind !== 'ready') {
+      const { refusal } = opened;
+      return { refused: refusalWords(refusal), code: refusal.code, status: 503 };
+    }
     const outcome = await opened.run();
     const answer = answerOf(outcome);
     if (outcome.storeFailed)

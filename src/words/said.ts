@@ -3,12 +3,14 @@ import type { CommandResult } from '../commands/results.ts';
 import type { DiffShownOnce } from '../diff/diff-shown.ts';
 import { doesNotResolve } from '../model/resolve.ts';
 import { type Account, type Holdings, holdsNothing } from '../model/state.ts';
+import { targetWords } from './asked.ts';
 import { describePreview } from './converge.ts';
 import { refreshedWords } from './packages.ts';
+import { refusalWords } from './refusals.ts';
 import { SharedDiffs } from './shared-diffs.ts';
 import { toldLines } from './steps.ts';
 import { datumWords, describeTakePreview } from './take.ts';
-import { actRecapLine, adoptRecapLine, prefixed, previewRecapLine, targetWords } from './target.ts';
+import { actRecapLine, adoptRecapLine, prefixed, previewRecapLine } from './target.ts';
 
 /**
  * How the edge shows a result, which the result does not say: `fullDiff`, each file's
@@ -132,7 +134,7 @@ export function targetSaid(
     const said = ends.flatMap(({ node, outcome }) => prefixed(node, nodeSaid(outcome, fullDiff)));
     // An adopt of many nodes ends with what each holds, a line a node, to read at a glance.
     if (command === 'adopt') {
-      const adopted = ends.filter(({ outcome }) => outcome.error === undefined).length;
+      const adopted = ends.filter(({ outcome }) => outcome.refusal === undefined).length;
       said.push(
         recapOf,
         ...ends.map(({ node, outcome }) => adoptRecapLine(node, outcome)),
@@ -147,7 +149,7 @@ export function targetSaid(
     const blocks = ends.map(({ node, outcome }) => {
       const said = nodeSaid(outcome, fullDiff, shared.shownOnceFor(node));
       const lines = said === '' ? [] : [said];
-      if (outcome.error !== undefined) lines.push(`${node}: ${outcome.error}`);
+      if (outcome.refusal !== undefined) lines.push(`${node}: ${refusalWords(outcome.refusal)}`);
       return lines.join('\n');
     });
     const once = shared.words(fullDiff);

@@ -1,39 +1,7 @@
 import type { NodeEnd, Outcome } from '../commands/outcome.ts';
-import type { Code } from '../model/codes.ts';
-import type { CommandRequest } from '../model/request.ts';
 import type { StepReport } from '../model/result.ts';
 import { holdsNothing } from '../model/state.ts';
-
-/**
- * A target's refusal: each node refused or failed, by name, and those not begun; one
- * code when they share one, else `nodes_refused` (each node has its own).
- */
-export function targetRefusal(ends: readonly NodeEnd[]): Pick<Outcome, 'error' | 'code'> {
-  const refusals: string[] = [];
-  const codes = new Set<Code>();
-  for (const { node, how, outcome } of ends) {
-    if (outcome.error !== undefined) {
-      refusals.push(`${node}: ${outcome.error}`);
-      codes.add(outcome.code ?? 'failed');
-    } else if (how === 'not-begun') {
-      refusals.push(`${node}: not begun, as a batch before it had a node fail`);
-      codes.add('not_begun');
-    }
-  }
-  if (refusals.length === 0) return {};
-  return {
-    error: refusals.join('\n'),
-    code: codes.size === 1 ? ([...codes][0] as Code) : 'nodes_refused',
-  };
-}
-
-/** A target's command as an operator types it after `berth`: `converge @web --filter redis`. */
-export function targetWords(command: string, request: CommandRequest): string {
-  const words = [command, request.node];
-  if (request.module) words.push(request.module);
-  if (request.filter) words.push('--filter', request.filter);
-  return words.join(' ');
-}
+import { refusalWords } from './refusals.ts';
 
 /** A node's words, a line each prefixed by its name: `web1: wrote /etc/redis/redis.conf`. */
 export function prefixed(node: string, text: string): string[] {
@@ -44,7 +12,7 @@ export function prefixed(node: string, text: string): string[] {
 /** A preview's recap line: what the node's act would do, that it is blocked, or nothing. */
 export function previewRecapLine(node: string, command: string, outcome: Outcome): string {
   const report = outcome.report;
-  if (outcome.error !== undefined) return `  ${node}: refused: ${outcome.error}`;
+  if (outcome.refusal !== undefined) return `  ${node}: refused: ${refusalWords(outcome.refusal)}`;
   if (report && report.blockers.length > 0)
     return `  ${node}: blocked: ${report.blockers.map((blocker) => blocker.words).join('; ')}`;
   if (!report || report.steps.length === 0) return `  ${node}: nothing to do`;
@@ -56,7 +24,7 @@ export function previewRecapLine(node: string, command: string, outcome: Outcome
 /** An act's recap line: done, failed at which step, blocked, refused or not begun, with its time. */
 export function actRecapLine(node: string, end: NodeEnd): string {
   const time = ` in ${(end.ms / 1000).toFixed(1)} s`;
-  const error = end.outcome.error ?? '';
+  const error = end.outcome.refusal === undefined ? '' : refusalWords(end.outcome.refusal);
   switch (end.how) {
     case 'previewed':
     case 'done':
@@ -74,7 +42,7 @@ export function actRecapLine(node: string, end: NodeEnd): string {
 
 /** An adopt's recap line: the modules the node holds something of, or that it was refused. */
 export function adoptRecapLine(node: string, outcome: Outcome): string {
-  if (outcome.error !== undefined) return `  ${node}: refused: ${outcome.error}`;
+  if (outcome.refusal !== undefined) return `  ${node}: refused: ${refusalWords(outcome.refusal)}`;
   if (outcome.result?.command !== 'adopt') return `  ${node}: adopted`;
   const { modules, problems } = outcome.result.account;
   const surveyed = Object.entries(modules);

@@ -12,6 +12,7 @@ import { fileDeps } from '../../src/cli/deps.ts';
 import { openAct } from '../../src/commands/act.ts';
 import type { RunOutcome } from '../../src/commands/outcome.ts';
 import { shapeOf } from '../../src/commands/table.ts';
+import { refusalWords } from '../../src/words/refusals.ts';
 import { saidOf } from '../../src/words/said.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
@@ -37,7 +38,7 @@ describe('--full-diff is the command line showing a preview, not a command retur
       fileDeps({ dir: world.state, createIfMissing: false }),
       { actor: 'tester', via: 'cli', line: {} },
     );
-    if (opened.kind !== 'ready') throw new Error(opened.refused);
+    if (opened.kind !== 'ready') throw new Error(refusalWords(opened.refusal));
     return opened.run();
   }
 

@@ -15,8 +15,9 @@ import { after, before, describe, it } from 'node:test';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { fileDeps } from '../../src/cli/deps.ts';
 import { openAct } from '../../src/commands/act.ts';
-import { answerOf } from '../../src/commands/answer.ts';
 import { shapeOf } from '../../src/commands/table.ts';
+import { answerOf } from '../../src/words/answer.ts';
+import { refusalWords } from '../../src/words/refusals.ts';
 import { needs } from '../helpers/needs.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 import { stateFiles } from './support.ts';
@@ -211,7 +212,7 @@ describe('a tls certificate renewed in the last third of its life, the clock giv
       fileDeps({ dir: world.state, createIfMissing: false }),
       { actor: 'tester', via: 'cli', line: {}, now: () => now },
     );
-    if (opened.kind !== 'ready') throw new Error(opened.refused);
+    if (opened.kind !== 'ready') throw new Error(refusalWords(opened.refusal));
     return answerOf(await opened.run());
   }
 

@@ -13,10 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { fileDeps } from '../../src/cli/deps.ts';
 import { openAct } from '../../src/commands/act.ts';
 import type { Face } from '../../src/commands/act-shapes.ts';
-import { answerOf } from '../../src/commands/answer.ts';
 import { planDigest } from '../../src/commands/plan-records.ts';
 import type { ProgressEvent } from '../../src/commands/progress-events.ts';
 import { shapeOf } from '../../src/commands/table.ts';
+import { answerOf } from '../../src/words/answer.ts';
+import { refusalWords } from '../../src/words/refusals.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
 const APP = {
@@ -48,7 +49,7 @@ describe('progress, as one stream of typed events', () => {
       fileDeps({ dir: world.state, createIfMissing: false }),
       { actor: 'tester', via: 'cli', line: {}, tell: (event) => events.push(event), ...face },
     );
-    if (opened.kind !== 'ready') throw new Error(opened.refused);
+    if (opened.kind !== 'ready') throw new Error(refusalWords(opened.refusal));
     return { answer: answerOf(await opened.run()), events };
   }
 
@@ -105,7 +106,7 @@ describe('progress, as one stream of typed events', () => {
       );
     }
     const ends = act.events.flatMap((event) => (event.kind === 'ended' ? [event.end] : []));
-    assert.deepEqual(ends.map((end) => [end.node, end.how, end.outcome.error]).sort(), [
+    assert.deepEqual(ends.map((end) => [end.node, end.how, end.outcome.refusal]).sort(), [
       ['web1', 'done', undefined],
       ['web2', 'done', undefined],
     ]);

@@ -109,7 +109,9 @@ describe('typed results, said at the edge', () => {
   });
 
   it('a refusal with no result says nothing', () => {
-    const refused: Outcome = { error: 'no', code: 'failed' };
+    const refused: Outcome = {
+      refusal: { kind: 'failed', code: 'failed', command: 'take', message: 'no' },
+    };
     assert.equal(saidOf(refused), '');
   });
 });

@@ -11,7 +11,10 @@ import { status } from '../../src/commands/status.ts';
 
 const deps = stateDeps({ dir: process.argv[2] ?? '', createIfMissing: false }, {});
 const answer = await status({ words: [], options: {} }, { ...deps, actor: 'tester' });
-const code = exitOfAnswer('code' in answer ? answer.code : undefined);
+// A refusal is typed in the reading: its code is the refusal's.
+const code = exitOfAnswer(
+  'refusal' in answer ? answer.refusal.code : 'code' in answer ? answer.code : undefined,
+);
 const pg = Object.keys(createRequire(import.meta.url).cache).some((path) =>
   /node_modules[\\/]pg[\\/]/.test(path),
 );

@@ -1,28 +1,26 @@
+import type { Asked, RefusalOf } from '../../model/refusal.ts';
 import type { CommandRequest } from '../../model/request.ts';
-import { KEPT_PREVIEWS, type KeptPreview, type NodeStore } from '../../stores/stores.ts';
+import type { KeptPreview, NodeStore } from '../../stores/stores.ts';
 import type { CommandContext } from '../context.ts';
 import {
   type Basis,
-  changedSince,
   checkDigest,
   describeChanges,
   isDigest,
   keepPreview,
-  notADigest,
   previewDigest,
-  scopeWords,
+  scopeOf,
 } from '../preview-basis.ts';
 
 /** Why the gate refused an act. */
-export type GateRefusal = {
-  error: string;
-  code: 'digest_stale' | 'digest_needed' | 'invalid_digest';
-};
+export type GateRefusal = RefusalOf<
+  'digest-stale' | 'digest-unkept' | 'digest-needed' | 'invalid-digest'
+>;
 
 /** Where the gate lets a request through: to a preview, a refusal, or the act. */
 export type Gated =
   | { to: 'preview'; digest: string }
-  | ({ to: 'refused'; digest: string } & GateRefusal)
+  | { to: 'refused'; digest: string; refusal: GateRefusal }
   | { to: 'act'; digest: string };
 
 /**
@@ -47,18 +45,15 @@ export async function gate(
       : undefined;
   await keepPreview(context.store, kind, digest, basis, context.now());
   if (!request.yes) return { to: 'preview', digest };
-  if (changed) return { to: 'refused', digest, ...changed };
+  if (changed) return { to: 'refused', digest, refusal: changed };
   if (request.digest === undefined && !preview.yesAlone)
-    return { to: 'refused', digest, ...digestNeeded(kind, scopeWords(basis.node, basis.scope)) };
+    return { to: 'refused', digest, refusal: digestNeeded(scopeOf(basis)) };
   return { to: 'act', digest };
 }
 
 /** The refusal of `yes` without a digest where there is something to do. */
-function digestNeeded(command: string, words: string): GateRefusal {
-  return {
-    code: 'digest_needed',
-    error: `a ${command} acts on a preview: preview it (berth ${words}), then act with yes and its digest`,
-  };
+function digestNeeded(asked: Asked): GateRefusal {
+  return { kind: 'digest-needed', code: 'digest_needed', asked };
 }
 
 /** One node of a target as the target's gate sees it: its records and its own digest. */
@@ -99,30 +94,20 @@ export async function sealTarget(digest: string, nodes: readonly GatedNode[]): P
  * do; else nothing is done on any node, and what changed is said node by node.
  */
 export async function gateTarget(
-  request: { digest?: string; command: string; target: string; words: string },
+  request: { digest?: string; asked: Asked },
   digest: string,
   nodes: readonly GatedNode[],
 ): Promise<GateRefusal | undefined> {
   const given = request.digest;
   if (given === undefined)
-    return nodes.every((node) => node.nothing)
-      ? undefined
-      : digestNeeded(request.command, request.words);
+    return nodes.every((node) => node.nothing) ? undefined : digestNeeded(request.asked);
   if (given === digest) return undefined;
-  if (!isDigest(given)) return { error: notADigest(given), code: 'invalid_digest' };
+  if (!isDigest(given)) return { kind: 'invalid-digest', code: 'invalid_digest', given };
+  const target = request.asked.node;
   const keptBy = await Promise.all(nodes.map(({ store }) => store.findPreview(given)));
   // No node keeps it: said once, not node by node.
   if (keptBy.every((preview) => preview === undefined))
-    return {
-      error: changedSince(
-        given,
-        [
-          `no node of ${request.target} keeps that preview: it was made with another state or store, or more than ${KEPT_PREVIEWS} previews ago`,
-        ],
-        '; nothing was done on any node',
-      ),
-      code: 'digest_stale',
-    };
+    return { kind: 'digest-unkept', code: 'digest_stale', given, target };
   const changes: string[] = [];
   for (const [index, { node, store, own }] of nodes.entries()) {
     const kept = keptBy[index];
@@ -136,9 +121,6 @@ export async function gateTarget(
     const said = now ? describeChanges(before, now.basis as Basis) : [];
     changes.push(said.length > 0 ? `${node}: ${said.join('; ')}` : `${node}: its preview changed`);
   }
-  if (changes.length === 0) changes.push(`the nodes of ${request.target} changed`);
-  return {
-    error: changedSince(given, changes, '; nothing was done on any node'),
-    code: 'digest_stale',
-  };
+  if (changes.length === 0) changes.push(`the nodes of ${target} changed`);
+  return { kind: 'digest-stale', code: 'digest_stale', given, changes, everyNode: true };
 }

@@ -3,7 +3,7 @@ import { openAct } from '../../commands/act.ts';
 import type { ActDeps } from '../../commands/act-shapes.ts';
 import type { CommandShape as Command } from '../../commands/command-shape.ts';
 import type { ApiEnv } from '../answer.ts';
-import { refusal } from '../refusal.ts';
+import { refusedAs } from '../refusal.ts';
 
 /**
  * Step 4: the stores opened for the request's node, through the same act runner the
@@ -22,7 +22,7 @@ export function openStores(
       now: face.now,
       signal: face.stopping,
     });
-    if (opened.kind !== 'ready') throw refusal(opened.code, opened.refused);
+    if (opened.kind !== 'ready') throw refusedAs(opened.refusal);
     c.set('act', opened);
     await next();
   });

@@ -1,8 +1,8 @@
 import type { Handler } from 'hono';
-import { answerOf, codeOf } from '../../commands/answer.ts';
 import { statusOf } from '../../model/codes.ts';
+import { answerOf } from '../../words/answer.ts';
 import { type ApiEnv, answer } from '../answer.ts';
-import { refusal } from '../refusal.ts';
+import { refusedAs } from '../refusal.ts';
 
 /**
  * Step 5: the command, opened by step 4, answered with its typed result. Its refusal is a
@@ -15,9 +15,9 @@ export function runCommand(): Handler<ApiEnv> {
     if (outcome.storeFailed) {
       // A node whose lock or records could not be had is named, with its code; nothing said.
       const nodes = outcome.target?.nodes;
-      throw refusal(codeOf(outcome), outcome.error ?? '', { more: nodes && { nodes } });
+      if (outcome.refusal) throw refusedAs(outcome.refusal, { more: nodes && { nodes } });
     }
     const body = answerOf(outcome);
-    return answer(outcome.error === undefined ? 200 : statusOf(codeOf(outcome)), body);
+    return answer(outcome.refusal === undefined ? 200 : statusOf(outcome.refusal.code), body);
   };
 }

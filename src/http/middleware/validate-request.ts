@@ -4,7 +4,7 @@ import type { CommandShape as Command } from '../../commands/command-shape.ts';
 import { decodeRequest } from '../../model/request.ts';
 import { noteAccess } from '../access-facts.ts';
 import type { ApiEnv } from '../answer.ts';
-import { refusal } from '../refusal.ts';
+import { refusal, refusedAs } from '../refusal.ts';
 
 /**
  * Steps 2 and 3: the body (no more than Hono's bodyLimit let through) decoded as JSON
@@ -22,7 +22,7 @@ export function validateRequest(command: Command) {
         `this is not a request berth understands: ${decoded.message}`,
       );
     const missing = missingFields(command, decoded.request);
-    if (missing) throw refusal('fields_missing', missing);
+    if (missing) throw refusedAs(missing);
     c.set('request', decoded.request);
     await next();
   });
