@@ -124,8 +124,11 @@ export class Runner {
       // A target of one is its node's preview, by its node's own digest.
       const own = plans.get(this.nodes[0] as string)?.outcome.report?.digest;
       const digest = this.one ? own : await this.digestOf(plans);
-      if (!this.one && digest !== undefined)
-        await sealTarget(digest, this.gatedNodes(plans, opened.acts));
+      if (!this.one && digest !== undefined) {
+        const sealing = this.gatedNodes(plans, opened.acts);
+        const failed = await storeFailure(() => sealTarget(digest, sealing));
+        if (failed) return failed;
+      }
       const ends = this.nodes.map((node) => {
         const { outcome, ms } = plans.get(node) as { outcome: RunOutcome; ms: number };
         const how = outcome.refusal === undefined ? 'previewed' : 'refused';
