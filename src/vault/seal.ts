@@ -5,7 +5,7 @@
  * when a value is first sealed or opened, so a command that touches none never loads it.
  */
 
-import type { Identity } from 'age-encryption';
+import type { Encrypter } from 'age-encryption';
 import { once } from '../utils/once.ts';
 
 /** The first line of every armored age file: a kept value that starts otherwise is not sealed. */
@@ -80,18 +80,77 @@ export function identitiesIn(text: string): string[] {
     .filter((line) => line !== '' && !line.startsWith('#'));
 }
 
-const looked = (found: { looked: readonly string[] }) => found.looked.join(', ');
+type Looked = { looked: readonly string[] };
+const looked = (found: Looked) => found.looked.join(', ');
+
+/** berth's identities as found: each line, and the recipient it is. */
+type OwnIdentity = { named: string; lines: string[]; recipients: string[] };
 
 /**
- * The age seal over `keys`. The recipients and the identity are read once a process; the
- * values of one call are sealed at once (Web Crypto works off the main thread).
+ * Thrown by the identity tried after berth's own: reached only when none of them matched a
+ * stanza of the file, which was then sealed to others, not broken.
+ */
+class SealedToOthers extends Error {}
+
+/**
+ * age-encryption's streams, given and read here: given bytes, it reads its answer through
+ * a fetch `Response`, and the first in a process loads Node's fetch (about 20 ms of CPU).
+ */
+function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
+async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  for (let read = await reader.read(); !read.done; read = await reader.read())
+    chunks.push(read.value);
+  const bytes = new Uint8Array(chunks.reduce((length, chunk) => length + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
+}
+
+/**
+ * `load`'s answer, shared by the calls made while it is under way and kept once `found`
+ * holds of it: a missing or broken identity is looked for again by the next call, while
+ * the values a converge opens at once wait on one reading of a found one.
+ */
+function keptOnceFound<T>(load: () => Promise<T>, found: (value: T) => boolean): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  const forget = (attempt: Promise<T>) => {
+    if (loading === attempt) loading = undefined;
+  };
+  return () => {
+    if (loading) return loading;
+    const attempt = load();
+    loading = attempt;
+    attempt.then(
+      (value) => found(value) || forget(attempt),
+      () => forget(attempt),
+    );
+    return attempt;
+  };
+}
+
+/**
+ * The age seal over `keys`. berth's identity is read until found, then kept, as are the
+ * recipients' keys and the identity's for opening: each is made once a process. The values
+ * of one call are sealed at once (Web Crypto works off the main thread).
  */
 export function ageSeal(keys: Keys): Seal {
-  let sealTo: { to: string; encrypter: Promise<import('age-encryption').Encrypter> } | undefined;
-  let opener: ReturnType<typeof openWith> | undefined;
+  let sealTo: { to: string; encrypter: Promise<Encrypter> } | undefined;
 
   /** berth's identities, each read now so a broken one is said once, with its recipient. */
-  const identity = async () => {
+  const readIdentity = async (): Promise<OwnIdentity | Looked> => {
     const found = await keys.identity();
     if ('looked' in found) return found;
     const lines = identitiesIn(found.text).map((line) => line.toUpperCase());
@@ -109,28 +168,52 @@ export function ageSeal(keys: Keys): Seal {
     );
     return { named: found.named, lines, recipients };
   };
+  const identity = keptOnceFound(readIdentity, (found) => 'lines' in found);
 
-  /** The identities as keys to open with, made once a process. */
+  /** One decrypter a process, holding the identities as Web Crypto keys. */
   const openWith = async () => {
-    const own = await identity();
-    if (!('lines' in own)) return own;
-    const { identityKey } = await import('./identity-key.ts');
+    const found = await identity();
+    if (!('lines' in found)) return found;
+    const [{ Decrypter }, { identityKey }] = await Promise.all([
+      loadAge(),
+      import('./identity-key.ts'),
+    ]);
     const keys = await Promise.all(
-      own.lines.map((line, at) => identityKey(line, own.recipients[at] as string)),
+      found.lines.map((line, at) => identityKey(line, found.recipients[at] as string)),
     );
-    return { named: own.named, keys };
+    const decrypter = new Decrypter();
+    for (const key of keys) decrypter.addIdentity(key);
+    decrypter.addIdentity({
+      unwrapFileKey: () => {
+        throw new SealedToOthers();
+      },
+    });
+    return { named: found.named, decrypter };
+  };
+  const opener = keptOnceFound(openWith, (found) => 'decrypter' in found);
+
+  /** The recipients' keys made once, each file then wrapped with a fresh ephemeral key. */
+  const encrypterTo = async (to: readonly string[]) => {
+    const [{ Encrypter }, { x25519Recipient }] = await Promise.all([
+      loadAge(),
+      import('./x25519-recipient.ts'),
+    ]);
+    const encrypter = new Encrypter();
+    for (const recipient of await Promise.all(to.map(x25519Recipient)))
+      encrypter.addRecipient(recipient);
+    return encrypter;
   };
 
   const recipients = async (fresh: () => Promise<boolean>): Promise<readonly string[]> => {
     const named = await keys.recipients();
     if (named && named.length > 0) return named;
-    const { identityToRecipient, generateX25519Identity } = await loadAge();
-    const own = await identity();
-    if ('lines' in own) return own.recipients;
+    const found = await identity();
+    if ('lines' in found) return found.recipients;
     if (!(await fresh()))
       throw new VaultError(
-        `berth cannot seal a value: berth.json names no "recipients" and berth has no identity (it looked at ${looked(own)}); the vault holds sealed values already, so berth makes no new identity over them: put back the identity they were sealed to, or name "recipients" in berth.json`,
+        `berth cannot seal a value: berth.json names no "recipients" and berth has no identity (it looked at ${looked(found)}); the vault holds sealed values already, so berth makes no new identity over them: put back the identity they were sealed to, or name "recipients" in berth.json`,
       );
+    const { identityToRecipient, generateX25519Identity } = await loadAge();
     const made = await generateX25519Identity();
     const recipient = await identityToRecipient(made);
     try {
@@ -149,46 +232,27 @@ export function ageSeal(keys: Keys): Seal {
       if (values.length === 0) return [];
       const to = await recipients(fresh);
       const key = to.join(' ');
-      if (sealTo?.to !== key)
-        sealTo = {
-          to: key,
-          encrypter: loadAge().then(({ Encrypter }) => {
-            const encrypter = new Encrypter();
-            for (const recipient of to) encrypter.addRecipient(recipient);
-            return encrypter;
-          }),
-        };
+      if (sealTo?.to !== key) sealTo = { to: key, encrypter: encrypterTo(to) };
       const [{ armor }, encrypter] = await Promise.all([loadAge(), sealTo.encrypter]);
-      return Promise.all(values.map(async (value) => armor.encode(await encrypter.encrypt(value))));
+      return Promise.all(
+        values.map(async (value) =>
+          armor.encode(await bytesOf(await encrypter.encrypt(streamOf(value)))),
+        ),
+      );
     },
     async open(sealed, what) {
-      // A missing identity is looked for again next time; a found one is kept.
-      const attempt = opener ?? openWith();
-      const found = await attempt;
-      if (!('keys' in found))
+      const found = await opener();
+      if (!('decrypter' in found))
         throw new VaultError(
           `berth needs its age identity to open the sealed ${what}, and found none: it looked at ${looked(found)}`,
           { noIdentity: true },
         );
-      opener = attempt;
-      const { Decrypter, armor } = await loadAge();
-      // Tried after berth's own identities, this one is reached only when none of them
-      // matched a stanza of the file: sealed to others, not broken.
-      let unmatched = false;
-      const last: Identity = {
-        unwrapFileKey: () => {
-          unmatched = true;
-          return null;
-        },
-      };
-      const decrypter = new Decrypter();
-      for (const key of found.keys) decrypter.addIdentity(key);
-      decrypter.addIdentity(last);
+      const { armor } = await loadAge();
       try {
-        return await decrypter.decrypt(armor.decode(sealed.trim()));
+        return await bytesOf(await found.decrypter.decrypt(streamOf(armor.decode(sealed.trim()))));
       } catch (error) {
         throw new VaultError(
-          unmatched
+          error instanceof SealedToOthers
             ? `the sealed ${what} cannot be opened with ${found.named}: it was sealed to other recipients`
             : `the sealed ${what} cannot be opened: ${(error as Error).message}`,
         );
