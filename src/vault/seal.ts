@@ -192,15 +192,11 @@ export function ageSeal(keys: Keys): Seal {
   };
   const opener = keptOnceFound(openWith, (found) => 'decrypter' in found);
 
-  /** The recipients' keys made once, each file then wrapped with a fresh ephemeral key. */
+  /** One encrypter for the recipients; each file is wrapped with a fresh ephemeral key. */
   const encrypterTo = async (to: readonly string[]) => {
-    const [{ Encrypter }, { x25519Recipient }] = await Promise.all([
-      loadAge(),
-      import('./x25519-recipient.ts'),
-    ]);
+    const { Encrypter } = await loadAge();
     const encrypter = new Encrypter();
-    for (const recipient of await Promise.all(to.map(x25519Recipient)))
-      encrypter.addRecipient(recipient);
+    for (const recipient of to) encrypter.addRecipient(recipient);
     return encrypter;
   };
 
