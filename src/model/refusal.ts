@@ -1,7 +1,9 @@
 import * as v from 'valibot';
 import { CodeSchema } from './codes.ts';
+import { code, of } from './refusal-kind.ts';
 import { UnresolvedSchema } from './resolve.ts';
 import { BlockerReportSchema } from './result.ts';
+import { NAME_REFUSALS, TARGET_REFUSALS } from './target-refusal.ts';
 
 /**
  * Why berth refused, or where an act that began stopped, as a value: each kind with its
@@ -9,17 +11,6 @@ import { BlockerReportSchema } from './result.ts';
  * from it at the edge, by one renderer (src/words/refusals.ts); what another program said
  * (ssh, apt, PostgreSQL, a file system, a parse of berth.json) is carried as it said it.
  */
-const of = <
-  const K extends string,
-  const C extends v.GenericSchema<string>,
-  const E extends v.ObjectEntries,
->(
-  kind: K,
-  code: C,
-  entries: E,
-) => v.object({ kind: v.literal(kind), code, ...entries });
-
-const code = <const C extends string>(value: C) => v.literal(value);
 const codes = <const C extends readonly [string, ...string[]]>(...values: C) => v.picklist(values);
 
 /** What a command ran as, in the words the command line types: `converge web1 --filter redis`. */
@@ -44,16 +35,9 @@ const StoresRefusalSchema = of('stores', codes('lock_timeout', 'stores_unavailab
 const LEAVES = [
   // The request and what it names.
   of('fields-missing', code('fields_missing'), { needsModule: v.boolean() }),
-  of('name', code('invalid_name'), { of: v.picklist(['node', 'module']), given: v.string() }),
-  of('group-name', code('invalid_name'), { given: v.string() }),
+  ...NAME_REFUSALS,
   of('secret-name', code('invalid_name'), { given: v.string() }),
-  of('target-shape', code('invalid_target'), {
-    target: v.string(),
-    shape: v.picklist(['empty', 'part', 'only-removes']),
-  }),
-  of('target-empty', code('invalid_target'), { target: v.string() }),
-  of('unknown-node', code('unknown_node'), { node: v.string(), meant: v.optional(v.string()) }),
-  of('unknown-group', code('unknown_group'), { group: v.string(), meant: v.optional(v.string()) }),
+  ...TARGET_REFUSALS,
   /** `what`: the node alone (`it`), a name of the target, or every node of it. */
   of('not-granted', code('not_granted'), {
     subject: v.string(),

@@ -1,7 +1,7 @@
 import { closest, withHint } from '../utils/did-you-mean.ts';
 import { ownValue } from '../utils/own-record.ts';
 import { isName, nameWords } from './names.ts';
-import type { RefusalOf } from './refusal.ts';
+import type { TargetRefusal } from './target-refusal.ts';
 
 /**
  * Targets: where a command takes a node, a node (`web1`), a group (`@web`), every node
@@ -23,11 +23,6 @@ export interface Inventory {
   groups: Groups;
 }
 
-/** Why a target names no node, as a value. */
-export type TargetRefusal = RefusalOf<
-  'name' | 'group-name' | 'target-shape' | 'target-empty' | 'unknown-node' | 'unknown-group'
->;
-
 /** A target as nodes: the sorted node names, or why it names none. */
 export type Targeted = { ok: true; nodes: string[] } | { ok: false; refusal: TargetRefusal };
 
@@ -41,7 +36,7 @@ export type Atom = { kind: 'node'; name: string } | { kind: 'group'; name: strin
 export type Term = { remove: boolean; all: Atom[] };
 
 /** Why a target is not one: a name that breaks the naming rule, or the target's shape. */
-type TargetProblem = RefusalOf<'name' | 'group-name' | 'target-shape'>;
+type TargetProblem = Extract<TargetRefusal, { kind: 'name' | 'group-name' | 'target-shape' }>;
 
 /** The target's terms, or why the first that is not one is not. */
 export function parseTarget(target: string): Term[] | TargetProblem {
