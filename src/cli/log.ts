@@ -3,6 +3,7 @@ import type { LogAnswer } from '../commands/log.ts';
 import { enveloped } from '../model/result.ts';
 import type { JournalEntry } from '../stores/stores.ts';
 import { oneLine } from '../utils/one-line.ts';
+import { entryShown, entryWords } from '../words/journal.ts';
 import type { AnswerWords } from './answer-words.ts';
 
 /** `berth log` in words, a line an act; with `--json`, one enveloped entry a line. */
@@ -25,7 +26,7 @@ export const logWords: AnswerWords<LogAnswer> = {
   json(answer) {
     if ('refused' in answer) return JSON.stringify(answer);
     const shown = answer.lines.map((line) =>
-      'entry' in line ? JSON.stringify(enveloped(line.entry)) : line.notAnEntry,
+      'entry' in line ? JSON.stringify(enveloped(entryShown(line.entry))) : line.notAnEntry,
     );
     return shown.length > 0 ? shown.join('\n') : undefined;
   },
@@ -38,7 +39,8 @@ export const logWords: AnswerWords<LogAnswer> = {
 function entryLine(entry: JournalEntry): string {
   const of = entry.target !== undefined && entry.target !== entry.node ? `of ${entry.target}` : '';
   const what = [entry.act, entry.node, of, entry.module].filter(Boolean).join(' ');
-  const outcome = entry.outcome === 'done' ? 'done' : `${entry.outcome}: ${entry.error}`;
+  const outcome =
+    entry.outcome === 'done' ? 'done' : `${entry.outcome}: ${entryWords(entry).error}`;
   const digest = entry.digest === undefined ? '' : ` (digest ${entry.digest.slice(0, 12)})`;
   return oneLine(`${entry.at} ${entry.actor} (${entry.via}) ${what}: ${outcome}${digest}`);
 }

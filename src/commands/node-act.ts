@@ -3,10 +3,8 @@ import { MachineError } from '../machines/machine.ts';
 import type { SurveyAgain } from '../machines/survey-again.ts';
 import type { LeafRefusal, Refusal, RefusalOf } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
-import { type JournalEntry, StoreError, type Stores, storesRefusal } from '../stores/stores.ts';
+import { type NewJournalEntry, StoreError, type Stores, storesRefusal } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
-import { refusedWords } from '../words/refusals.ts';
-import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import type { CommandContext } from './context.ts';
@@ -127,7 +125,8 @@ export function refusedUnplaced(
 }
 
 /**
- * Journals the act with its target, its digest and its outcome, typed and in words.
+ * Journals the act with its target, its digest and its outcome: its typed result and
+ * refusal, whose words are made when the journal is read.
  * Previews are not, unless `previewToo`: one the grants refuse is, so that the journal
  * shows who tried what. A journal that
  * cannot record it does not undo the act (undoing could lose more): the caller hears
@@ -140,13 +139,13 @@ async function journaled(
   face: Face,
   now: () => Date,
   outcome: Outcome,
-  append: (entry: JournalEntry) => Promise<void>,
+  append: (entry: NewJournalEntry) => Promise<void>,
   { previewToo = false } = {},
 ): Promise<RunOutcome> {
   const act = isAct(command, request);
   if (!act && !previewToo) return outcome;
   // Failed is begun and stopped at a step; refused is nothing begun.
-  const { report, refusal } = outcome;
+  const { report, refusal, result } = outcome;
   const ended = refusal === undefined ? 'done' : report?.failed ? 'failed' : 'refused';
   try {
     await append({
@@ -162,8 +161,9 @@ async function journaled(
       code: refusal?.code,
       steps: report?.steps ?? [],
       blockers: report?.blockers ?? [],
-      said: saidOf(outcome),
-      error: refusedWords(refusal),
+      // Only an act is journaled, and an act's result is never a preview.
+      result: result === undefined || 'preview' in result ? undefined : result,
+      refusal,
     });
     return outcome;
   } catch (error) {

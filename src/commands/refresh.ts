@@ -1,7 +1,5 @@
 import { MachineError } from '../machines/machine.ts';
 import type { RefusalOf } from '../model/refusal.ts';
-import { refreshedWords } from '../words/packages.ts';
-import { refusalWords } from '../words/refusals.ts';
 import type { CommandContext } from './context.ts';
 import type { Outcome } from './outcome.ts';
 
@@ -43,8 +41,7 @@ export async function refreshLists(
     target: context.target,
     outcome: refusal === undefined ? 'done' : 'refused',
     ...(refusal === undefined ? {} : { code: refusal.code }),
-    said: refusal === undefined ? refreshedWords(node) : '',
-    ...(refusal === undefined ? {} : { error: refusalWords(refusal) }),
+    ...(refusal === undefined ? { result: { command: 'refresh', node } } : { refusal }),
   });
   return refusal === undefined ? undefined : { refusal };
 }

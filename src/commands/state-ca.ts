@@ -33,7 +33,10 @@ export async function stateCa(
   });
   if (ca.certificate !== made.certificate) return { ca, made: false };
   const read = readCertificate(ca.certificate);
-  const named = 'refused' in read ? '' : ` (${read.subject}, until ${read.notAfter.toISOString()})`;
+  const named =
+    'refused' in read
+      ? {}
+      : { named: { subject: read.subject, until: read.notAfter.toISOString() } };
   await stores.journalUnplaced({
     at,
     actor: who.actor,
@@ -41,7 +44,7 @@ export async function stateCa(
     act: 'ca',
     node: '',
     outcome: 'done',
-    said: `made the state's CA${named}: it signs the certificates of tls secrets`,
+    result: { command: 'ca', ...named },
   });
   return { ca, made: true };
 }

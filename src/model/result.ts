@@ -35,7 +35,7 @@ export const STEP_KINDS = [
 ] as const;
 
 /** A package a step installs, at exactly `version`; `from` the version it replaces. */
-const PackageMoveSchema = v.object({
+export const PackageMoveSchema = v.object({
   package: v.string(),
   version: v.string(),
   from: v.optional(v.string()),

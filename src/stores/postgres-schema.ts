@@ -183,6 +183,16 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     run: keyEarlierLines,
   },
+  {
+    version: 8,
+    about:
+      "the journal keeps each act's typed result and refusal (entry version 3), its words made when read; every earlier line kept as it was, read in its own words",
+    // Nothing is rewritten: the step says to a berth that knows only the lines of words
+    // that this store holds lines it cannot read, so that it refuses the store.
+    sql: `
+      COMMENT ON COLUMN berth_journal.line IS 'an entry''s JSON: from entry_version 3 its typed result and refusal; before, its words (said, error)';
+    `,
+  },
 ];
 
 /**

@@ -1,24 +1,20 @@
 import * as v from 'valibot';
 import { CodeSchema } from '../model/codes.ts';
-import type { RefusalOf } from '../model/refusal.ts';
+import { JournaledResultSchema } from '../model/journaled.ts';
+import { type RefusalOf, RefusalSchema } from '../model/refusal.ts';
 import { BlockerReportSchema, NodeReportSchema, StepReportSchema } from '../model/result.ts';
 import type { NodeRecord } from '../model/state.ts';
 
 /**
- * The version of the journal's entries berth writes. Version 2 keeps each act's target,
- * digest and typed outcome; an entry without `entry_version` is an earlier berth's
- * (version 1), which kept neither, and is read as it was written.
+ * The version of the journal's entries berth writes. Version 3 keeps the act's typed result
+ * and typed refusal, its words made when it is read; version 2 kept its target, digest and
+ * typed outcome beside its words (`said`, `error`); an entry without `entry_version` is an
+ * earlier berth's (version 1), which kept neither. Every version is read as it was written.
  */
-export const JOURNAL_ENTRY_VERSION = 2;
+export const JOURNAL_ENTRY_VERSION = 3;
 
-/**
- * One act as the journal keeps it. Never holds a secret value. Its outcome: done; refused,
- * nothing begun (a gate, a blocker, a grant); or failed, begun and stopped at a step (a
- * hook that exits non-zero, a write that fails), what was done said in `said`, and typed
- * beside it: its code, its steps, the blockers that stood.
- */
-export const JournalEntrySchema = v.object({
-  entry_version: v.optional(v.pipe(v.number(), v.integer())),
+/** What every version of an entry keeps: who did what, where, when, and how it ended. */
+const EntryEntries = {
   at: v.string(),
   actor: v.string(),
   via: v.picklist(['cli', 'api']),
@@ -36,10 +32,36 @@ export const JournalEntrySchema = v.object({
   /** The steps done (a failed act's up to where it stopped), and the blockers that stood. */
   steps: v.optional(v.array(StepReportSchema)),
   blockers: v.optional(v.array(BlockerReportSchema)),
+};
+
+/**
+ * One act as berth journals it. Never holds a secret value. Its outcome: done; refused,
+ * nothing begun (a gate, a blocker, a grant); or failed, begun and stopped at a step (a
+ * hook that exits non-zero, a write that fails): what was done in `result`, why it stopped
+ * in `refusal`, both typed, their words made when the entry is read.
+ */
+const TypedEntrySchema = v.object({
+  entry_version: v.literal(JOURNAL_ENTRY_VERSION),
+  ...EntryEntries,
+  result: v.optional(JournaledResultSchema),
+  refusal: v.optional(RefusalSchema),
+});
+
+/** An entry an earlier berth wrote (version 1 or 2): its words as they were said then. */
+const WordedEntrySchema = v.object({
+  entry_version: v.optional(v.picklist([1, 2])),
+  ...EntryEntries,
   said: v.string(),
   error: v.optional(v.string()),
 });
+
+/** A journal entry as read back, of this berth or an earlier one. */
+export const JournalEntrySchema = v.union([TypedEntrySchema, WordedEntrySchema]);
 export type JournalEntry = v.InferOutput<typeof JournalEntrySchema>;
+export type TypedEntry = v.InferOutput<typeof TypedEntrySchema>;
+
+/** An act to journal: the stores give it this berth's version. */
+export type NewJournalEntry = Omit<TypedEntry, 'entry_version'>;
 
 /**
  * What `berth log` asks of the journal: the acts about some nodes or targets (an entry's
@@ -203,7 +225,7 @@ export interface NodeStore {
   /** Keeps the node's newest survey in place of the one before, whole or not at all. */
   keepSurvey(survey: KeptSurvey): Promise<void>;
   /** Appends the act to the node's journal. */
-  journal(entry: JournalEntry): Promise<void>;
+  journal(entry: NewJournalEntry): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -224,7 +246,7 @@ export interface Stores {
    */
   openNode(node: string, act: string): Promise<NodeStore>;
   /** Journals an act refused before a node could be opened: a bad name, or one not in the inventory. */
-  journalUnplaced(entry: JournalEntry): Promise<void>;
+  journalUnplaced(entry: NewJournalEntry): Promise<void>;
   /** The nodes that have records. Read without a lock: every write is whole. */
   listNodes(): Promise<string[]>;
   /** A node's record as last written, read without its lock. */
@@ -310,11 +332,10 @@ function clip(text: string): string {
 }
 
 /** The entry as every store keeps it: of this version, names cut to a length worth keeping. */
-export function clippedEntry(entry: JournalEntry): JournalEntry {
-  const { entry_version: _, ...written } = entry;
+export function clippedEntry(entry: NewJournalEntry): TypedEntry {
   return {
     entry_version: JOURNAL_ENTRY_VERSION,
-    ...written,
+    ...entry,
     node: clip(entry.node),
     target: entry.target === undefined ? undefined : clip(entry.target),
     module: entry.module === undefined ? undefined : clip(entry.module),

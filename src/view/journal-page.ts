@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { JournalEntry, JournalLine } from '../stores/stores.ts';
+import { entryWords } from '../words/journal.ts';
 import { layout } from './layout.ts';
 import { timeOf } from './words.ts';
 
@@ -49,8 +50,9 @@ ${
 <caption id="journal-caption">Acts, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Act</th><th scope="col">Node</th><th scope="col">Module</th><th scope="col">Outcome</th></tr></thead>
 <tbody>
-${shown.map(
-  (entry) => html`<tr>
+${shown.map((entry) => {
+  const { said, error } = entryWords(entry);
+  return html`<tr>
 <td><time datetime="${entry.at}">${timeOf(new Date(entry.at))}</time></td>
 <td>${entry.actor} <small>(${entry.via})</small></td>
 <td>${entry.act}</td>
@@ -62,10 +64,10 @@ ${shown.map(
   }</td>
 <td>${entry.module ?? ''}</td>
 <td class="outcome ${entry.outcome}"><span class="mark">${entry.outcome}</span>${
-    entry.error ? html`<p>${entry.error}</p>` : ''
-  }${entry.said ? html`<details><summary>What it said</summary><pre>${entry.said}</pre></details>` : ''}</td>
-</tr>`,
-)}
+    error ? html`<p>${error}</p>` : ''
+  }${said ? html`<details><summary>What it said</summary><pre>${said}</pre></details>` : ''}</td>
+</tr>`;
+})}
 </tbody></table></div>`
 }`;
   return layout('Journal', 'journal', main);

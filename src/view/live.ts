@@ -1,4 +1,5 @@
 import type { JournalEntry, JournalLine, LockHolder } from '../stores/stores.ts';
+import { entryWords } from '../words/journal.ts';
 
 /** What the page is told, as acts run on the store, by any berth. */
 export type LiveEvent =
@@ -75,6 +76,7 @@ export function followStore(
       for (const line of journal) {
         if (!('entry' in line) || line.entry.at < since) continue;
         const { entry } = line;
+        const { error } = entryWords(entry);
         const key = `${entry.at}\n${entry.node}\n${entry.act}\n${entry.actor}`;
         if (told.has(key)) continue;
         told.add(key);
@@ -87,7 +89,7 @@ export function followStore(
           actor: `${entry.actor} (${entry.via})`,
           outcome: entry.outcome,
           at: entry.at,
-          ...(entry.error === undefined ? {} : { words: entry.error }),
+          ...(error === undefined ? {} : { words: error }),
         });
       }
     for (const node of held.keys())

@@ -129,7 +129,7 @@ describe('berth log of a target, since a while, its last acts', () => {
       'via',
     ]);
     const converged = entries.find((entry) => entry.act === 'converge' && entry.node === 'db1');
-    assert.equal(converged.entry_version, 2);
+    assert.equal(converged.entry_version, 3);
     assert.equal(converged.target, '@db');
     assert.match(converged.digest, /^[0-9a-f]{64}$/);
     assert.ok(converged.steps.length > 0);

@@ -8,7 +8,7 @@ import { routes } from '../../src/commands/table.ts';
 import { createApp } from '../../src/http/app.ts';
 import { listen } from '../../src/http/serve.ts';
 import { SAFETY_MS } from './safety.ts';
-import { acceptAs, BERTH } from './world.ts';
+import { acceptAs, BERTH, withWords } from './world.ts';
 
 /** Longer runs for `npm run test:soak`; the normal suite keeps every file under a minute. */
 export const SOAK = process.env.BERTH_SOAK === '1';
@@ -275,7 +275,7 @@ export async function journalLines(state: string) {
       .filter((line) => line !== '')
       .forEach((line, index) => {
         try {
-          entries.push(JSON.parse(line) as Record<string, unknown>);
+          entries.push(withWords(line));
         } catch {
           throw new Error(`${path} line ${index + 1} does not parse: ${line.slice(0, 200)}`);
         }

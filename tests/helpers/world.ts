@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Authenticator } from '../../src/http/authenticator.ts';
+import { parseJournalLine } from '../../src/stores/stores.ts';
+import { entryWords } from '../../src/words/journal.ts';
 
 /** The built binary, exactly as `bin` runs it. */
 export const BERTH = resolve(import.meta.dirname, '../../dist/berth.mjs');
@@ -182,7 +184,18 @@ async function readRecords(state: string) {
   return gathered;
 }
 
-/** Every journal line of a state directory, oldest first. */
+/** A journal line as written, and the words `berth log` makes of it. */
+export function withWords(line: string): Record<string, unknown> {
+  const read = parseJournalLine(line, '');
+  if (!('entry' in read)) return JSON.parse(line);
+  const { said, error } = entryWords(read.entry);
+  return { ...JSON.parse(line), said, ...(error === undefined ? {} : { error }) };
+}
+
+/**
+ * Every journal line of a state directory, oldest first: each as written, with the words
+ * berth makes of it when read (`said`, `error`) beside its typed result and refusal.
+ */
 export async function readJournals(state: string): Promise<Record<string, unknown>[]> {
   const paths = [
     join(state, 'journal.jsonl'),
@@ -191,7 +204,7 @@ export async function readJournals(state: string): Promise<Record<string, unknow
   const entries: Record<string, unknown>[] = [];
   for (const path of paths) {
     const text = await readFile(path, 'utf8').catch(() => '');
-    for (const line of text.split('\n').filter(Boolean)) entries.push(JSON.parse(line));
+    for (const line of text.split('\n').filter(Boolean)) entries.push(withWords(line));
   }
   return entries
     .map((entry, index) => ({ entry, index }))

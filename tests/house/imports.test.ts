@@ -23,8 +23,6 @@ const IMPORT =
 const COMMANDS_MAKING_WORDS = [
   'commands/converge.ts',
   'commands/kept-survey.ts',
-  'commands/node-act.ts',
-  'commands/refresh.ts',
   'commands/steps/engine.ts',
   'commands/take.ts',
 ];

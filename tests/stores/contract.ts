@@ -4,13 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type * as v from 'valibot';
 import type { NodeRecord } from '../../src/model/state.ts';
+import type { ToldSchema } from '../../src/model/steps.ts';
 import {
-  type JournalEntry,
   type JournalQuery,
   KEPT_PREVIEWS,
   type KeptPreview,
   type KeptSurvey,
+  type NewJournalEntry,
   StoreError,
   type Stores,
 } from '../../src/stores/stores.ts';
@@ -21,6 +23,11 @@ export interface StoreUnderTest {
   /** The same records opened again, as another process (or controller) would. */
   reopen(): Promise<Stores>;
   cleanup(): Promise<void>;
+  /**
+   * Puts a journal line into a node's journal as an earlier berth kept it, its store
+   * brought up to this berth's since; none for a store no earlier berth kept (memory).
+   */
+  writtenBefore?(node: string, line: string): Promise<void>;
 }
 
 /** `seal` is what every store the maker makes (and reopens) seals its vault with. */
@@ -61,7 +68,7 @@ const RECORD: NodeRecord = {
   },
 };
 
-function entry(node: string, at: string, act = 'assign', module?: string): JournalEntry {
+function entry(node: string, at: string, act = 'assign', module?: string): NewJournalEntry {
   return {
     at,
     actor: 'alice',
@@ -70,7 +77,7 @@ function entry(node: string, at: string, act = 'assign', module?: string): Journ
     node,
     module,
     outcome: 'done',
-    said: `${act} ${node}`,
+    result: { command: 'rekey', node, resealed: 1 },
   };
 }
 
@@ -660,7 +667,7 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       await stores.journalUnplaced({
         ...entry('No Such Node', '2026-11-21T08:00:04.000Z'),
         outcome: 'refused',
-        error: 'bad name',
+        refusal: { kind: 'failed', code: 'failed', command: 'assign', message: 'bad name' },
       });
       const mine = (await stores.readJournal())
         .flatMap((line) => ('entry' in line ? [line.entry] : []))
@@ -669,13 +676,18 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         mine.map((item) => `${item.node} ${item.act}`),
         ['jrn-a assign', 'jrn-b assign', 'jrn-a converge', 'No Such Node assign'],
       );
-      assert.equal(mine[3]?.error, 'bad name');
+      assert.deepEqual(mine[3] && 'refusal' in mine[3] ? mine[3].refusal : undefined, {
+        kind: 'failed',
+        code: 'failed',
+        command: 'assign',
+        message: 'bad name',
+      });
     });
 
     it("keeps each act's target, digest and typed outcome; reads the acts a query asks for", {
       skip,
     }, async () => {
-      const failed: JournalEntry = {
+      const failed: NewJournalEntry = {
         at: '2031-01-01T00:00:01.000Z',
         actor: 'alice',
         via: 'cli',
@@ -687,8 +699,7 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         code: 'hook_failed',
         steps: [{ kind: 'write', module: 'app', path: '/etc/app.conf' }],
         blockers: [],
-        said: 'wrote /etc/app.conf',
-        error: 'start of app failed',
+        refusal: { kind: 'failed', code: 'failed', command: 'converge', message: 'start of app' },
       };
       const a = await stores.openNode('jq-a', 'converge');
       await a.journal(failed);
@@ -714,7 +725,14 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         target: '@jq',
         outcome: 'refused',
         code: 'not_granted',
-        error: 'not granted',
+        refusal: {
+          kind: 'not-granted',
+          code: 'not_granted',
+          subject: 'alice',
+          command: 'converge',
+          target: '@jq',
+          what: 'it',
+        },
       });
 
       const read = async (query: JournalQuery) =>
@@ -722,7 +740,7 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       const acts = async (query: JournalQuery) =>
         (await read(query)).map((item) => `${item.node} ${item.at.slice(17, 19)}`);
       const [kept] = await read({ about: ['jq-a'], tail: 2 });
-      assert.deepEqual(JSON.parse(JSON.stringify(kept)), { entry_version: 2, ...failed });
+      assert.deepEqual(JSON.parse(JSON.stringify(kept)), { entry_version: 3, ...failed });
       assert.deepEqual((await read({ about: ['jq-b'] }))[0]?.blockers, [blocker]);
       assert.deepEqual(await acts({ about: ['jq-a'] }), ['jq-a 01', 'jq-a 03']);
       // A target: the acts asked for it on each node, and the one that reached none.
@@ -736,6 +754,88 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       assert.deepEqual(await acts({ about: all, tail: 2 }), ['jq-a 03', '@jq 04']);
       assert.deepEqual(await acts({ since: '2031-01-01T00:00:03.500Z' }), ['@jq 04']);
       assert.deepEqual(await acts({ about: ['jq-none'] }), []);
+    });
+
+    it("reads an earlier berth's entry after the upgrade in its words, unchanged", {
+      skip,
+    }, async (t) => {
+      if (!subject.writtenBefore) return t.skip('no earlier berth kept these stores');
+      // What berth wrote before entries kept their typed outcome (entry_version 2).
+      const earlier = {
+        entry_version: 2,
+        at: '2030-05-01T00:00:01.000Z',
+        actor: 'alice',
+        via: 'cli',
+        act: 'converge',
+        node: 'old-a',
+        target: '@old',
+        digest: 'e'.repeat(64),
+        outcome: 'failed',
+        code: 'hook_failed',
+        steps: [{ kind: 'write', module: 'app', path: '/etc/app.conf' }],
+        blockers: [],
+        said: 'old-a: wrote /etc/app.conf',
+        error: "app's start failed (exit 1)",
+      };
+      await subject.writtenBefore('old-a', JSON.stringify(earlier));
+      const [read] = await stores.readJournal({ about: ['old-a'] });
+      assert.ok(read && 'entry' in read);
+      // Its words are read as they were said (words/journal.ts shows them so).
+      assert.deepEqual(JSON.parse(JSON.stringify(read.entry)), earlier, 'kept as written');
+    });
+
+    it("keeps a new entry's typed result and refusal, read back through their schemas", {
+      skip,
+    }, async () => {
+      const told: v.InferOutput<typeof ToldSchema>[] = [
+        {
+          step: {
+            do: 'write',
+            module: 'app',
+            path: '/etc/app.conf',
+            mode: '0644',
+            why: { because: 'differs', diff: ['-port=80', '+port=8080'] },
+          },
+          voice: 'converge',
+        },
+        {
+          step: { do: 'start', module: 'app', script: 'systemctl start app' },
+          voice: 'converge',
+          hook: { hook: 'start', module: 'app', tail: ['app: address in use'] },
+        },
+      ];
+      const result = {
+        command: 'converge',
+        node: 'typed-a',
+        act: { told, stopped: true },
+      } as const;
+      const refusal = {
+        kind: 'stopped',
+        code: 'hook_failed',
+        command: 'converge',
+        node: 'typed-a',
+        module: 'app',
+        how: 'failed',
+        why: "app's start failed (exit 1)",
+      } as const;
+      const node = await stores.openNode('typed-a', 'converge');
+      await node.journal({
+        at: '2030-05-01T00:00:02.000Z',
+        actor: 'alice',
+        via: 'api',
+        act: 'converge',
+        node: 'typed-a',
+        outcome: 'failed',
+        code: 'hook_failed',
+        result,
+        refusal,
+      });
+      await node.close();
+      const [read] = await (await subject.reopen()).readJournal({ about: ['typed-a'] });
+      assert.ok(read && 'entry' in read && read.entry.entry_version === 3);
+      // What its words are made from, whole (tests/stores/journal-words.test.ts makes them).
+      assert.deepEqual(read.entry.result, result);
+      assert.deepEqual(read.entry.refusal, refusal);
     });
 
     it('keeps a name of 60,000 characters cut to 2,000 in the journal', { skip }, async () => {

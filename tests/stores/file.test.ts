@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,6 +23,11 @@ storeContract('a state directory', async ({ lockWaitMs, seal }) => {
     stores: fileStores(location, { lockWaitMs, seal }),
     reopen: async () => fileStores(location, { lockWaitMs, seal }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
+    // A state directory keeps each node's journal as lines, each line as it was written.
+    async writtenBefore(node, line) {
+      await mkdir(join(dir, 'nodes', node), { recursive: true, mode: 0o700 });
+      await appendFile(join(dir, 'nodes', node, 'journal.jsonl'), `${line}\n`);
+    },
   };
 });
 
@@ -27,7 +41,7 @@ describe('a journal cut by a crash', () => {
     node: 'box',
     module: 'gitea',
     outcome: 'done' as const,
-    said: 'box no longer runs gitea',
+    result: { command: 'unassign', node: 'box', module: 'gitea', managed: false } as const,
   };
   for (const [what, before, kept] of [
     ['a short cut line', `${whole}\n{"at":"2026-11-21T07:30`, `${whole}\n`],
@@ -48,7 +62,7 @@ describe('a journal cut by a crash', () => {
         const store = await fileStores({ dir, createIfMissing: false }).openNode('box', 'unassign');
         await store.journal(entry);
         await store.close();
-        const written = { entry_version: 2, ...entry };
+        const written = { entry_version: 3, ...entry };
         assert.equal(await readFile(journal, 'utf8'), `${kept}${JSON.stringify(written)}\n`);
       } finally {
         await rm(dir, { recursive: true, force: true });

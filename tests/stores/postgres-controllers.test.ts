@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { NodeRecord } from '../../src/model/state.ts';
 import { openPostgresStores } from '../../src/stores/postgres-store.ts';
-import { type JournalEntry, StoreError, type Stores } from '../../src/stores/stores.ts';
+import { type NewJournalEntry, StoreError, type Stores } from '../../src/stores/stores.ts';
 import {
   type PostgresServer,
   postgresUnavailable,
@@ -18,15 +18,17 @@ import { until } from '../helpers/safety.ts';
 
 const HOLDER = fileURLToPath(new URL('../helpers/hold-postgres-node.ts', import.meta.url));
 
-function entry(node: string, said: string): JournalEntry {
+/** An assign journaled: `module`, what was assigned, tells the acts apart. */
+function entry(node: string, module: string): NewJournalEntry {
   return {
     at: new Date().toISOString(),
     actor: 'alice',
     via: 'api',
     act: 'assign',
     node,
+    module,
     outcome: 'done',
-    said,
+    result: { command: 'assign', node, module, already: false },
   };
 }
 
@@ -87,7 +89,7 @@ describe('controllers over one PostgreSQL store', () => {
     assert.equal(record.assigned.filter((name) => name.startsWith('one-')).length, 50);
     assert.equal(new Set(record.assigned).size, 100);
     const journal = (await two.readJournal()).flatMap((line) =>
-      'entry' in line && line.entry.node === 'shared' ? [line.entry.said] : [],
+      'entry' in line && line.entry.node === 'shared' ? [line.entry.module] : [],
     );
     assert.deepEqual(
       journal,
@@ -114,7 +116,7 @@ describe('controllers over one PostgreSQL store', () => {
     const lines = await one.readJournal();
     for (const node of ['apart-one', 'apart-two', 'apart-three']) {
       const said = lines.flatMap((line) =>
-        'entry' in line && line.entry.node === node ? [line.entry.said] : [],
+        'entry' in line && line.entry.node === node ? [line.entry.module] : [],
       );
       assert.deepEqual(
         said,

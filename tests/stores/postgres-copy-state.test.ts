@@ -14,13 +14,14 @@ import { copyStateTo } from '../../src/stores/copy-state.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
 import { openPostgresStores } from '../../src/stores/postgres-store.ts';
 import {
-  type JournalEntry,
   type JournalLine,
   type KeptPreview,
   type KeptSurvey,
+  type NewJournalEntry,
   StoreError,
   type Stores,
 } from '../../src/stores/stores.ts';
+import { entryWords } from '../../src/words/journal.ts';
 import {
   type PostgresServer,
   postgresUnavailable,
@@ -43,8 +44,10 @@ const RECORD: NodeRecord = {
   },
 };
 
-function entry(node: string, at: string, said: string): JournalEntry {
-  return { at, actor: 'alice', via: 'cli', act: 'converge', node, outcome: 'done', said };
+/** An assign journaled: `module`, what was assigned, tells the acts apart. */
+function entry(node: string, at: string, module: string): NewJournalEntry {
+  const result = { command: 'assign', node, module, already: false } as const;
+  return { at, actor: 'alice', via: 'cli', act: 'assign', node, module, outcome: 'done', result };
 }
 
 /** web1's newest survey: a preview with a diff, its steps and digest. */
@@ -132,12 +135,14 @@ describe('copy-state into PostgreSQL', () => {
     await from.journalUnplaced({
       ...entry('No Such', '2026-11-20T09:00:03.000Z', 'refused'),
       outcome: 'refused',
-      error: 'bad name',
+      result: undefined,
+      refusal: { kind: 'failed', code: 'failed', command: 'assign', message: 'bad name' },
     });
+    // An earlier berth's entry, kept in its words.
+    const before = { at: '2026-01-01T00:00:00.000Z', actor: 'alice', via: 'cli', act: 'assign' };
     await appendFile(
       join(dir, 'journal.jsonl'),
-      JSON.stringify(entry('old', '2026-01-01T00:00:00.000Z', 'before the nodes had journals')) +
-        '\n',
+      `${JSON.stringify({ ...before, node: 'old', outcome: 'done', said: 'before the nodes had journals' })}\n`,
     );
     await appendFile(join(dir, 'nodes', 'web1', 'journal.jsonl'), 'a note by hand\n');
   });
@@ -210,14 +215,14 @@ describe('copy-state into PostgreSQL', () => {
       );
       const lines = await to.readJournal();
       assert.deepEqual(
-        lines.flatMap((line) => ('entry' in line ? [line.entry.said] : [])),
+        lines.flatMap((line) => ('entry' in line ? [entryWords(line.entry)] : [])),
         [
-          'before the nodes had journals',
-          'web1 first',
-          'db1 first',
-          'db1 same time',
-          'refused',
-          'web1 second',
+          { said: 'before the nodes had journals', error: undefined },
+          { said: 'web1 is to run web1 first', error: undefined },
+          { said: 'db1 is to run db1 first', error: undefined },
+          { said: 'db1 is to run db1 same time', error: undefined },
+          { said: '', error: 'assign failed: bad name' },
+          { said: 'web1 is to run web1 second', error: undefined },
         ],
       );
       assert.deepEqual(

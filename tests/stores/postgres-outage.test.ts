@@ -102,8 +102,8 @@ describe('a PostgreSQL store whose database goes away', () => {
         via: 'cli',
         act: 'take',
         node: 'mid',
+        module: 'the first write',
         outcome: 'done',
-        said: 'the first write',
       });
 
       await server.stopServer();
@@ -142,7 +142,7 @@ describe('a PostgreSQL store whose database goes away', () => {
       await next.close();
       assert.deepEqual((await stores.readNode('mid')).assigned, ['again']);
       const said = (await stores.readJournal()).flatMap((line) =>
-        'entry' in line && line.entry.node === 'mid' ? [line.entry.said] : [],
+        'entry' in line && line.entry.node === 'mid' ? [line.entry.module] : [],
       );
       assert.deepEqual(said, ['the first write']);
       assert.deepEqual(await stores.lockHolders(), []);
@@ -176,7 +176,6 @@ describe('a PostgreSQL store whose database goes away', () => {
           act: 'assign',
           node: 'slow',
           outcome: 'done',
-          said: 'waits',
         }),
         isStoreError(`the journal cannot be written: ${at} stopped answering`),
       );

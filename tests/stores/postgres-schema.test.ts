@@ -9,6 +9,7 @@ import { checkStoreUrl } from '../../src/stores/postgres-connect.ts';
 import { MIGRATIONS, migrate, SCHEMA_VERSION } from '../../src/stores/postgres-schema.ts';
 import { openPostgresStores } from '../../src/stores/postgres-store.ts';
 import { StoreError } from '../../src/stores/stores.ts';
+import { entryWords } from '../../src/words/journal.ts';
 import {
   type PostgresServer,
   postgresUnavailable,
@@ -169,7 +170,9 @@ describe('the PostgreSQL schema', () => {
       );
       assert.deepEqual(await stores.readNode('old1'), { assigned: ['gitea'], managed: {} });
       assert.deepEqual(
-        (await stores.readJournal()).map((read) => ('entry' in read ? read.entry.said : '')),
+        (await stores.readJournal()).map((read) =>
+          'entry' in read ? entryWords(read.entry).said : '',
+        ),
         ['converged'],
       );
       assert.deepEqual(await stores.readSurveys(), [], 'no node was surveyed yet');
@@ -191,14 +194,14 @@ describe('the PostgreSQL schema', () => {
     }
   });
 
-  it("is upgraded from one version old: the state's CA has its table, and none is kept", {
+  it("is upgraded from version 5: the state's CA has its table, and none is kept", {
     skip,
   }, async () => {
     const url = await server.createDatabase();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      await migrate(client, 'here', SCHEMA_VERSION - 1);
+      await migrate(client, 'here', 5);
       await client.query('INSERT INTO berth_nodes (node, record) VALUES ($1, $2::json)', [
         'old1',
         JSON.stringify({ assigned: ['gitea'], managed: {} }),

@@ -1,0 +1,69 @@
+import * as v from 'valibot';
+import { UnresolvedSchema } from './resolve.ts';
+import { AccountSchema } from './state.ts';
+import { ToldSchema } from './steps.ts';
+
+/**
+ * What an act did, as the journal keeps it: a command's typed result (an act's, never a
+ * preview's: previews are not journaled), or one of berth's own acts on a node (its
+ * package lists refreshed, the state's CA made). Its words are made when it is read
+ * (src/words/journal.ts), with the same renderer the command's answer was said with.
+ */
+export const JournaledResultSchema = v.variant('command', [
+  /** `already`: the node was to run the module before; nothing changed. */
+  v.object({
+    command: v.literal('assign'),
+    node: v.string(),
+    module: v.string(),
+    already: v.boolean(),
+  }),
+  /** `managed`: berth runs the module there, so the next converge releases it. */
+  v.object({
+    command: v.literal('unassign'),
+    node: v.string(),
+    module: v.string(),
+    managed: v.boolean(),
+  }),
+  v.object({ command: v.literal('forget'), node: v.string(), module: v.string() }),
+  v.object({ command: v.literal('adopt'), node: v.string(), account: AccountSchema }),
+  /** Who read which kept value: never the value. */
+  v.object({
+    command: v.literal('secret'),
+    node: v.string(),
+    module: v.string(),
+    secret: v.string(),
+    actor: v.string(),
+  }),
+  v.object({ command: v.literal('rekey'), node: v.string(), resealed: v.number() }),
+  /** A converge act: the steps done, in order (`stopped` at a failure or when told to). */
+  v.object({
+    command: v.literal('converge'),
+    node: v.string(),
+    act: v.union([
+      v.object({ told: v.array(ToldSchema), stopped: v.boolean() }),
+      v.literal('nothing-to-do'),
+    ]),
+  }),
+  /**
+   * A take act: the steps done (`stopped` at a failure); `blocksConverge` when the module,
+   * taken and so assigned, does not resolve.
+   */
+  v.object({
+    command: v.literal('take'),
+    node: v.string(),
+    module: v.string(),
+    act: v.object({
+      told: v.array(ToldSchema),
+      stopped: v.boolean(),
+      blocksConverge: v.optional(UnresolvedSchema),
+    }),
+  }),
+  /** `--refresh`: the node's package lists fetched anew (a refusal says why not). */
+  v.object({ command: v.literal('refresh'), node: v.string() }),
+  /** The state's CA made at its first need: its subject and end, when its certificate said. */
+  v.object({
+    command: v.literal('ca'),
+    named: v.optional(v.object({ subject: v.string(), until: v.string() })),
+  }),
+]);
+export type JournaledResult = v.InferOutput<typeof JournaledResultSchema>;
