@@ -5,6 +5,7 @@ import type { LeafRefusal, Refusal, RefusalOf } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type JournalEntry, StoreError, type Stores, storesRefusal } from '../stores/stores.ts';
 import { VaultError } from '../vault/seal.ts';
+import { blockerReport } from '../words/blockers.ts';
 import { refusedWords } from '../words/refusals.ts';
 import { saidOf } from '../words/said.ts';
 import type { ActDeps, Face, OpenedAct } from './act-shapes.ts';
@@ -161,7 +162,7 @@ async function journaled(
       outcome: ended,
       code: refusal?.code,
       steps: report?.steps ?? [],
-      blockers: report?.blockers ?? [],
+      blockers: (report?.blockers ?? []).map((blocker) => blockerReport(blocker, request.node)),
       said: saidOf(outcome),
       error: refusedWords(refusal),
     });
