@@ -8,7 +8,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grantedTarget } from '../src/model/grants.ts';
+import type { Refusal } from '../src/model/refusal.ts';
 import { readTarget, resolveTarget, targetCovers } from '../src/model/targets.ts';
+import { refusalWords } from '../src/words/refusals.ts';
 import { apiWorld, type ServedApiWorld } from './helpers/api-world.ts';
 import { makeWorld, type World } from './helpers/world.ts';
 
@@ -17,8 +19,15 @@ const inventory = {
   groups: { web: ['web1', 'web2', 'web3'], eu: ['web1', 'web2', 'db1'], db: ['db1', 'db2'] },
 };
 
+/** A target's answer as the faces show it: a refusal in its words, with its code. */
+function shown<T extends { ok: boolean }>(answer: T | (T & { refusal: Refusal })) {
+  if (!('refusal' in answer)) return answer;
+  const { refusal, ...rest } = answer;
+  return { ...rest, refused: refusalWords(refusal), code: refusal.code };
+}
+
 describe('an intersection on an inventory', () => {
-  const nodes = (target: string) => resolveTarget(target, inventory);
+  const nodes = (target: string) => shown(resolveTarget(target, inventory));
 
   it('takes the nodes in every part joined by &, in a list with others and ! parts', () => {
     assert.deepEqual(nodes('@web&@eu'), { ok: true, nodes: ['web1', 'web2'] });
@@ -62,7 +71,7 @@ describe('an intersection on an inventory', () => {
       grants: [{ sub: 'eu-web', may: ['converge' as const], on: '@web&@eu' }],
     };
     const read = (target: string) =>
-      grantedTarget(settings, 'eu-web', 'converge', readTarget(target, inventory));
+      shown(grantedTarget(settings, 'eu-web', 'converge', readTarget(target, inventory)));
     assert.deepEqual(read('@web&@eu'), { ok: true, nodes: ['web1', 'web2'] });
     assert.deepEqual(read('web1'), { ok: true, nodes: ['web1'] });
     assert.deepEqual(read('web3'), {

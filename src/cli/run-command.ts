@@ -10,7 +10,7 @@ import { exitOf } from '../model/codes.ts';
 import type { Refusal } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type CommandAnswer, enveloped } from '../model/result.ts';
-import { answerOf } from '../words/answer.ts';
+import { answerOf, nodesOf } from '../words/answer.ts';
 import { refusalWords } from '../words/refusals.ts';
 import { type SaidOptions, saidOf, untoldOf } from '../words/said.ts';
 import { osUser, stateDeps } from './deps.ts';
@@ -177,7 +177,7 @@ async function runOnce(
     progress?.end();
     // A node whose lock or records could not be had is named, with its code.
     if (outcome.storeFailed && outcome.refusal)
-      return refuseBefore(outcome.refusal, outcome.target?.nodes);
+      return refuseBefore(outcome.refusal, outcome.target && nodesOf(outcome));
     // What was told step by step is printed already; the rest of said is printed now.
     // A target of several shown on a terminal had its steps drawn on standard error: said
     // is whole.

@@ -6,9 +6,10 @@ import {
   type SecretDefinition,
 } from '../model/catalog.ts';
 import { inputsFor } from '../model/readings.ts';
-import { type Entries, moduleResolver, type Unresolved } from '../model/resolve.ts';
+import { type Entries, moduleResolver } from '../model/resolve.ts';
 import { holdsNothing, linksIn, type Managed, type NodeRecord } from '../model/state.ts';
 import { keysRead, type PublicHalf, readsOf } from '../model/template.ts';
+import type { Unresolved } from '../model/unresolved.ts';
 import { ownValue } from '../utils/own-record.ts';
 import type { GatheredReadings, ReadingBlocker } from './gather-readings.ts';
 import { type KeyBlocker, type KeyPlaced, type KeysGathered, keySecretPlan } from './key-plan.ts';
@@ -27,8 +28,8 @@ import { type NoSuchAccount, Owners, SECRET_FILE_MODE } from './steps/owners.ts'
 import type { CheckOutcome, ModuleSteps, Step } from './steps/step.ts';
 import { type ModuleSurvey, secretHeld } from './survey.ts';
 
-/** What stands in the way of the act, as a value: the preview says it in words. */
-export type Blocker =
+/** What stands in the way of a converge's act, as a value (a Blocker of src/model/blocker.ts). */
+export type ConvergeBlocker =
   | { because: 'does-not-resolve'; module: string; unresolved: Unresolved }
   | { because: 'needs-not-running'; module: string; needs: string[] }
   | { because: 'held-not-managed'; module: string; held: Held }
@@ -51,7 +52,7 @@ export type Action = 'install' | 'update' | 'release';
 export interface ConvergePlan {
   /** Each module acted on, in the order the act takes them, with its steps. */
   modules: (ModuleSteps & { action: Action })[];
-  blockers: Blocker[];
+  blockers: ConvergeBlocker[];
   /** Whole days since the node's package lists were fetched, when a module has packages to install and it is a day or more. */
   listsDaysOld?: number;
 }
@@ -354,7 +355,7 @@ function installSteps(
   const packages = packageSteps(module, definition, survey.packages, true, lists);
   const owners = new Owners(module, survey, packagesPending(packages));
   const steps: Step[] = [{ do: 'manage', module, started: !definition.start }, ...packages.steps];
-  const blockers: Blocker[] = [];
+  const blockers: ConvergeBlocker[] = [];
   for (const data of definition.data) steps.push(owners.directory(data));
   for (const [secret, spec] of Object.entries(definition.secrets)) {
     if (spec.match !== undefined) {
@@ -429,7 +430,7 @@ function updateSteps(
   // service is restarted by its package as the package does, its files being berth's.
   const packages = packageSteps(module, definition, survey.packages, !started, lists);
   const steps: Step[] = [...packages.steps];
-  const blockers: Blocker[] = [...packages.blockers];
+  const blockers: ConvergeBlocker[] = [...packages.blockers];
   const desired = new Map<string, Uint8Array>();
   const values: Record<string, string> = {};
   const toMint = new Set<string>();
@@ -735,7 +736,7 @@ function mintInside(module: string, secret: string, spec: { path: string; bytes:
   };
 }
 
-function isPackageBlocker(blocker: Blocker): blocker is PackageBlocker {
+function isPackageBlocker(blocker: ConvergeBlocker): blocker is PackageBlocker {
   return blocker.because.startsWith('package') || blocker.because === 'no-package-manager';
 }
 

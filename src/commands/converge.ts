@@ -1,18 +1,14 @@
 import type { ModuleDefinition } from '../model/catalog.ts';
-import { BLOCKER_CODES } from '../model/codes.ts';
 import { isName } from '../model/names.ts';
 import type { Readings } from '../model/readings.ts';
 import { loadEntries } from '../model/resolve.ts';
-import type { BlockerReport } from '../model/result.ts';
 import { withStartsHeld } from '../model/state.ts';
 import { packagesBasis } from '../packages/packages-basis.ts';
 import { fingerprintWith } from '../utils/digest.ts';
 import { once } from '../utils/once.ts';
 import { ownValue } from '../utils/own-record.ts';
-import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import {
-  type Blocker,
   type ConvergePlan,
   modulesInScope,
   modulesReadingValues,
@@ -62,7 +58,7 @@ export const converge: CommandFunction = async (request, context) => {
   const report = {
     digest: gated.digest,
     steps: plan.modules.flatMap(({ steps }) => steps.map(stepReport)),
-    blockers: plan.blockers.map((blocker) => blockerReport(blocker, node)),
+    blockers: plan.blockers,
   };
   if (gated.to === 'preview') {
     const preview = {
@@ -76,7 +72,7 @@ export const converge: CommandFunction = async (request, context) => {
   }
   if (gated.to === 'refused') return { refusal: gated.refusal, report };
   if (plan.blockers.length > 0)
-    return { refusal: { kind: 'blocked', code: 'blocked', blockers: report.blockers }, report };
+    return { refusal: { kind: 'blocked', code: 'blocked', node, blockers: plan.blockers }, report };
   // An install berth did not see end left no hold on service starts after all: forgotten.
   if (held === false) await forgetStartsHeld(context);
   if (nothingToDo) return { result: { command: 'converge', node, act: 'nothing-to-do' }, report };
@@ -267,19 +263,4 @@ async function runChecks(
     checks.set(module, await runCheck(node, module, hook, secrets, context, readings));
   }
   return checks;
-}
-
-/** A blocker in the typed result: its kind, module and path, and its words. */
-function blockerReport(blocker: Blocker, node: string): BlockerReport {
-  const report: BlockerReport = {
-    code: BLOCKER_CODES[blocker.because],
-    kind: blocker.because,
-    ...('module' in blocker ? { module: blocker.module } : {}),
-    words: describeBlocker(blocker, node),
-  };
-  if ('path' in blocker) report.path = blocker.path;
-  if ('package' in blocker) report.package = blocker.package;
-  if ('version' in blocker && blocker.version !== undefined) report.version = blocker.version;
-  if ('offered' in blocker) report.offered = blocker.offered;
-  return report;
 }

@@ -3,7 +3,8 @@ import { type FactName, isFactName, type MachineFacts } from '../model/facts.ts'
 import { factsOf, givenToNode, type Readings } from '../model/readings.ts';
 import type { Settings } from '../model/settings.ts';
 import { readsOf } from '../model/template.ts';
-import { type Given, moduleValues, type Value, type ValueProblem } from '../model/values.ts';
+import type { Value } from '../model/value-type.ts';
+import { type Given, moduleValues, type ValueProblem } from '../model/values.ts';
 import { closest } from '../utils/did-you-mean.ts';
 
 /** What stands in the way of a module's values or facts on a node, as a value. */

@@ -1,5 +1,6 @@
 import type { CommandRequest } from '../model/request.ts';
 import type { KeptSurvey } from '../stores/stores.ts';
+import { nodeReportOf } from '../words/blockers.ts';
 import { refusalWords } from '../words/refusals.ts';
 import { saidOf } from '../words/said.ts';
 import type { Face } from './act-shapes.ts';
@@ -27,7 +28,7 @@ export function keptSurvey(
     at: at.toISOString(),
     actor: face.actor,
     via: face.via,
-    report: nodeReport(command, request, end),
+    report: nodeReportOf(nodeReport(command, request, end), end.node),
     said: saidOf({ result }, { fullDiff: true }),
     ...(refusal === undefined ? {} : { refused: refusalWords(refusal) }),
     ...(preview?.facts ? { facts: { ...preview.facts } } : {}),

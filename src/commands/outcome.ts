@@ -1,6 +1,7 @@
+import type { Blocker } from '../model/blocker.ts';
 import type { Refusal } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
-import type { BlockerReport, NodeReport, StepReport } from '../model/result.ts';
+import type { NodeResult, StepReport } from '../model/result.ts';
 import type { CommandResult } from './results.ts';
 
 /**
@@ -15,14 +16,14 @@ export interface Outcome {
   report?: {
     digest?: string;
     steps: StepReport[];
-    blockers: BlockerReport[];
+    blockers: Blocker[];
     failed?: true;
   };
   /**
    * What the runner made of the command on its target (one node or several): the
    * preview's digest, and each node's part of the typed result, by name.
    */
-  target?: { digest?: string; nodes: Record<string, NodeReport> };
+  target?: { digest?: string; nodes: Record<string, NodeResult> };
   /** A target of several nodes: how each ended, which its words are made from. */
   several?: TargetRun;
 }

@@ -1,7 +1,7 @@
+import type { Blocker } from '../model/blocker.ts';
 import type { Facts } from '../model/facts.ts';
-import type { Unresolved } from '../model/resolve.ts';
-import type { BlockerReport } from '../model/result.ts';
 import type { Account } from '../model/state.ts';
+import type { Unresolved } from '../model/unresolved.ts';
 import type { ConvergePlan } from './converge-plan.ts';
 import type { Told } from './steps/told.ts';
 import type { TakePlan } from './take-plan.ts';
@@ -66,5 +66,5 @@ export interface TakePreview {
   flip: number;
   nothingHeld: boolean;
   digest: string;
-  blockers: BlockerReport[];
+  blockers: Blocker[];
 }

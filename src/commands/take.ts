@@ -1,13 +1,13 @@
 import type { NamedValue } from '../diff/secret-masks.ts';
 import type { KeyRead, KeyRefused } from '../keys/key-secret.ts';
 import { isKeySecretKind, TLS_DAYS } from '../keys/kinds.ts';
+import type { Blocker } from '../model/blocker.ts';
 import { accountNames, type ModuleDefinition, type SecretDefinition } from '../model/catalog.ts';
 import { BLOCKER_CODES } from '../model/codes.ts';
 import type { MachineFacts } from '../model/facts.ts';
 import { isName } from '../model/names.ts';
 import { inputsFor, type Readings, renderFor } from '../model/readings.ts';
 import { loadEntries, resolveModule } from '../model/resolve.ts';
-import type { BlockerReport } from '../model/result.ts';
 import { flipMs } from '../model/settings.ts';
 import { type Holdings, holdsNothing, linksIn } from '../model/state.ts';
 import type { PublicHalf, TemplateInputs } from '../model/template.ts';
@@ -15,10 +15,8 @@ import type { PackageFacts } from '../packages/packages.ts';
 import type { PackagesBasis } from '../packages/packages-basis.ts';
 import { closest } from '../utils/did-you-mean.ts';
 import { digestOf, fingerprintWith } from '../utils/digest.ts';
-import { describeAgeBeyond, describeDuration } from '../utils/duration.ts';
 import { once } from '../utils/once.ts';
 import { ownValue } from '../utils/own-record.ts';
-import { describeBlocker } from '../words/converge.ts';
 import { type CommandContext, type CommandFunction, refuse } from './context.ts';
 import { caPlaced } from './gather-keys.ts';
 import { gatherReadings, needsFacts } from './gather-readings.ts';
@@ -31,7 +29,7 @@ import { checkCovered, runCheck } from './steps/check.ts';
 import { carryOut } from './steps/engine.ts';
 import { compareFile } from './steps/file-diff.ts';
 import { gate } from './steps/gate.ts';
-import { noSuchAccountWords, Owners, SECRET_FILE_MODE } from './steps/owners.ts';
+import { Owners, SECRET_FILE_MODE } from './steps/owners.ts';
 import { stepReport } from './steps/report.ts';
 import type { Step } from './steps/step.ts';
 import { bytesAt, type ModuleSurvey, secretHeld } from './survey.ts';
@@ -330,7 +328,7 @@ export const take: CommandFunction = async (request, context) => {
   const report = {
     digest: gated.digest,
     steps: takeSteps(module, plan).map(stepReport),
-    blockers: refusals.map((refusal) => refusalReport(refusal, node, module)),
+    blockers: refusals.map((refusal): Blocker => ({ ...refusal, module })),
   };
 
   if (gated.to === 'preview') {
@@ -340,7 +338,10 @@ export const take: CommandFunction = async (request, context) => {
   }
   if (gated.to === 'refused') return { refusal: gated.refusal, report };
   const [blocker] = report.blockers;
-  if (blocker) return { refusal: { kind: 'blocker', code: blocker.code, blocker }, report };
+  if (blocker) {
+    const code = BLOCKER_CODES[blocker.because];
+    return { refusal: { kind: 'blocker', code, node, blocker }, report };
+  }
   const outcome = await actOnTake(node, module, plan, holdings, gated.digest, surveyed, context);
   if (outcome.refusal !== undefined) return outcome;
   // Taken, it is assigned: a converge that it would block is worth saying now.
@@ -381,46 +382,6 @@ async function filesHeld(files: NonNullable<TakePlan['files']>): Promise<Record<
   const held: Record<string, string> = {};
   for (const { path, why } of files) held[path] = await digestOf(why);
   return held;
-}
-
-/** A take's refusal in words, as the preview lists it and the act is refused with it. */
-function describeRefusal(refusal: TakeRefusal, node: string, module: string): string {
-  switch (refusal.because) {
-    case 'account-stale':
-      return `the account of ${node} is ${describeAgeBeyond(refusal.age, refusal.flip)} old; the flip allows ${describeDuration(refusal.flip)}; adopt ${node} again`;
-    case 'link':
-      return refusal.words;
-    case 'no-such-account':
-      return noSuchAccountWords(refusal, node);
-    case 'mint-not-a-secret':
-      return `--mint names ${refusal.secret}, which is not a secret of ${module}`;
-    case 'mint-found':
-      return `--mint names ${refusal.secret}, which was found on ${node}; berth mints only what is missing`;
-    case 'mint-kept':
-      return `--mint names ${refusal.secret}, which berth's vault keeps; berth restores it rather than mint over it`;
-    case 'mint-over-data':
-      return `${refusal.secret} is to be minted, but ${module}'s data was found on ${node}: berth will not mint it unless named with --mint ${refusal.secret} (a command-line option)`;
-    case 'value-missing':
-    case 'value-wrong-type':
-    case 'value-undeclared':
-    case 'fact-unknown':
-      return describeBlocker(refusal, node);
-    case 'not-a-key':
-      return describeBlocker({ ...refusal, module }, node);
-    case 'certificate-refused':
-      return describeBlocker({ ...refusal, module }, node);
-  }
-}
-
-function refusalReport(refusal: TakeRefusal, node: string, module: string): BlockerReport {
-  const words = describeRefusal(refusal, node, module);
-  return {
-    code: BLOCKER_CODES[refusal.because],
-    kind: refusal.because,
-    module,
-    ...('path' in refusal ? { path: refusal.path } : {}),
-    words,
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { UnresolvedSchema } from './resolve.ts';
 import { AccountSchema } from './state.ts';
 import { ToldSchema } from './steps.ts';
+import { UnresolvedSchema } from './unresolved.ts';
 
 /**
  * What an act did, as the journal keeps it: a command's typed result (an act's, never a

@@ -3,11 +3,11 @@ import type { ModuleDefinition } from './catalog.ts';
 import { type Facts, type MachineFacts, nodeFacts } from './facts.ts';
 import type { NodeEntry, Settings } from './settings.ts';
 import { renderTemplate, type TemplateInputs } from './template.ts';
+import type { Value } from './value-type.ts';
 import {
   type Given,
   givenTo,
   moduleValues,
-  type Value,
   type ValueProblem,
   valueGroupsOf,
   valueText,

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
+import { BlockerSchema } from './blocker.ts';
 import { CodeSchema } from './codes.ts';
 import { code, of } from './refusal-kind.ts';
-import { UnresolvedSchema } from './resolve.ts';
-import { BlockerReportSchema } from './result.ts';
 import { NAME_REFUSALS, TARGET_REFUSALS } from './target-refusal.ts';
+import { UnresolvedSchema } from './unresolved.ts';
 
 /**
  * Why berth refused, or where an act that began stopped, as a value: each kind with its
@@ -148,9 +148,9 @@ const LEAVES = [
   /** A preview's plan file (`--out`) that could not be written, and the file system's why. */
   of('plan-unwritten', code('failed'), { file: v.string(), message: v.string() }),
   /** A converge act while blockers stand: each of them. */
-  of('blocked', code('blocked'), { blockers: v.array(BlockerReportSchema) }),
+  of('blocked', code('blocked'), { node: v.string(), blockers: v.array(BlockerSchema) }),
   /** A take act while a blocker stands: the first, whose code is the refusal's. */
-  of('blocker', CodeSchema, { blocker: BlockerReportSchema }),
+  of('blocker', CodeSchema, { node: v.string(), blocker: BlockerSchema }),
   // An act that began, and where it stopped.
   of(
     'stopped',
@@ -169,7 +169,8 @@ const LEAVES = [
       module: v.string(),
       /** Told to stop between two steps, or a step failed. */
       how: v.picklist(['stopped', 'failed']),
-      why: v.string(),
+      /** Why, in the words it was told with; or what stands in the way found at the step. */
+      why: v.union([v.string(), v.object({ blockers: v.array(BlockerSchema) })]),
     },
   ),
   of('unreachable', code('unreachable'), { node: v.string(), message: v.string() }),

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { Blocker } from './blocker.ts';
 import { BlockerKindSchema, CodeSchema } from './codes.ts';
 
 /**
@@ -64,8 +65,9 @@ export const StepReportSchema = v.object({
 export type StepReport = v.InferOutput<typeof StepReportSchema>;
 
 /**
- * What stands in the way of a node's act: its code, which a script matches (`kind` is the
- * same in the planners' kebab-case, kept as it was), and words for people.
+ * What stands in the way of a node's act, as the answer carries it: its code, which a
+ * script matches (`kind` is the same in the planners' kebab-case, kept as it was), and
+ * words for people, rendered at the edge from the blocker's value (src/model/blocker.ts).
  */
 export const BlockerReportSchema = v.object({
   code: CodeSchema,
@@ -107,6 +109,9 @@ export const NodeReportSchema = v.object({
   ms: v.optional(v.number()),
 });
 export type NodeReport = v.InferOutput<typeof NodeReportSchema>;
+
+/** A node's part of the typed result as commands return it: its blockers as values. */
+export type NodeResult = Omit<NodeReport, 'blockers'> & { blockers: Blocker[] };
 
 export const CommandAnswerSchema = v.object({
   format_version: v.literal(FORMAT_VERSION),

@@ -1,6 +1,7 @@
 import { ownValue } from '../utils/own-record.ts';
 import type { Facts } from './facts.ts';
-import { type Value, valueText } from './values.ts';
+import type { Value } from './value-type.ts';
+import { valueText } from './values.ts';
 
 /**
  * Templates: a file's `content` or `source`, and what a definition says in place of a URL

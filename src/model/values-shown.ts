@@ -1,7 +1,8 @@
 import type { ModuleDefinition } from './catalog.ts';
 import { givenToNode } from './readings.ts';
 import type { Settings } from './settings.ts';
-import { article, typeOf, type Value, valueWords } from './values.ts';
+import type { Value } from './value-type.ts';
+import { article, typeOf, valueWords } from './values.ts';
 
 /**
  * A value of a node as `berth nodes NODE` and the view show it: what it is and where it

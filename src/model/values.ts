@@ -4,6 +4,7 @@ import { ownValue } from '../utils/own-record.ts';
 import { jsonRecord, strictJsonObject } from '../utils/strict-json.ts';
 import { isName } from './names.ts';
 import { ALL, type Groups, groupsHolding, targetCovers } from './targets.ts';
+import { VALUE_TYPES, type Value, ValueSchema, type ValueType } from './value-type.ts';
 
 /**
  * Values: what differs from node to node. berth.json gives them by `@all`, group and node
@@ -13,30 +14,10 @@ import { ALL, type Groups, groupsHolding, targetCovers } from './targets.ts';
  * not valid, unless the node gives it itself. A secret is never a value.
  */
 
-export const VALUE_TYPES = ['string', 'integer', 'boolean'] as const;
-export type ValueType = (typeof VALUE_TYPES)[number];
-
-/** A value: text, a whole number, or true or false. */
-export type Value = string | number | boolean;
-
 const NAME_RULE = 'a value name is a-z, 0-9 and _, starting with a letter';
-const VALUE_RULE = 'a value is a string, a whole number, true or false';
 
 /** A value's name: upper-cased, it is an environment variable's (`BERTH_VALUE_SITE_NAME`). */
 export const ValueNameSchema = v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,62}$/, NAME_RULE));
-
-export const ValueSchema = v.union(
-  [
-    // An environment variable cannot hold a NUL, nor can a hook's word.
-    v.pipe(
-      v.string(),
-      v.check((text) => !text.includes('\0'), 'a value holds no NUL character'),
-    ),
-    v.pipe(v.number(), v.integer(VALUE_RULE), v.safeInteger(VALUE_RULE)),
-    v.boolean(),
-  ],
-  VALUE_RULE,
-);
 
 /** The type a value is of. */
 export function typeOf(value: Value): ValueType {

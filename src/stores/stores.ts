@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { BlockerSchema } from '../model/blocker.ts';
 import { CodeSchema } from '../model/codes.ts';
 import { JournaledResultSchema } from '../model/journaled.ts';
 import { type RefusalOf, RefusalSchema } from '../model/refusal.ts';
@@ -29,9 +30,8 @@ const EntryEntries = {
   outcome: v.picklist(['done', 'refused', 'failed']),
   /** Why it was refused or failed (docs/codes.md). */
   code: v.optional(CodeSchema),
-  /** The steps done (a failed act's up to where it stopped), and the blockers that stood. */
+  /** The steps done (a failed act's up to where it stopped). */
   steps: v.optional(v.array(StepReportSchema)),
-  blockers: v.optional(v.array(BlockerReportSchema)),
 };
 
 /**
@@ -43,6 +43,8 @@ const EntryEntries = {
 const TypedEntrySchema = v.object({
   entry_version: v.literal(JOURNAL_ENTRY_VERSION),
   ...EntryEntries,
+  /** The blockers that stood, as values. */
+  blockers: v.optional(v.array(BlockerSchema)),
   result: v.optional(JournaledResultSchema),
   refusal: v.optional(RefusalSchema),
 });
@@ -51,6 +53,7 @@ const TypedEntrySchema = v.object({
 const WordedEntrySchema = v.object({
   entry_version: v.optional(v.picklist([1, 2])),
   ...EntryEntries,
+  blockers: v.optional(v.array(BlockerReportSchema)),
   said: v.string(),
   error: v.optional(v.string()),
 });

@@ -1,5 +1,6 @@
 import type { RunOutcome } from '../commands/outcome.ts';
 import { type CommandAnswer, FORMAT_VERSION } from '../model/result.ts';
+import { nodeReportOf } from './blockers.ts';
 import { refusalWords } from './refusals.ts';
 import { type SaidOptions, saidOf } from './said.ts';
 
@@ -20,6 +21,12 @@ export function answerOf(outcome: RunOutcome, shown?: SaidOptions): CommandAnswe
     said: saidOf(outcome, shown),
     ...(refusal === undefined ? {} : { refused: refusalWords(refusal), code: refusal.code }),
     ...(digest === undefined ? {} : { digest }),
-    nodes: outcome.target?.nodes ?? {},
+    nodes: nodesOf(outcome),
   };
+}
+
+/** Each node's part of the answer, by name, its blockers with their words. */
+export function nodesOf(outcome: RunOutcome): CommandAnswer['nodes'] {
+  const nodes = Object.entries(outcome.target?.nodes ?? {});
+  return Object.fromEntries(nodes.map(([node, result]) => [node, nodeReportOf(result, node)]));
 }

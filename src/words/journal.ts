@@ -1,5 +1,6 @@
 import type { JournaledResult } from '../model/journaled.ts';
 import type { JournalEntry } from '../stores/stores.ts';
+import { blockerReport } from './blockers.ts';
 import { refreshedWords } from './packages.ts';
 import { refusedWords } from './refusals.ts';
 import { saidOf } from './said.ts';
@@ -38,7 +39,14 @@ function resultWords(result: JournaledResult | undefined): string {
  */
 export function entryShown(entry: JournalEntry) {
   if (entry.entry_version !== 3) return entry;
-  const { result: _result, refusal: _refusal, ...kept } = entry;
+  const { result: _result, refusal: _refusal, blockers, ...kept } = entry;
   const { said, error } = entryWords(entry);
-  return { ...kept, said, ...(error === undefined ? {} : { error }) };
+  return {
+    ...kept,
+    ...(blockers === undefined
+      ? {}
+      : { blockers: blockers.map((blocker) => blockerReport(blocker, entry.node)) }),
+    said,
+    ...(error === undefined ? {} : { error }),
+  };
 }

@@ -3,6 +3,7 @@ import { doesNotResolve } from '../model/resolve.ts';
 import { targetRefusalWords } from '../model/targets.ts';
 import { KEPT_PREVIEWS } from '../stores/stores.ts';
 import { targetWords } from './asked.ts';
+import { blockerWords } from './blockers.ts';
 
 /**
  * The one renderer of a refusal: its words, for the command line, the API's `refused`,
@@ -132,13 +133,17 @@ export function refusalWords(refusal: Refusal): string {
     case 'plan-unwritten':
       return `berth could not write the plan file ${refusal.file}: ${refusal.message}`;
     case 'blocked': {
-      const words = refusal.blockers.map((blocker) => blocker.words);
+      const words = refusal.blockers.map((blocker) => blockerWords(blocker, refusal.node));
       return `the act is refused while ${words.length === 1 ? 'a blocker stands' : 'blockers stand'}: ${words.join('; ')}`;
     }
     case 'blocker':
-      return refusal.blocker.words;
+      return blockerWords(refusal.blocker, refusal.node);
     case 'stopped': {
-      const { command, node, module, how, why } = refusal;
+      const { command, node, module, how } = refusal;
+      const why =
+        typeof refusal.why === 'string'
+          ? refusal.why
+          : refusal.why.blockers.map((blocker) => blockerWords(blocker, node)).join('; ');
       if (command === 'take') return `the take of ${module} on ${node} stopped: ${why}`;
       return how === 'stopped'
         ? `converge of ${node} stopped before ${module}'s next step: ${why}`

@@ -3,6 +3,7 @@ import { foundAsWanted, type TakePlan } from '../commands/take-plan.ts';
 import type { DiffShownOnce } from '../diff/diff-shown.ts';
 import { shownDiff } from '../diff/diff-shown.ts';
 import { describeAge, describeDuration } from '../utils/duration.ts';
+import { blockerWords } from './blockers.ts';
 import { packageBlockerWords } from './packages.ts';
 import { describeCheck, describeTaken, readingWords } from './steps.ts';
 
@@ -88,7 +89,8 @@ export function describeTakePreview(
   }
   if (facts.nothingHeld)
     lines.push(`${node} holds nothing for ${module}: nothing to compare, so yes alone is enough`);
-  for (const refusal of facts.blockers) lines.push(`the act would be refused: ${refusal.words}`);
+  for (const blocker of facts.blockers)
+    lines.push(`the act would be refused: ${blockerWords(blocker, node)}`);
   lines.push(`digest ${facts.digest}`);
   return lines.join('\n');
 }

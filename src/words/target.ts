@@ -1,6 +1,7 @@
 import type { NodeEnd, Outcome } from '../commands/outcome.ts';
 import type { StepReport } from '../model/result.ts';
 import { holdsNothing } from '../model/state.ts';
+import { blockerWords } from './blockers.ts';
 import { refusalWords } from './refusals.ts';
 
 /** A node's words, a line each prefixed by its name: `web1: wrote /etc/redis/redis.conf`. */
@@ -14,7 +15,7 @@ export function previewRecapLine(node: string, command: string, outcome: Outcome
   const report = outcome.report;
   if (outcome.refusal !== undefined) return `  ${node}: refused: ${refusalWords(outcome.refusal)}`;
   if (report && report.blockers.length > 0)
-    return `  ${node}: blocked: ${report.blockers.map((blocker) => blocker.words).join('; ')}`;
+    return `  ${node}: blocked: ${report.blockers.map((blocker) => blockerWords(blocker, node)).join('; ')}`;
   if (!report || report.steps.length === 0) return `  ${node}: nothing to do`;
   const actions = actionsOf(command, report.steps).join(', ');
   const count = report.steps.length;

@@ -191,7 +191,7 @@ describe('the step engine', () => {
       'take',
     );
     assert.match(
-      stale.failure?.why ?? '',
+      String(stale.failure?.why),
       /^secret password of svc changed on box since the account was taken/,
     );
     assert.equal(await store.vault.get('svc', 'password'), undefined, 'nothing kept');

@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareFile } from '../../src/commands/steps/file-diff.ts';
-import { noSuchAccountWords, Owners, SECRET_FILE_MODE } from '../../src/commands/steps/owners.ts';
+import { Owners, SECRET_FILE_MODE } from '../../src/commands/steps/owners.ts';
 import type { PathFacts } from '../../src/machines/machine.ts';
+import { blockerWords } from '../../src/words/blockers.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const file = (text: string, mode = '0640'): PathFacts => ({
@@ -110,7 +111,7 @@ describe('the one owner lookup', () => {
       },
     ]);
     assert.equal(
-      noSuchAccountWords(owners.blockers[0] as (typeof owners.blockers)[0], 'box'),
+      blockerWords(owners.blockers[0] as (typeof owners.blockers)[0], 'box'),
       'svc names owner ghost for /etc/svc/key, but box has no user ghost: add it on box, or name another in the definition',
     );
   });

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type * as v from 'valibot';
+import type { Blocker } from '../../src/model/blocker.ts';
 import type { NodeRecord } from '../../src/model/state.ts';
 import type { ToldSchema } from '../../src/model/steps.ts';
 import {
@@ -706,12 +707,11 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
       await a.journal(entry('jq-a', '2031-01-01T00:00:03.000Z'));
       await a.close();
       const b = await stores.openNode('jq-b', 'converge');
-      const blocker = {
-        code: 'blocked',
-        kind: 'held-not-managed',
+      const blocker: Blocker = {
+        because: 'held-not-managed',
         module: 'app',
-        words: 'jq-b holds app',
-      } as const;
+        held: { kind: 'data', paths: ['/var/lib/app'] },
+      };
       await b.journal({
         ...entry('jq-b', '2031-01-01T00:00:02.000Z', 'converge'),
         target: '@jq',

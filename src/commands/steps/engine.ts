@@ -2,6 +2,7 @@ import type { KeyRead } from '../../keys/key-secret.ts';
 import { isKeySecretKind } from '../../keys/kinds.ts';
 import { keyValueBytes, keyValueOf, rotatingName } from '../../keys/secret-value.ts';
 import { type Change, MachineError, type WriteOptions } from '../../machines/machine.ts';
+import type { Blocker } from '../../model/blocker.ts';
 import type { ModuleDefinition } from '../../model/catalog.ts';
 import { inputsFor, type Readings } from '../../model/readings.ts';
 import {
@@ -18,7 +19,6 @@ import { type KeptSecret, StoreError } from '../../stores/stores.ts';
 import { fingerprintWith } from '../../utils/digest.ts';
 import { once } from '../../utils/once.ts';
 import { ownValue } from '../../utils/own-record.ts';
-import { packageBlockerWords } from '../../words/packages.ts';
 import type { CommandContext } from '../context.ts';
 import { isRemoval, packageSteps } from '../package-plan.ts';
 import { mintSecret, secretText } from '../secrets.ts';
@@ -40,7 +40,8 @@ export interface StepFailure {
   module: string;
   /** `stopped`: berth was told to stop between steps; `failed`: a step failed. */
   how: 'stopped' | 'failed';
-  why: string;
+  /** In the words it was told with; or, planned again at the step, what stands in the way. */
+  why: string | { blockers: Blocker[] };
   code:
     | 'interrupted'
     | 'unreachable'
@@ -62,6 +63,13 @@ const PACKAGE_LOCK_WAIT_MS = 10_000;
 
 /** A step's own failure, in words (a store's failure is not one: it ends the act as such). */
 class StepFailed extends Error {}
+
+/** A step planned again at the act that finds blockers the preview did not: them, as values. */
+class StillBlocked extends Error {
+  constructor(readonly blockers: Blocker[]) {
+    super(`blocked: ${blockers.map((blocker) => blocker.because).join(', ')}`);
+  }
+}
 
 /** What makes and reads keys, loaded when a step first mints, places or reads one (jose, PKI.js). */
 const loadMint = once(() => import('../../keys/mint.ts'));
@@ -115,7 +123,8 @@ export async function carryOut(
         else await doStep(turn.step, node, context, tell, readings);
       } catch (error) {
         if (error instanceof StoreError) throw error;
-        const why = (error as Error).message;
+        const why =
+          error instanceof StillBlocked ? { blockers: error.blockers } : (error as Error).message;
         // A hook stopped because berth was told to stop was interrupted, not failed.
         const code = context.signal?.aborted ? 'interrupted' : failureCode(turn, error);
         return { told, failure: { module, how: 'failed', why, code } };
@@ -258,7 +267,7 @@ async function doPackages(
   const waitMs = context.line.lockTimeout ?? PACKAGE_LOCK_WAIT_MS;
   const { store } = context;
   const steps = planned.some((step) => step.afterRefresh)
-    ? await plannedOnRefreshedLists(planned, node, context)
+    ? await plannedOnRefreshedLists(planned, context)
     : planned;
   const holdStarts = steps.some((step) => step.holdStarts);
   // Kept until the install answers: an install that never does may have left its hold.
@@ -316,7 +325,6 @@ async function doPackages(
  */
 async function plannedOnRefreshedLists(
   planned: readonly PackageStep[],
-  node: string,
   context: CommandContext,
 ): Promise<PackageStep[]> {
   const module = (planned[0] as PackageStep).module;
@@ -328,10 +336,7 @@ async function plannedOnRefreshedLists(
   ]);
   const holdStarts = planned.some((step) => step.holdStarts);
   const again = packageSteps(module, definition, survey.packages, holdStarts, { refreshed: true });
-  if (again.blockers.length > 0)
-    throw new StepFailed(
-      again.blockers.map((blocker) => packageBlockerWords(blocker, node)).join('; '),
-    );
+  if (again.blockers.length > 0) throw new StillBlocked(again.blockers);
   const steps = again.steps as PackageStep[];
   const lookUp = planned.find((step) => step.lookUp)?.lookUp;
   const last = steps.at(-1);

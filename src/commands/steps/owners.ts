@@ -16,12 +16,6 @@ export interface NoSuchAccount {
   path: string;
 }
 
-/** Its words, as a preview lists it and the act is refused with it, for take and converge. */
-export function noSuchAccountWords(blocker: NoSuchAccount, node: string): string {
-  const { module, kind, name, path } = blocker;
-  return `${module} names ${kind === 'user' ? 'owner' : 'group'} ${name} for ${path}, but ${node} has no ${kind} ${name}: add it on ${node}, or name another in the definition`;
-}
-
 /**
  * The one owner lookup of every plan: resolves the owners a module's definition names
  * against the accounts its survey found, and works out what each path is written with;

@@ -1,6 +1,6 @@
 import type { Handler } from 'hono';
 import { statusOf } from '../../model/codes.ts';
-import { answerOf } from '../../words/answer.ts';
+import { answerOf, nodesOf } from '../../words/answer.ts';
 import { type ApiEnv, answer } from '../answer.ts';
 import { refusedAs } from '../refusal.ts';
 
@@ -14,7 +14,7 @@ export function runCommand(): Handler<ApiEnv> {
     const outcome = await c.get('act').run();
     if (outcome.storeFailed) {
       // A node whose lock or records could not be had is named, with its code; nothing said.
-      const nodes = outcome.target?.nodes;
+      const nodes = outcome.target && nodesOf(outcome);
       if (outcome.refusal) throw refusedAs(outcome.refusal, { more: nodes && { nodes } });
     }
     const body = answerOf(outcome);
