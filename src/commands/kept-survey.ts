@@ -1,8 +1,5 @@
 import type { CommandRequest } from '../model/request.ts';
-import type { KeptSurvey } from '../stores/stores.ts';
-import { nodeReportOf } from '../words/blockers.ts';
-import { refusalWords } from '../words/refusals.ts';
-import { saidOf } from '../words/said.ts';
+import { KEPT_SURVEY_VERSION, type KeptSurvey } from '../stores/stores.ts';
 import type { Face } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { nodeReport } from './node-report.ts';
@@ -10,8 +7,8 @@ import type { NodeEnd } from './outcome.ts';
 
 /**
  * A node's part of a converge preview as the stores keep it for whoever reads the fleet
- * later: its typed part (digest, steps, blockers, outcome), and its words with each
- * file's whole diff, whatever the face asked to be shown; or its refusal's words.
+ * later: its typed part (digest, steps, blockers, outcome), and the preview's typed result
+ * or its refusal. Its words are made when it is read (src/words/kept-survey.ts).
  */
 export function keptSurvey(
   command: Command,
@@ -21,16 +18,17 @@ export function keptSurvey(
   at: Date,
 ): KeptSurvey {
   const { result, refusal } = end.outcome;
-  const preview =
-    result?.command === 'converge' && 'preview' in result ? result.preview : undefined;
+  const preview = result?.command === 'converge' && 'preview' in result ? result : undefined;
+  const facts = preview?.preview.facts;
   return {
+    survey_version: KEPT_SURVEY_VERSION,
     node: end.node,
     at: at.toISOString(),
     actor: face.actor,
     via: face.via,
-    report: nodeReportOf(nodeReport(command, request, end), end.node),
-    said: saidOf({ result }, { fullDiff: true }),
-    ...(refusal === undefined ? {} : { refused: refusalWords(refusal) }),
-    ...(preview?.facts ? { facts: { ...preview.facts } } : {}),
+    report: nodeReport(command, request, end),
+    ...(preview ? { result: preview } : {}),
+    ...(refusal === undefined ? {} : { refusal }),
+    ...(facts ? { facts: { ...facts } } : {}),
   };
 }

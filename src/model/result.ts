@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { Blocker } from './blocker.ts';
+import { BlockerSchema } from './blocker.ts';
 import { BlockerKindSchema, CodeSchema } from './codes.ts';
 
 /**
@@ -111,7 +111,11 @@ export const NodeReportSchema = v.object({
 export type NodeReport = v.InferOutput<typeof NodeReportSchema>;
 
 /** A node's part of the typed result as commands return it: its blockers as values. */
-export type NodeResult = Omit<NodeReport, 'blockers'> & { blockers: Blocker[] };
+export const NodeResultSchema = v.object({
+  ...NodeReportSchema.entries,
+  blockers: v.array(BlockerSchema),
+});
+export type NodeResult = v.InferOutput<typeof NodeResultSchema>;
 
 export const CommandAnswerSchema = v.object({
   format_version: v.literal(FORMAT_VERSION),

@@ -1,9 +1,15 @@
 import * as v from 'valibot';
 import { BlockerSchema } from '../model/blocker.ts';
 import { CodeSchema } from '../model/codes.ts';
+import { ConvergePreviewResultSchema } from '../model/converge-preview.ts';
 import { JournaledResultSchema } from '../model/journaled.ts';
 import { type RefusalOf, RefusalSchema } from '../model/refusal.ts';
-import { BlockerReportSchema, NodeReportSchema, StepReportSchema } from '../model/result.ts';
+import {
+  BlockerReportSchema,
+  NodeReportSchema,
+  NodeResultSchema,
+  StepReportSchema,
+} from '../model/result.ts';
 import type { NodeRecord } from '../model/state.ts';
 
 /**
@@ -111,27 +117,51 @@ export const KeptPreviewSchema = v.object({
 });
 export type KeptPreview = v.InferOutput<typeof KeptPreviewSchema>;
 
-/**
- * A node's newest survey: its converge preview, whole, as any berth made it last (the
- * command line, the API, the view), so that whoever reads the fleet later reads it
- * without surveying again. `said` is the preview's words with each file's whole diff
- * (secrets masked as the preview masks them), `refused` its refusal when it was refused.
- */
-export const KeptSurveySchema = v.object({
+/** What every version of a kept survey holds: whose it is, when and by whom it was made. */
+const SurveyEntries = {
   node: v.string(),
   at: v.string(),
   actor: v.string(),
   via: v.picklist(['cli', 'api']),
-  report: NodeReportSchema,
-  said: v.string(),
-  refused: v.optional(v.string()),
   /**
    * The node's facts as that survey told them, when its plan read them: what `berth api
    * --issuer MODULE@NODE` reads of a node it cannot reach.
    */
   facts: v.optional(v.record(v.string(), v.string())),
+};
+
+/** The version of a kept survey berth writes: 2 keeps the preview typed, its words made when read. */
+export const KEPT_SURVEY_VERSION = 2;
+
+/**
+ * A node's newest survey: its converge preview, whole, as any berth made it last (the
+ * command line, the API, the view), so that whoever reads the fleet later reads it
+ * without surveying again: the node's part of the typed result (its blockers as values),
+ * the preview's typed result (each file's diff whole), or its typed refusal.
+ */
+const TypedSurveySchema = v.object({
+  survey_version: v.literal(KEPT_SURVEY_VERSION),
+  ...SurveyEntries,
+  report: NodeResultSchema,
+  result: v.optional(ConvergePreviewResultSchema),
+  refusal: v.optional(RefusalSchema),
 });
+
+/**
+ * A survey an earlier berth kept: its words as they were said then (`said`, with each
+ * file's whole diff; `refused`, its refusal), shown as they were.
+ */
+const WordedSurveySchema = v.object({
+  ...SurveyEntries,
+  report: NodeReportSchema,
+  said: v.string(),
+  refused: v.optional(v.string()),
+});
+
+/** A kept survey as read back, of this berth or an earlier one. */
+export const KeptSurveySchema = v.union([TypedSurveySchema, WordedSurveySchema]);
 export type KeptSurvey = v.InferOutput<typeof KeptSurveySchema>;
+export type WordedSurvey = v.InferOutput<typeof WordedSurveySchema>;
 
 /** Who holds a node's lock: which berth, doing what, since when. */
 export const LockHolderSchema = v.object({

@@ -1,6 +1,6 @@
 import type { Code } from '../model/codes.ts';
 import type { NodeReport, StepReport } from '../model/result.ts';
-import type { JournalEntry, KeptSurvey } from '../stores/stores.ts';
+import type { JournalEntry, WordedSurvey } from '../stores/stores.ts';
 
 /** What a node's preview would do for one module, as a cell of the fleet's matrix shows it. */
 export type Cell =
@@ -29,7 +29,7 @@ export interface NodeModules {
 
 /** What is kept of a node's survey: the newest, and the acts journaled on the node since. */
 export interface NodeSurveyed {
-  survey?: KeptSurvey;
+  survey?: WordedSurvey;
   /** Acts on the node journaled after its survey, newest first: the survey may no longer hold. */
   since: JournalEntry[];
 }

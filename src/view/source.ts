@@ -17,6 +17,7 @@ import {
   storesCode,
 } from '../stores/stores.ts';
 import { answerOf } from '../words/answer.ts';
+import { surveyShown } from '../words/kept-survey.ts';
 import { refusalWords } from '../words/refusals.ts';
 import type { NodeModules, NodeSurveyed } from './matrix.ts';
 
@@ -102,7 +103,7 @@ export function viewSource(
   /** Each node's newest survey, and the acts journaled on it since. */
   const surveyedOf = async (names: readonly string[]) => {
     const surveys = new Map(
-      (await deps.stores.readSurveys(names)).map((survey) => [survey.node, survey]),
+      (await deps.stores.readSurveys(names)).map((survey) => [survey.node, surveyShown(survey)]),
     );
     const since = new Map<string, JournalEntry[]>();
     for (const line of await deps.stores.readJournal()) {

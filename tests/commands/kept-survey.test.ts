@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { fileStores } from '../../src/stores/file-store.ts';
+import { surveyShown } from '../../src/words/kept-survey.ts';
 import { digestOf, makeWorld, type World } from '../helpers/world.ts';
 
 /** A file of 60 settings, every one of them changed on the node: a diff past 40 lines. */
@@ -15,8 +16,11 @@ const LONG = Array.from({ length: 60 }, (_, i) => `setting${i}=${i}`).join('\n')
 
 describe("a converge preview is each node's newest survey", () => {
   let world: World;
-  const surveys = (nodes?: string[]) =>
-    fileStores({ dir: world.state, createIfMissing: false }).readSurveys(nodes);
+  /** The kept surveys, in the words the view shows them in. */
+  const surveys = async (nodes?: string[]) =>
+    (await fileStores({ dir: world.state, createIfMissing: false }).readSurveys(nodes)).map(
+      surveyShown,
+    );
 
   before(async () => {
     world = await makeWorld({

@@ -17,6 +17,8 @@ import { type CatalogEntry, parseDefinition } from '../../src/model/catalog.ts';
 import { SettingsSchema } from '../../src/model/settings.ts';
 import { memoryStores } from '../../src/stores/memory-store.ts';
 import { StoreError, type Stores } from '../../src/stores/stores.ts';
+import { entryShown } from '../../src/words/journal.ts';
+import { surveyShown } from '../../src/words/kept-survey.ts';
 import {
   type Answer,
   type ApiSetup,
@@ -133,8 +135,11 @@ const inProcess: ApiSetup = {
       ask: (method, path, body, headers = {}) =>
         ask(app, method, path, body, { Authorization: CREDENTIALS, ...headers }),
       askWithout: (method, path, body) => ask(app, method, path, body),
+      // In the words `berth log --json` shows them in, made from each typed entry.
       journal: async () =>
-        (await stores.readJournal()).flatMap((line) => ('entry' in line ? [line.entry] : [])),
+        (await stores.readJournal()).flatMap((line) =>
+          'entry' in line ? [entryShown(line.entry)] : [],
+        ),
       assigned: async (node) => (await stores.readNode(node)).assigned,
       async placeOn(node, path, content) {
         const machine = machineOf(node);
@@ -211,7 +216,8 @@ describe('the core Command API, what only the app in process meets', () => {
   it("a converge preview is kept as the node's newest survey, by its subject; an act is not", async () => {
     await post(w.app, '/assign', { node: 'box', module: 'postgres' });
     const preview = await post(w.app, '/converge', { node: 'box' });
-    const [survey] = await w.stores.readSurveys();
+    const [kept] = await w.stores.readSurveys();
+    const survey = kept && surveyShown(kept);
     assert.equal(survey?.node, 'box');
     assert.equal(survey?.actor, 'alice');
     assert.equal(survey?.via, 'api');
@@ -222,17 +228,18 @@ describe('the core Command API, what only the app in process meets', () => {
     );
     assert.equal(survey?.said, preview.body?.said, 'its words, whole');
     await post(w.app, '/converge', { node: 'box', filter: 'postgres' });
-    assert.deepEqual(await w.stores.readSurveys(), [survey], 'a filtered preview is no survey');
+    assert.deepEqual(await w.stores.readSurveys(), [kept], 'a filtered preview is no survey');
     const digest = survey?.report.digest;
     await post(w.app, '/converge', { node: 'box', yes: true, digest });
-    assert.deepEqual(await w.stores.readSurveys(), [survey], 'an act is no survey');
+    assert.deepEqual(await w.stores.readSurveys(), [kept], 'an act is no survey');
   });
 
   it("a converge preview refused at the node is its survey too, with the refusal's words", async () => {
     w.machineOf('box').unreachable = true;
     await post(w.app, '/assign', { node: 'box', module: 'postgres' });
     const answer = await post(w.app, '/converge', { node: 'box' });
-    const [survey] = await w.stores.readSurveys(['box']);
+    const [kept] = await w.stores.readSurveys(['box']);
+    const survey = kept && surveyShown(kept);
     assert.equal(survey?.refused, answer.body?.refused);
     assert.equal(survey?.report.outcome, 'refused');
     assert.equal(survey?.report.code, 'unreachable');

@@ -92,6 +92,7 @@ function preview(node: string, n: number): KeptPreview {
   };
 }
 
+/** A survey as an earlier berth kept it: its words, said when it was made. */
 function survey(node: string, at: string, said: string): KeptSurvey {
   return {
     node,
@@ -618,6 +619,72 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
         [newer],
         'the newest, in place of the one before',
       );
+    });
+
+    it("keeps a survey's typed preview and refusal, read back through their schemas", {
+      skip,
+    }, async () => {
+      const typed: KeptSurvey = {
+        survey_version: 2,
+        node: 'typed-t',
+        at: '2026-11-21T09:30:00.000Z',
+        actor: 'alice',
+        via: 'api',
+        report: {
+          digest: 'f'.repeat(64),
+          steps: [],
+          blockers: [
+            {
+              because: 'held-not-managed',
+              module: 'redis',
+              held: { kind: 'data', paths: ['/var/lib/redis'] },
+            },
+          ],
+          outcome: 'previewed',
+        },
+        result: {
+          command: 'converge',
+          node: 'typed-t',
+          preview: {
+            plan: {
+              modules: [],
+              blockers: [
+                {
+                  because: 'held-not-managed',
+                  module: 'redis',
+                  held: { kind: 'data', paths: ['/var/lib/redis'] },
+                },
+              ],
+            },
+            digest: 'f'.repeat(64),
+            nothingToDo: false,
+            facts: { host: 'srv-t.example' },
+          },
+        },
+        facts: { host: 'srv-t.example' },
+      };
+      const opened = await stores.openNode('typed-t', 'converge');
+      await opened.keepSurvey(typed);
+      const refused: KeptSurvey = {
+        survey_version: 2,
+        node: 'typed-u',
+        at: '2026-11-21T09:31:00.000Z',
+        actor: 'alice',
+        via: 'cli',
+        report: { steps: [], blockers: [], outcome: 'refused', code: 'unreachable' },
+        refusal: {
+          kind: 'unreachable',
+          code: 'unreachable',
+          node: 'typed-u',
+          message: 'ssh said no',
+        },
+      };
+      await opened.close();
+      const other = await stores.openNode('typed-u', 'converge');
+      await other.keepSurvey(refused);
+      await other.close();
+      const again = await subject.reopen();
+      assert.deepEqual(await again.readSurveys(['typed-t', 'typed-u']), [typed, refused]);
     });
 
     it('reads the surveys of the nodes asked for alone, in name order; a node never surveyed has none', {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeReport } from '../../src/model/result.ts';
-import type { KeptSurvey } from '../../src/stores/stores.ts';
+import type { WordedSurvey as KeptSurvey } from '../../src/stores/stores.ts';
 import { cellOf, rowsOf } from '../../src/view/matrix.ts';
 import { previewLines } from '../../src/view/preview-lines.ts';
 
