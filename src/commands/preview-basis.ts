@@ -1,9 +1,11 @@
 import * as v from 'valibot';
-import type { Asked, RefusalOf } from '../model/refusal.ts';
-import { describePackageChanges } from '../packages/packages-basis.ts';
+import type { Asked } from '../model/asked.ts';
+import type { Change } from '../model/change.ts';
+import type { RefusalOf } from '../model/refusal.ts';
 import type { KeptPreview, NodeStore } from '../stores/stores.ts';
 import { canonicalJson, digestOf } from '../utils/digest.ts';
 import { ownValue } from '../utils/own-record.ts';
+import { packageChanges } from './package-changes.ts';
 import type { CoveredCheck } from './steps/step.ts';
 
 /**
@@ -44,17 +46,6 @@ export const ScopeSchema = v.variant('command', [
   v.object({ command: v.literal('converge'), filter: v.optional(v.string()) }),
 ]);
 export type Scope = v.InferOutput<typeof ScopeSchema>;
-
-/** A preview's command as an operator types it after `berth`: `converge box --filter gitea`. */
-export function scopeWords(node: string, scope: unknown): string {
-  const parsed = v.safeParse(ScopeSchema, scope);
-  if (!parsed.success) return `${node} (a preview of an earlier berth)`;
-  const { output } = parsed;
-  if (output.command === 'take') return `take ${node} ${output.module}`;
-  return output.filter === undefined
-    ? `converge ${node}`
-    : `converge ${node} --filter ${output.filter}`;
-}
 
 /** A preview's command as it was asked, for the words of a refusal to name it. */
 export function scopeOf(basis: Pick<Basis, 'node' | 'scope'>): Asked {
@@ -115,83 +106,88 @@ export async function checkDigest(
   if (given === current) return undefined;
   if (!isDigest(given)) return { kind: 'invalid-digest', code: 'invalid_digest', given };
   const kept = await store.findPreview(given);
-  const changes = kept ? describeChanges(kept.basis as Basis, basis) : [];
-  return { kind: 'digest-stale', code: 'digest_stale', given, changes };
+  const changes = kept ? changesBetween(kept.basis as Basis, basis) : [];
+  return { kind: 'digest-stale', code: 'digest_stale', given, node: basis.node, changes };
 }
 
-/** Says, in the operator's words, what differs between two bases. */
-export function describeChanges(before: Basis, after: Basis): string[] {
-  const node = after.node;
+/** What differs between two bases of a node, each once, in the order they are told. */
+export function changesBetween(before: Basis, after: Basis): Change[] {
   if (before.node !== after.node || canonicalJson(before.scope) !== canonicalJson(after.scope)) {
-    const then = scopeWords(before.node, before.scope);
+    const was = v.safeParse(ScopeSchema, before.scope);
     return [
-      `that digest is of a preview of berth ${then}, not of berth ${scopeWords(node, after.scope)}`,
+      {
+        kind: 'other-preview',
+        was: was.success
+          ? scopeOf({ node: before.node, scope: was.output })
+          : { node: before.node, earlier: true },
+        is: scopeOf(after),
+      },
     ];
   }
-  const said = new Set<string>();
+  const said = new Map<string, Change>();
+  const say = (change: Change) => said.set(canonicalJson(change), change);
   const was = new Set(before.assigned);
   const is = new Set(after.assigned);
-  for (const module of is) if (!was.has(module)) said.add(`${node} is now to run ${module}`);
-  for (const module of was) if (!is.has(module)) said.add(`${node} is no longer to run ${module}`);
+  for (const module of is) if (!was.has(module)) say({ kind: 'assigned', module });
+  for (const module of was) if (!is.has(module)) say({ kind: 'unassigned', module });
 
   for (const [module] of changedKeys(before.managed, after.managed)) {
     const now = ownValue(after.managed, module);
     const then = ownValue(before.managed, module);
-    if (now && !then) said.add(`berth now manages ${module} on ${node}`);
-    else if (!now && then) said.add(`berth no longer manages ${module} on ${node}`);
-    else said.add(`the record of ${module} on ${node} changed`);
+    say({ kind: now && !then ? 'managed' : !now && then ? 'unmanaged' : 'record', module });
   }
   // A module that entered or left the preview is said by its assignment or record
   // above; its definition, holdings and files are news only when both previews had them.
   const inBoth = ([, then, now]: [string, unknown, unknown]) =>
     then !== undefined && now !== undefined;
   for (const [module] of changedKeys(before.definitions, after.definitions).filter(inBoth)) {
-    said.add(`the definition of ${module} changed`);
+    say({ kind: 'definition', module });
   }
   for (const [module, then, now] of changedKeys(before.survey, after.survey).filter(inBoth)) {
-    for (const change of describeHoldingsChange(module, node, then, now)) said.add(change);
+    for (const change of holdingsChanges(module, then, now)) say(change);
   }
   for (const [module, then, now] of changedKeys(before.held ?? {}, after.held ?? {}).filter(
     inBoth,
   )) {
-    for (const change of describeHoldingsChange(module, node, then, now)) said.add(change);
+    for (const change of holdingsChanges(module, then, now)) say(change);
   }
   const desired = changedKeys(before.desired ?? {}, after.desired ?? {}).filter(inBoth);
   for (const [module, then, now] of desired) {
     for (const [path] of changedKeys(asRecord(then), asRecord(now))) {
-      said.add(`what berth writes to ${path} for ${module} changed`);
+      say({ kind: 'written', module, path });
     }
   }
   const values = changedKeys(before.values ?? {}, after.values ?? {}).filter(inBoth);
   for (const [module, then, now] of values)
     for (const [name, was, is] of changedKeys(asRecord(then), asRecord(now)))
-      said.add(`value ${name} of ${module} is now ${shownValue(is)}, was ${shownValue(was)}`);
+      say({ kind: 'value', module, name, was, is });
   for (const [name, was, is] of changedKeys(before.facts ?? {}, after.facts ?? {}))
     if (before.facts !== undefined && after.facts !== undefined)
-      said.add(`fact ${name} of ${node} is now ${shownValue(is)}, was ${shownValue(was)}`);
+      say({ kind: 'fact', name, was, is });
   if (canonicalJson(before.packages ?? null) !== canonicalJson(after.packages ?? null))
-    for (const change of describePackageChanges(node, before.packages, after.packages))
-      said.add(change);
+    for (const change of packageChanges(before.packages, after.packages)) say(change);
   for (const [id, was, is] of changedKeys(before.rotating ?? {}, after.rotating ?? {})) {
-    const [module, secret] = id.split('/');
-    if (was === undefined) said.add(`the preview did not rotate ${secret} of ${module}`);
-    else if (is === undefined) said.add(`${secret} of ${module} is no longer asked to rotate`);
+    const [module = '', secret = ''] = id.split('/');
+    if (was === undefined) say({ kind: 'rotation-added', module, secret });
+    else if (is === undefined) say({ kind: 'rotation-dropped', module, secret });
     else
-      said.add(
-        `the key rotating for ${secret} of ${module} is ${is === '' ? 'gone' : `kid ${String(is)}`}, not kid ${String(was)}, which that preview named`,
-      );
+      say({
+        kind: 'rotation-key',
+        module,
+        secret,
+        was: String(was),
+        ...(is === '' ? {} : { is: String(is) }),
+      });
   }
   // A check is news by its exit alone: a preview kept by an earlier berth also kept its words.
   for (const [module, , code] of changedKeys(codes(before.checks), codes(after.checks))) {
-    said.add(
+    say(
       code === undefined
-        ? `the check of ${module} is no longer run`
-        : code === 0
-          ? `the check of ${module} now passes`
-          : `the check of ${module} now fails (exit ${code})`,
+        ? { kind: 'check-dropped', module }
+        : { kind: 'check', module, code: code as number },
     );
   }
-  return [...said];
+  return [...said.values()];
 }
 
 type Holding = {
@@ -200,28 +196,21 @@ type Holding = {
   files?: Record<string, unknown>;
 };
 
-function describeHoldingsChange(
-  module: string,
-  node: string,
-  then: unknown,
-  now: unknown,
-): string[] {
+function holdingsChanges(module: string, then: unknown, now: unknown): Change[] {
   const before = (then ?? {}) as Holding;
   const after = (now ?? {}) as Holding;
-  const said: string[] = [];
+  const said: Change[] = [];
   const wasFound = new Map((before.data ?? []).map((item) => [item.path, item.found]));
   for (const item of after.data ?? []) {
     if (wasFound.get(item.path) !== item.found) {
-      said.push(
-        `data ${item.path} of ${module} is ${item.found ? 'now found' : 'no longer found'} on ${node}`,
-      );
+      said.push({ kind: 'data', module, path: item.path, found: item.found });
     }
   }
   for (const [secret] of changedKeys(asRecord(before.secrets), asRecord(after.secrets))) {
-    said.push(`secret ${secret} of ${module} changed on ${node}`);
+    said.push({ kind: 'secret', module, secret });
   }
   for (const [path] of changedKeys(asRecord(before.files), asRecord(after.files))) {
-    said.push(`file ${path} changed on ${node}`);
+    said.push({ kind: 'file', path });
   }
   return said;
 }
@@ -241,11 +230,6 @@ function codes(checks: Record<string, CoveredCheck> | undefined): Record<string,
   return Object.fromEntries(
     Object.entries(asRecord(checks)).map(([module, check]) => [module, asRecord(check).code]),
   );
-}
-
-/** A value or fact of a kept basis, as words quote it: `"www.example.org"`, `8`, or none. */
-function shownValue(value: unknown): string {
-  return value === undefined ? 'not given' : JSON.stringify(value);
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

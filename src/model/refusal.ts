@@ -1,5 +1,7 @@
 import * as v from 'valibot';
+import { AskedSchema } from './asked.ts';
 import { BlockerSchema } from './blocker.ts';
+import { ChangeSchema } from './change.ts';
 import { CodeSchema } from './codes.ts';
 import { code, of } from './refusal-kind.ts';
 import { NAME_REFUSALS, TARGET_REFUSALS } from './target-refusal.ts';
@@ -12,15 +14,6 @@ import { UnresolvedSchema } from './unresolved.ts';
  * (ssh, apt, PostgreSQL, a file system, a parse of berth.json) is carried as it said it.
  */
 const codes = <const C extends readonly [string, ...string[]]>(...values: C) => v.picklist(values);
-
-/** What a command ran as, in the words the command line types: `converge web1 --filter redis`. */
-const AskedSchema = v.object({
-  command: v.string(),
-  node: v.string(),
-  module: v.optional(v.string()),
-  filter: v.optional(v.string()),
-});
-export type Asked = v.InferOutput<typeof AskedSchema>;
 
 /**
  * The stores, in their own words: a lock not had in time, or a store that failed;
@@ -125,14 +118,21 @@ const LEAVES = [
   // The gate between a preview and its act.
   of('digest-needed', code('digest_needed'), { asked: AskedSchema }),
   of('invalid-digest', code('invalid_digest'), { given: v.string() }),
-  /**
-   * A digest that names no preview of now: what changed since, as berth could tell it;
-   * `everyNode` when the act was of a target of several and nothing was done on any.
-   */
+  /** A digest that names no preview of now: what changed on the node since, as berth could tell it. */
   of('digest-stale', code('digest_stale'), {
     given: v.string(),
-    changes: v.array(v.string()),
-    everyNode: v.optional(v.literal(true)),
+    node: v.string(),
+    changes: v.array(ChangeSchema),
+  }),
+  /**
+   * Of a target of several, the digest names no preview of now, and nothing was done on any
+   * node: each node whose preview changed, with what changed (none told: its preview did);
+   * `changes` absent when the node was not in that preview.
+   */
+  of('digest-stale-nodes', code('digest_stale'), {
+    given: v.string(),
+    target: v.string(),
+    nodes: v.array(v.object({ node: v.string(), changes: v.optional(v.array(ChangeSchema)) })),
   }),
   /** Of a target of several, no node keeps the preview the digest names. */
   of('digest-unkept', code('digest_stale'), { given: v.string(), target: v.string() }),

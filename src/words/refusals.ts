@@ -4,6 +4,7 @@ import { targetRefusalWords } from '../model/targets.ts';
 import { KEPT_PREVIEWS } from '../stores/stores.ts';
 import { targetWords } from './asked.ts';
 import { blockerWords } from './blockers.ts';
+import { changeWords, nodesChangedWords } from './changes.ts';
 
 /**
  * The one renderer of a refusal: its words, for the command line, the API's `refused`,
@@ -105,8 +106,14 @@ export function refusalWords(refusal: Refusal): string {
     case 'digest-stale':
       return changedSince(
         refusal.given,
-        refusal.changes,
-        refusal.everyNode ? '; nothing was done on any node' : '',
+        refusal.changes.map((change) => changeWords(change, refusal.node)),
+        '',
+      );
+    case 'digest-stale-nodes':
+      return changedSince(
+        refusal.given,
+        nodesChangedWords(refusal),
+        '; nothing was done on any node',
       );
     case 'digest-unkept':
       return changedSince(

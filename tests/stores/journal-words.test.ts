@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Told } from '../../src/commands/steps/told.ts';
+import type { RefusalOf } from '../../src/model/refusal.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
 import type { Stores } from '../../src/stores/stores.ts';
 import { entryShown, entryWords } from '../../src/words/journal.ts';
@@ -81,6 +82,59 @@ describe("the journal's words, made when read", () => {
     const shown = entryShown(read.entry);
     assert.equal('result' in shown || 'refusal' in shown, false);
     assert.deepEqual([shown.said, 'error' in shown ? shown.error : undefined], [said, error]);
+  });
+
+  it("keeps a stale digest's changes as values, node by node, and reads them back in words", async () => {
+    const given = 'ab'.repeat(32);
+    const refusal: RefusalOf<'digest-stale-nodes'> = {
+      kind: 'digest-stale-nodes',
+      code: 'digest_stale',
+      given,
+      target: '@web',
+      nodes: [
+        { node: 'web1' },
+        {
+          node: 'web2',
+          changes: [
+            { kind: 'value', module: 'app', name: 'port', is: 8080 },
+            {
+              kind: 'package-bits',
+              package: 'nginx',
+              version: '1.22.1-9',
+              was: ['0123456789abcdef0123'],
+              is: ['fedcba9876543210fedc'],
+            },
+          ],
+        },
+        { node: 'web3', changes: [] },
+      ],
+    };
+    const error = refusalWords(refusal);
+    assert.equal(
+      error,
+      'the preview changed since digest abababababab…: web1 was not in that preview; ' +
+        'web2: value port of app is now 8080, was not given; ' +
+        "web2's package lists now give nginx 1.22.1-9 other bits (SHA256 fedcba9876543210…, not 0123456789abcdef…); " +
+        'web3: its preview changed; nothing was done on any node; preview again',
+    );
+    await stores.journalUnplaced({
+      at: '2030-05-01T00:00:03.000Z',
+      actor: 'alice',
+      via: 'cli',
+      act: 'converge',
+      node: '@web',
+      target: '@web',
+      digest: given,
+      outcome: 'refused',
+      code: 'digest_stale',
+      refusal,
+    });
+    const [read] = await fileStores({ dir, createIfMissing: false }).readJournal({
+      about: ['@web'],
+    });
+    assert.ok(read && 'entry' in read);
+    assert.deepEqual('refusal' in read.entry && read.entry.refusal, refusal);
+    assert.equal(entryWords(read.entry).error, error);
   });
 
   it("shows an earlier berth's entry in its own words, exactly as they were", async () => {

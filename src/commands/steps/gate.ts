@@ -1,11 +1,12 @@
-import type { Asked, RefusalOf } from '../../model/refusal.ts';
+import type { Asked } from '../../model/asked.ts';
+import type { RefusalOf } from '../../model/refusal.ts';
 import type { CommandRequest } from '../../model/request.ts';
 import type { KeptPreview, NodeStore } from '../../stores/stores.ts';
 import type { CommandContext } from '../context.ts';
 import {
   type Basis,
+  changesBetween,
   checkDigest,
-  describeChanges,
   isDigest,
   keepPreview,
   previewDigest,
@@ -14,7 +15,7 @@ import {
 
 /** Why the gate refused an act. */
 export type GateRefusal = RefusalOf<
-  'digest-stale' | 'digest-unkept' | 'digest-needed' | 'invalid-digest'
+  'digest-stale' | 'digest-stale-nodes' | 'digest-unkept' | 'digest-needed' | 'invalid-digest'
 >;
 
 /** Where the gate lets a request through: to a preview, a refusal, or the act. */
@@ -108,19 +109,17 @@ export async function gateTarget(
   // No node keeps it: said once, not node by node.
   if (keptBy.every((preview) => preview === undefined))
     return { kind: 'digest-unkept', code: 'digest_stale', given, target };
-  const changes: string[] = [];
+  const changed: RefusalOf<'digest-stale-nodes'>['nodes'] = [];
   for (const [index, { node, store, own }] of nodes.entries()) {
     const kept = keptBy[index];
     if (!kept) {
-      changes.push(`${node} was not in that preview`);
+      changed.push({ node });
       continue;
     }
     const before = kept.basis as Basis & { nodeDigest?: string };
     if (before.nodeDigest === own) continue;
     const now = own === undefined ? undefined : await store.findPreview(own);
-    const said = now ? describeChanges(before, now.basis as Basis) : [];
-    changes.push(said.length > 0 ? `${node}: ${said.join('; ')}` : `${node}: its preview changed`);
+    changed.push({ node, changes: now ? changesBetween(before, now.basis as Basis) : [] });
   }
-  if (changes.length === 0) changes.push(`the nodes of ${target} changed`);
-  return { kind: 'digest-stale', code: 'digest_stale', given, changes, everyNode: true };
+  return { kind: 'digest-stale-nodes', code: 'digest_stale', given, target, nodes: changed };
 }
