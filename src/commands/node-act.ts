@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.ts';
 import { MachineError } from '../machines/machine.ts';
 import type { SurveyAgain } from '../machines/survey-again.ts';
+import { journaledOf } from '../model/journaled.ts';
 import type { LeafRefusal, Refusal, RefusalOf } from '../model/refusal.ts';
 import type { CommandRequest } from '../model/request.ts';
 import { type NewJournalEntry, StoreError, type Stores, storesRefusal } from '../stores/stores.ts';
@@ -96,8 +97,9 @@ export async function lockNode(
 }
 
 /**
- * An act refused before any node's lock: journaled apart from every node (the preview too,
- * when `previewToo`, so that the journal shows who tried).
+ * An act refused as a whole, before any node acted (before any node's lock, or at a
+ * target's gate): journaled apart from every node, with the target as asked (the preview
+ * too, when `previewToo`, so that the journal shows who tried).
  */
 export function refusedUnplaced(
   command: Command,
@@ -162,7 +164,7 @@ async function journaled(
       steps: report?.steps ?? [],
       blockers: report?.blockers ?? [],
       // Only an act is journaled, and an act's result is never a preview.
-      result: result === undefined || 'preview' in result ? undefined : result,
+      result: result === undefined || 'preview' in result ? undefined : journaledOf(result),
       refusal,
     });
     return outcome;

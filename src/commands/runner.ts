@@ -8,7 +8,7 @@ import type { ActDeps, Face } from './act-shapes.ts';
 import type { CommandShape as Command } from './command-shape.ts';
 import { DEFAULT_PARALLEL, inParallel } from './in-parallel.ts';
 import { keptSurvey } from './kept-survey.ts';
-import { lockNode, type NodeAct } from './node-act.ts';
+import { lockNode, type NodeAct, refusedUnplaced } from './node-act.ts';
 import { nodeReport } from './node-report.ts';
 import type { NodeEnd, RunOutcome, TargetRun } from './outcome.ts';
 import { keepPlan, planDigest, planRefusal, spendPlan } from './plan-records.ts';
@@ -189,7 +189,18 @@ export class Runner {
             };
             return { node, how: 'refused', outcome: { ...outcome, refusal }, ms } as const;
           });
-          return { ...this.answer('act', ends, { refused: true }), refusal };
+          // Refused as a whole, nothing begun on any node: journaled once, with the target.
+          const journaled = await refusedUnplaced(
+            this.command,
+            this.request,
+            this.deps,
+            this.face,
+            refusal,
+          ).run();
+          return {
+            ...this.answer('act', ends, { refused: true }),
+            refusal: journaled.refusal ?? refusal,
+          };
         }
       }
       return this.answer('act', await this.actInBatches(plans, acts));

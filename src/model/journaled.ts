@@ -67,3 +67,24 @@ export const JournaledResultSchema = v.variant('command', [
   }),
 ]);
 export type JournaledResult = v.InferOutput<typeof JournaledResultSchema>;
+
+type Told = v.InferOutput<typeof ToldSchema>;
+
+/**
+ * An act's result as the journal keeps it: each written file's diff left out. A diff's
+ * lines are the node's file as it was, which may hold a secret the vault does not keep
+ * (a value replaced since, a file edited by hand); the act's words never show them.
+ */
+export function journaledOf(result: JournaledResult): JournaledResult {
+  if (result.command === 'converge' && result.act !== 'nothing-to-do')
+    return { ...result, act: { ...result.act, told: result.act.told.map(withoutDiff) } };
+  if (result.command === 'take')
+    return { ...result, act: { ...result.act, told: result.act.told.map(withoutDiff) } };
+  return result;
+}
+
+function withoutDiff(told: Told): Told {
+  const { step } = told;
+  if (step.do !== 'write' || step.why.because !== 'differs') return told;
+  return { ...told, step: { ...step, why: { ...step.why, diff: [] } } };
+}

@@ -364,7 +364,21 @@ function clip(text: string): string {
     : text;
 }
 
-/** The entry as every store keeps it: of this version, names cut to a length worth keeping. */
+/** Every text of a refusal cut as names are: it quotes what it was given, which may be long. */
+function clippedTexts<T>(value: T): T {
+  if (typeof value === 'string') return clip(value) as T;
+  if (Array.isArray(value)) return value.map(clippedTexts) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [key, clippedTexts(inner)]),
+    ) as T;
+  return value;
+}
+
+/**
+ * The entry as every store keeps it: of this version, names and a refusal's texts cut to a
+ * length worth keeping.
+ */
 export function clippedEntry(entry: NewJournalEntry): TypedEntry {
   return {
     entry_version: JOURNAL_ENTRY_VERSION,
@@ -372,6 +386,7 @@ export function clippedEntry(entry: NewJournalEntry): TypedEntry {
     node: clip(entry.node),
     target: entry.target === undefined ? undefined : clip(entry.target),
     module: entry.module === undefined ? undefined : clip(entry.module),
+    ...(entry.refusal === undefined ? {} : { refusal: clippedTexts(entry.refusal) }),
   };
 }
 

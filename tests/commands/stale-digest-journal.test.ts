@@ -23,7 +23,10 @@ describe("a stale digest's refusal, journaled", () => {
   const rootOf = (node: string) => join(world.dir, node);
   beforeEach(async () => {
     world = await makeWorld({ nginx: NGINX, redis: REDIS });
-    await world.writeSettings({ nodes: { box: { root: rootOf('box') } } });
+    await world.writeSettings({
+      nodes: { box: { root: rootOf('box') }, pan: { root: rootOf('pan') } },
+      groups: { both: ['box', 'pan'] },
+    });
     assert.equal((await world.berth('assign', 'box', 'nginx')).code, 0);
   });
   afterEach(() => world.cleanup());
@@ -61,6 +64,27 @@ describe("a stale digest's refusal, journaled", () => {
     });
     assert.equal(entry?.error, words);
     const log = await world.berth('log', 'box');
+    assert.equal(log.code, 0, log.stderr);
+    assert.ok(log.stdout.includes(words), log.stdout);
+  });
+
+  it("a target's, refused at its gate before any node acts, journaled once with the target", async () => {
+    await mkdir(rootOf('pan'), { recursive: true });
+    const preview = await world.berth('converge', '@both');
+    assert.equal(preview.code, 0, preview.stderr);
+    const digest = digestOf(preview.stdout);
+    assert.equal((await world.berth('assign', 'pan', 'redis')).code, 0);
+    const act = await world.berth('converge', '@both', '--yes', '--digest', digest);
+    assert.equal(act.code, 1);
+    const words = refused(act.stderr);
+    assert.match(words, /pan is now to run redis/);
+    const [entry, ...more] = await refusals();
+    assert.equal(more.length, 0, 'one entry for the target, none a node');
+    assert.equal(entry?.target, '@both');
+    assert.equal(entry?.code, 'digest_stale');
+    assert.equal((entry?.refusal as { kind?: string } | undefined)?.kind, 'digest-stale-nodes');
+    assert.equal(entry?.error, words);
+    const log = await world.berth('log', '@both');
     assert.equal(log.code, 0, log.stderr);
     assert.ok(log.stdout.includes(words), log.stdout);
   });

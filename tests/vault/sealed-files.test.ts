@@ -129,7 +129,10 @@ describe('the sealed vault in a state directory, through the binary', () => {
       'sealed-by-age-cli',
     );
     const journal = await readFile(join(world.state, 'nodes/box/journal.jsonl'), 'utf8');
-    assert.match(journal, /"act":"secret".*read the secret password of postgres on box/);
+    assert.match(journal, /"act":"secret".*"secret":"password"/);
+    const log = await berth('log', 'box', '--json');
+    assert.match(log.stdout, /"said":"root read the secret password of postgres on box"/);
+    assert.doesNotMatch(log.stdout, /sealed-by-age-cli/);
     assert.doesNotMatch(
       journal,
       /sealed-by-age-cli/,
