@@ -104,7 +104,8 @@ describe('a target of several nodes', () => {
     for (const node of ['web1', 'web2', 'web3'])
       assert.equal(existsSync(join(world.rootOf(node), 'started-nginx')), true, node);
     const journal = await world.journal();
-    const acts = journal.filter((entry) => entry.act === 'converge');
+    // The act refused above on a stale digest is journaled once, with its target.
+    const acts = journal.filter((entry) => entry.act === 'converge' && entry.outcome === 'done');
     assert.deepEqual(acts.map((entry) => entry.node).sort(), ['web1', 'web2', 'web3']);
   });
 });
