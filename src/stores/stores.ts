@@ -364,9 +364,21 @@ function clip(text: string): string {
     : text;
 }
 
-/** Every text of a refusal cut as names are: it quotes what it was given, which may be long. */
+/**
+ * The longest a text inside a journaled refusal is kept: it quotes what it was given (its
+ * words show 80 characters of that) or what another program said, and a refusal may hold
+ * several beside the entry's node, target and module.
+ */
+const REFUSAL_TEXT_LIMIT = 500;
+
+/** Every text of a refusal cut to a length worth keeping: it may quote 60 KB it was given. */
 function clippedTexts<T>(value: T): T {
-  if (typeof value === 'string') return clip(value) as T;
+  if (typeof value === 'string')
+    return (
+      value.length > REFUSAL_TEXT_LIMIT
+        ? `${value.slice(0, REFUSAL_TEXT_LIMIT)}… (${value.length} characters)`
+        : value
+    ) as T;
   if (Array.isArray(value)) return value.map(clippedTexts) as T;
   if (value !== null && typeof value === 'object')
     return Object.fromEntries(
