@@ -4,10 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type * as v from 'valibot';
 import type { Blocker } from '../../src/model/blocker.ts';
 import type { NodeRecord } from '../../src/model/state.ts';
-import type { ToldSchema } from '../../src/model/steps.ts';
 import {
   type JournalQuery,
   KEPT_PREVIEWS,
@@ -18,6 +16,7 @@ import {
   type Stores,
 } from '../../src/stores/stores.ts';
 import { ageSeal, heldKeys, type Seal, VaultError } from '../../src/vault/seal.ts';
+import { stoppedConverge } from './journal-fixture.ts';
 
 export interface StoreUnderTest {
   stores: Stores;
@@ -854,49 +853,9 @@ export function storeContract(name: string, make: MakeStores, skip?: string) {
     it("keeps a new entry's typed result and refusal, read back through their schemas", {
       skip,
     }, async () => {
-      const told: v.InferOutput<typeof ToldSchema>[] = [
-        {
-          step: {
-            do: 'write',
-            module: 'app',
-            path: '/etc/app.conf',
-            mode: '0644',
-            why: { because: 'differs', diff: ['-port=80', '+port=8080'] },
-          },
-          voice: 'converge',
-        },
-        {
-          step: { do: 'start', module: 'app', script: 'systemctl start app' },
-          voice: 'converge',
-          hook: { hook: 'start', module: 'app', tail: ['app: address in use'] },
-        },
-      ];
-      const result = {
-        command: 'converge',
-        node: 'typed-a',
-        act: { told, stopped: true },
-      } as const;
-      const refusal = {
-        kind: 'stopped',
-        code: 'hook_failed',
-        command: 'converge',
-        node: 'typed-a',
-        module: 'app',
-        how: 'failed',
-        why: "app's start failed (exit 1)",
-      } as const;
+      const { result, refusal, entry } = stoppedConverge('typed-a');
       const node = await stores.openNode('typed-a', 'converge');
-      await node.journal({
-        at: '2030-05-01T00:00:02.000Z',
-        actor: 'alice',
-        via: 'api',
-        act: 'converge',
-        node: 'typed-a',
-        outcome: 'failed',
-        code: 'hook_failed',
-        result,
-        refusal,
-      });
+      await node.journal(entry);
       await node.close();
       const [read] = await (await subject.reopen()).readJournal({ about: ['typed-a'] });
       assert.ok(read && 'entry' in read && read.entry.entry_version === 3);

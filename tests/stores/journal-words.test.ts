@@ -8,13 +8,13 @@ import { appendFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Told } from '../../src/commands/steps/told.ts';
 import type { RefusalOf } from '../../src/model/refusal.ts';
 import { fileStores } from '../../src/stores/file-store.ts';
 import type { Stores } from '../../src/stores/stores.ts';
 import { entryShown, entryWords } from '../../src/words/journal.ts';
 import { refusalWords } from '../../src/words/refusals.ts';
 import { saidOf } from '../../src/words/said.ts';
+import { stoppedConverge } from './journal-fixture.ts';
 
 describe("the journal's words, made when read", () => {
   let dir: string;
@@ -29,48 +29,12 @@ describe("the journal's words, made when read", () => {
   });
 
   it("makes a new entry's words from its typed outcome, the same as said at the time", async () => {
-    const told: Told[] = [
-      {
-        step: {
-          do: 'write',
-          module: 'app',
-          path: '/etc/app.conf',
-          mode: '0644',
-          why: { because: 'differs', diff: ['-port=80', '+port=8080'] },
-        },
-        voice: 'converge',
-      },
-      {
-        step: { do: 'start', module: 'app', script: 'systemctl start app' },
-        voice: 'converge',
-        hook: { hook: 'start', module: 'app', tail: ['app: address in use'] },
-      },
-    ];
-    const result = { command: 'converge', node: 'web1', act: { told, stopped: true } } as const;
-    const refusal = {
-      kind: 'stopped',
-      code: 'hook_failed',
-      command: 'converge',
-      node: 'web1',
-      module: 'app',
-      how: 'failed',
-      why: "app's start failed (exit 1)",
-    } as const;
+    const { result, refusal, entry } = stoppedConverge('web1');
     // What the act was answered with, in words, at the time.
     const said = saidOf({ result });
     const error = refusalWords(refusal);
     const node = await stores.openNode('web1', 'converge');
-    await node.journal({
-      at: '2030-05-01T00:00:02.000Z',
-      actor: 'alice',
-      via: 'api',
-      act: 'converge',
-      node: 'web1',
-      outcome: 'failed',
-      code: 'hook_failed',
-      result,
-      refusal,
-    });
+    await node.journal(entry);
     await node.close();
     const [read] = await fileStores({ dir, createIfMissing: false }).readJournal({
       about: ['web1'],
